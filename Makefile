@@ -1,0 +1,24 @@
+# perflab — see README.md. `make run` and `make test` are the two commands a
+# new user needs; the others are for developers.
+GO ?= go
+RUN_ARGS ?=
+
+.PHONY: build run test bench check fmt
+
+build:
+	$(GO) build -o bin/perflab ./cmd/perflab
+
+run:
+	$(GO) run ./cmd/perflab run cipher-cache $(RUN_ARGS)
+
+test:
+	$(GO) vet ./...
+	$(GO) test -race ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./scenarios/...
+
+check: fmt test
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

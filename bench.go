@@ -1,0 +1,81 @@
+package perflab
+
+import (
+	"sync"
+	"testing"
+)
+
+// Benchmark runs one case under testing.B: b.N operations split as evenly as
+// possible over c.Threads worker goroutines, so ns/op means the same as in a
+// perflab run (wall time over total operations). Counter metrics are
+// reported with b.ReportMetric and Byteser with b.SetBytes.
+func Benchmark(b *testing.B, s *Scenario, c CaseSpec) {
+	v, err := s.Variant(c.Variant)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, err := v.New(c.Params)
+	if err != nil {
+		b.Skipf("%s: %v", s.CaseName(c), err)
+	}
+	if cl, ok := cs.(interface{ Close() error }); ok {
+		defer cl.Close()
+	}
+	if by, ok := cs.(Byteser); ok {
+		b.SetBytes(by.Bytes())
+	}
+	workers := make([]Worker, c.Threads)
+	for i := range workers {
+		workers[i] = cs.NewWorker(i)
+	}
+	before := sumCounts(workers)
+	b.ReportAllocs()
+	b.ResetTimer()
+	if len(workers) == 1 {
+		workers[0].Run(b.N)
+	} else {
+		var wg sync.WaitGroup
+		for i, w := range workers {
+			n := b.N / len(workers)
+			if i < b.N%len(workers) {
+				n++
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w.Run(n)
+			}()
+		}
+		wg.Wait()
+	}
+	b.StopTimer()
+	for name, total := range sumCounts(workers) {
+		b.ReportMetric(float64(total-before[name])/float64(b.N), name+"/op")
+	}
+}
+
+// BenchmarkScenario runs every default case of s as a sub-benchmark named
+// like a perflab case ("variant=mutex/keys=128/threads=4"), so
+// `go test -bench` and benchstat see the same names as `perflab run`.
+func BenchmarkScenario(b *testing.B, s *Scenario) {
+	cases, err := s.Matrix(Selection{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range cases {
+		b.Run(s.CaseName(c), func(b *testing.B) { Benchmark(b, s, c) })
+	}
+}
+
+// sumCounts adds up the Counter metrics of workers.
+func sumCounts(workers []Worker) map[string]int64 {
+	out := map[string]int64{}
+	for _, w := range workers {
+		if c, ok := w.(Counter); ok {
+			for k, v := range c.Counts() {
+				out[k] += v
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,85 @@
+// Package cli implements the perflab command line: one file per verb, each
+// with an options struct, a constructor that only parses flags, and a run
+// function that takes writers and returns an error.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/spf13/cobra"
+)
+
+// IO carries the streams a command writes to: data to Out, progress and
+// status to Err.
+type IO struct {
+	In       io.Reader
+	Out, Err io.Writer
+	// ErrIsTerminal says whether Err is a terminal (progress bars) or a
+	// pipe or file (plain lines).
+	ErrIsTerminal bool
+}
+
+// ExitError carries a specific exit code.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// NewRoot builds the perflab command tree.
+func NewRoot(io *IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "perflab",
+		Short: "Benchmark implementation variants, profile them and see where the time goes",
+		Long: `perflab runs a scenario's implementation variants across a parameter matrix and
+goroutine counts, with confidence intervals and allocation figures, profiles every
+case (wall-clock, CPU, mutex, block) and splits its time into work, lock, alloc,
+gc, sched and other. Runs are stored with their pprof profiles.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(io.Out)
+	root.SetErr(io.Err)
+	root.SetFlagErrorFunc(flagErrors)
+	root.AddCommand(
+		newListCmd(io),
+	)
+	return root
+}
+
+// Main runs the command line and returns the process exit code: 0 on
+// success, 1 on an error, 2 on a usage error, 130 when interrupted.
+func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr)}
+	root := NewRoot(streams)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "perflab:", err)
+	var ee *ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.Is(err, context.Canceled):
+		return 130
+	case isUsageError(err):
+		return 2
+	}
+	return 1
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

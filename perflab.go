@@ -1,0 +1,191 @@
+// Package perflab is the public API for writing perflab scenarios.
+//
+// A scenario is a question about performance ("is a digest cache behind a lock
+// worth it?") answered by measuring several implementation variants across a
+// parameter matrix and a set of goroutine counts. Scenarios are compile-time
+// plugins: a package registers its scenario in init, like a database/sql
+// driver, and the perflab binary (or a user's own main) blank-imports it.
+//
+// The shape follows testing.B and JMH:
+//
+//   - Variant.New builds the shared state of one case (JMH's Scope.Benchmark)
+//     outside every timed region.
+//   - Case.NewWorker builds the state of one worker goroutine (JMH's
+//     Scope.Thread), also outside the timed region. A case with threads=4 gets
+//     exactly four workers, whatever GOMAXPROCS is.
+//   - Worker.Run(n) is the hot loop: it performs n operations. The loop is the
+//     scenario's own, exactly as with b.N, so the harness adds one call per
+//     repetition, not per operation.
+//
+// Optional capabilities are small interfaces found by type assertion:
+// a Worker may implement Counter to report scenario metrics (cache hits), a
+// Case may implement Byteser to report throughput in MB/s and io.Closer to
+// release resources.
+//
+// The same variants run under plain `go test -bench` through [Benchmark].
+package perflab
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// Scenario describes one performance question: its parameters, its variants
+// and which stack frames count as the useful work it measures.
+type Scenario struct {
+	// Name is the scenario's name on the command line, e.g. "cipher-cache".
+	// It must be lower case letters, digits and dashes.
+	Name string
+	// Doc is a one-line summary shown by `perflab list`.
+	Doc string
+	// Long explains the original question in two or three sentences.
+	Long string
+	// Params are the dimensions of the matrix other than variant and threads,
+	// in the order they appear in case names.
+	Params []Param
+	// Threads are the default goroutine counts; nil means {1}.
+	Threads []int
+	// Variants are the implementations being compared.
+	Variants []Variant
+	// Work lists regular expressions (RE2, matched against full function
+	// names such as "crypto/internal/fips140/sha256.blockSHANI") of the
+	// frames that are this scenario's useful work. The classifier puts a
+	// sample whose leaf-most classified frame matches one of them in the
+	// "work" category.
+	Work []string
+}
+
+// ParamKind says how a parameter's values are validated.
+type ParamKind int
+
+const (
+	// String parameters accept any value, or one of Param.Values if set.
+	String ParamKind = iota
+	// Int parameters accept decimal integers, optionally with a binary
+	// size suffix: 16k and 16KiB mean 16384, 1M and 1MiB mean 1048576.
+	Int
+)
+
+// Param is one dimension of a scenario's matrix.
+type Param struct {
+	Name string
+	Doc  string
+	Kind ParamKind
+	// Default values, used when the user does not choose.
+	Default []string
+	// Values, if non-empty, are the only accepted values.
+	Values []string
+}
+
+// Validate reports whether v is an acceptable value of p.
+func (p Param) Validate(v string) error {
+	if len(p.Values) > 0 {
+		for _, a := range p.Values {
+			if a == v {
+				return nil
+			}
+		}
+		return fmt.Errorf("parameter %s: unknown value %q (one of %v)", p.Name, v, p.Values)
+	}
+	if p.Kind == Int {
+		if _, err := ParseInt(v); err != nil {
+			return fmt.Errorf("parameter %s: %v", p.Name, err)
+		}
+	}
+	return nil
+}
+
+// Variant is one implementation under test.
+type Variant struct {
+	Name string
+	Doc  string
+	// New builds the shared state of one case. It runs outside the timed
+	// region; an error marks the case as failed (or not applicable) and the
+	// run goes on with the other cases.
+	New func(p Params) (Case, error)
+}
+
+// Case is the shared state of one case: a variant at one point of the
+// parameter matrix.
+type Case interface {
+	// NewWorker returns the state of worker goroutine id (0 ≤ id < threads).
+	// It is called outside the timed region.
+	NewWorker(id int) Worker
+}
+
+// Worker is the per-goroutine state of a case.
+type Worker interface {
+	// Run performs n operations. It is the timed region.
+	Run(n int)
+}
+
+// Counter is implemented by a Worker that counts scenario events. Counts
+// are cumulative; the harness takes the difference across each repetition,
+// sums it over workers and reports it per operation in unit name+"/op"
+// (for example hits/op, which for a cache lookup is the hit ratio).
+type Counter interface {
+	Counts() map[string]int64
+}
+
+// Byteser is implemented by a Case whose operations process a known number
+// of bytes; the harness then reports throughput in MB/s, like
+// testing.B.SetBytes.
+type Byteser interface {
+	Bytes() int64
+}
+
+// CaseFunc adapts a function to the Case interface.
+type CaseFunc func(id int) Worker
+
+// NewWorker calls f(id).
+func (f CaseFunc) NewWorker(id int) Worker { return f(id) }
+
+// WorkerFunc adapts a function to the Worker interface.
+type WorkerFunc func(n int)
+
+// Run calls f(n).
+func (f WorkerFunc) Run(n int) { f(n) }
+
+// Params holds the value of every parameter for one case.
+type Params map[string]string
+
+// String returns the value of parameter name. It panics if the scenario has
+// no such parameter, which is a programming error in the scenario.
+func (p Params) String(name string) string {
+	v, ok := p[name]
+	if !ok {
+		panic(fmt.Sprintf("perflab: no parameter %q in %v", name, p))
+	}
+	return v
+}
+
+// Int returns the value of an Int parameter. Values were validated before
+// the case was built, so a parse failure is a programming error and panics.
+func (p Params) Int(name string) int {
+	n, err := ParseInt(p.String(name))
+	if err != nil {
+		panic(fmt.Sprintf("perflab: parameter %q: %v", name, err))
+	}
+	return n
+}
+
+var sizeRE = regexp.MustCompile(`^(\d+)\s*([kKmMgG]?)(i?[bB])?$`)
+
+// ParseInt parses a decimal integer with an optional binary size suffix
+// (k, KiB, M, MiB, G, GiB; all powers of 1024).
+func ParseInt(s string) (int, error) {
+	m := sizeRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("%q is not an integer or size (e.g. 128, 16k, 1MiB)", s)
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0, fmt.Errorf("%q: %v", s, err)
+	}
+	shift := map[string]uint{"": 0, "k": 10, "K": 10, "m": 20, "M": 20, "g": 30, "G": 30}[m[2]]
+	if shift > 0 && n > (1<<(62-shift)) {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return n << shift, nil
+}

@@ -1,0 +1,138 @@
+package perflab
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"sync"
+)
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]*Scenario{}
+)
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// Register makes a scenario available by name. It is meant to be called from
+// an init function. It panics on a programming error: a nil or invalid
+// scenario, or a name registered twice.
+func Register(s *Scenario) {
+	if s == nil {
+		panic("perflab: Register scenario is nil")
+	}
+	if err := s.check(); err != nil {
+		panic("perflab: Register: " + err.Error())
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[s.Name]; dup {
+		panic("perflab: Register called twice for scenario " + s.Name)
+	}
+	registry[s.Name] = s
+}
+
+// Lookup returns the registered scenario with the given name.
+func Lookup(name string) (*Scenario, error) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	s, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown scenario %q (run `perflab list`; a scenario of your own needs a blank import of its package)", name)
+	}
+	return s, nil
+}
+
+// Scenarios returns the registered scenarios sorted by name.
+func Scenarios() []*Scenario {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	out := make([]*Scenario, 0, len(registry))
+	for _, s := range registry {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Variant returns the variant with the given name.
+func (s *Scenario) Variant(name string) (*Variant, error) {
+	for i := range s.Variants {
+		if s.Variants[i].Name == name {
+			return &s.Variants[i], nil
+		}
+	}
+	names := make([]string, len(s.Variants))
+	for i, v := range s.Variants {
+		names[i] = v.Name
+	}
+	return nil, fmt.Errorf("scenario %s has no variant %q (variants: %v)", s.Name, name, names)
+}
+
+// Param returns the parameter with the given name.
+func (s *Scenario) Param(name string) (*Param, error) {
+	for i := range s.Params {
+		if s.Params[i].Name == name {
+			return &s.Params[i], nil
+		}
+	}
+	names := make([]string, len(s.Params))
+	for i, p := range s.Params {
+		names[i] = p.Name
+	}
+	return nil, fmt.Errorf("scenario %s has no parameter %q (parameters: %v, and threads)", s.Name, name, names)
+}
+
+// DefaultThreads returns the goroutine counts used when the user does not
+// choose.
+func (s *Scenario) DefaultThreads() []int {
+	if len(s.Threads) == 0 {
+		return []int{1}
+	}
+	return append([]int(nil), s.Threads...)
+}
+
+func (s *Scenario) check() error {
+	if !nameRE.MatchString(s.Name) {
+		return fmt.Errorf("scenario name %q must be lower-case letters, digits and dashes", s.Name)
+	}
+	if len(s.Variants) == 0 {
+		return fmt.Errorf("scenario %s has no variants", s.Name)
+	}
+	seen := map[string]bool{"variant": true, "threads": true}
+	for _, p := range s.Params {
+		if !nameRE.MatchString(p.Name) || seen[p.Name] {
+			return fmt.Errorf("scenario %s: parameter name %q is invalid, reserved or repeated", s.Name, p.Name)
+		}
+		seen[p.Name] = true
+		if len(p.Default) == 0 {
+			return fmt.Errorf("scenario %s: parameter %s has no default", s.Name, p.Name)
+		}
+		for _, v := range p.Default {
+			if err := p.Validate(v); err != nil {
+				return fmt.Errorf("scenario %s: default: %v", s.Name, err)
+			}
+		}
+	}
+	vseen := map[string]bool{}
+	for _, v := range s.Variants {
+		if !nameRE.MatchString(v.Name) || vseen[v.Name] {
+			return fmt.Errorf("scenario %s: variant name %q is invalid or repeated", s.Name, v.Name)
+		}
+		vseen[v.Name] = true
+		if v.New == nil {
+			return fmt.Errorf("scenario %s: variant %s has no New", s.Name, v.Name)
+		}
+	}
+	for _, t := range s.Threads {
+		if t < 1 {
+			return fmt.Errorf("scenario %s: thread count %d < 1", s.Name, t)
+		}
+	}
+	for _, w := range s.Work {
+		if _, err := regexp.Compile(w); err != nil {
+			return fmt.Errorf("scenario %s: work pattern: %v", s.Name, err)
+		}
+	}
+	return nil
+}
