@@ -1,0 +1,415 @@
+// Package store keeps perflab runs on disk: one directory per run under a
+// root (default ./perflab-runs), named by a sortable id. A run is written
+// into a hidden ".<id>.partial" directory, checkpointed after every case, and
+// renamed into place when it ends, so a crash or Ctrl-C never leaves a
+// half-written run where readers look, and what was measured is kept.
+//
+// Layout of a run directory:
+//
+//	run.json                  metadata and results (the Run type)
+//	results.txt               benchfmt text that benchstat reads unchanged
+//	cases/<slug>/wall.pb.gz   pprof profiles, one per captured kind
+//	cases/<slug>/wall.svg     category-coloured flame graph
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// DefaultDir is the run store used when neither --out nor PERFLAB_DIR says
+// otherwise.
+const DefaultDir = "perflab-runs"
+
+// EnvDir is the environment variable that overrides DefaultDir.
+const EnvDir = "PERFLAB_DIR"
+
+// Dir returns the store directory to use: flag if set, else $PERFLAB_DIR,
+// else DefaultDir.
+func Dir(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if d := os.Getenv(EnvDir); d != "" {
+		return d
+	}
+	return DefaultDir
+}
+
+// Run is one stored run: how it was made and what it measured.
+type Run struct {
+	ID       string    `json:"id"`
+	Scenario string    `json:"scenario"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished,omitzero"`
+	// Complete is false when the run was interrupted or failed part-way;
+	// Note says why.
+	Complete bool   `json:"complete"`
+	Note     string `json:"note,omitempty"`
+	Env      Env    `json:"env"`
+	Config   Config `json:"config"`
+	Cases    []Case `json:"cases"`
+}
+
+// Env records the machine and runtime settings a run was measured under.
+type Env struct {
+	GoVersion  string `json:"go_version"`
+	GOOS       string `json:"goos"`
+	GOARCH     string `json:"goarch"`
+	CPU        string `json:"cpu"`
+	NumCPU     int    `json:"num_cpu"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	GOGC       string `json:"gogc"`
+	Hostname   string `json:"hostname"`
+	Commit     string `json:"commit,omitempty"`
+	Dirty      bool   `json:"dirty,omitempty"`
+}
+
+// Config records the options of a run.
+type Config struct {
+	Args     []string            `json:"args"`
+	Variants []string            `json:"variants,omitempty"`
+	Params   map[string][]string `json:"params,omitempty"`
+	Threads  []int               `json:"threads,omitempty"`
+	Count    int                 `json:"count"`
+	Time     Duration            `json:"time"`
+	Warmup   Duration            `json:"warmup"`
+	Profile  []string            `json:"profile"`
+	// ProfileTime is how long each case ran under each profiler.
+	ProfileTime Duration `json:"profile_time"`
+}
+
+// Case status values.
+const (
+	StatusOK      = "ok"
+	StatusFailed  = "failed"
+	StatusSkipped = "skipped" // not measured: the run was interrupted first
+)
+
+// Case is one measured case: a variant at one point of the matrix.
+type Case struct {
+	Name    string            `json:"name"` // variant=mutex/keys=1024/key=ssk/threads=4
+	Variant string            `json:"variant"`
+	Params  map[string]string `json:"params"`
+	Threads int               `json:"threads"`
+	Status  string            `json:"status"`
+	Error   string            `json:"error,omitempty"`
+	// Reps are the raw per-repetition measurements, in the order measured.
+	Reps []Rep `json:"reps,omitempty"`
+	// Stats summarises each metric over the repetitions, keyed by unit
+	// ("sec/op", "cpu-sec/op", "B/op", "allocs/op", "hits/op", …).
+	Stats map[string]Stat `json:"stats,omitempty"`
+	// Budget splits the wall time per operation (ns/op) into categories
+	// (work, lock, alloc, gc, sched, other) in the proportions of the
+	// wall-clock profile's worker samples.
+	Budget map[string]float64 `json:"budget,omitempty"`
+	// Profiles maps a profile kind (wall, cpu, mutex, block) to its file,
+	// relative to the run directory.
+	Profiles map[string]string `json:"profiles,omitempty"`
+	// Flame is the wall-clock flame graph SVG, relative to the run directory.
+	Flame string `json:"flame,omitempty"`
+	// Warnings are statistical or measurement warnings shown to the user.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Rep is one timed repetition of a case.
+type Rep struct {
+	Ops     int64              `json:"ops"`
+	Metrics map[string]float64 `json:"metrics"` // unit → value
+}
+
+// Stat summarises one metric over a case's repetitions.
+type Stat struct {
+	N        int     `json:"n"`
+	Mean     float64 `json:"mean"`
+	MeanLo   float64 `json:"mean_lo"` // 99.9% confidence interval of the mean
+	MeanHi   float64 `json:"mean_hi"`
+	Median   float64 `json:"median"`
+	MedianLo float64 `json:"median_lo"` // 95% confidence interval of the median
+	MedianHi float64 `json:"median_hi"`
+	Min      float64 `json:"min"`
+	Max      float64 `json:"max"`
+}
+
+// Duration is a time.Duration that reads and writes as "1.5s" in JSON.
+type Duration time.Duration
+
+// MarshalJSON writes d as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads a Go duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	*d = Duration(v)
+	return err
+}
+
+// Store is a directory of runs.
+type Store struct {
+	Root string
+}
+
+// Open returns the store at root. The directory need not exist yet.
+func Open(root string) *Store { return &Store{Root: root} }
+
+var idRE = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z._-]{0,127}$`)
+
+// ValidID reports whether id can name a run: letters, digits, dot, dash and
+// underscore, not starting with a dot, so it can never walk out of the store.
+func ValidID(id string) bool { return idRE.MatchString(id) && !strings.Contains(id, "..") }
+
+// Latest is the id alias for the newest run.
+const Latest = "latest"
+
+// NewID returns a sortable id for a run of scenario started at t.
+func NewID(t time.Time, scenario string) string {
+	return t.UTC().Format("20060102-150405") + "-" + scenario
+}
+
+// Create starts writing a new run. It fails early, with a clear error, when
+// the store directory cannot be written.
+func (s *Store) Create(r *Run) (*Writer, error) {
+	if err := os.MkdirAll(s.Root, 0o755); err != nil {
+		return nil, fmt.Errorf("run store %s: %w", s.Root, err)
+	}
+	base := r.ID
+	for i := 2; ; i++ {
+		_, err1 := os.Lstat(filepath.Join(s.Root, r.ID))
+		_, err2 := os.Lstat(filepath.Join(s.Root, "."+r.ID+".partial"))
+		if errors.Is(err1, fs.ErrNotExist) && errors.Is(err2, fs.ErrNotExist) {
+			break
+		}
+		r.ID = fmt.Sprintf("%s-%d", base, i)
+	}
+	if !ValidID(r.ID) {
+		return nil, fmt.Errorf("invalid run id %q", r.ID)
+	}
+	w := &Writer{store: s, run: r, dir: filepath.Join(s.Root, "."+r.ID+".partial")}
+	if err := os.Mkdir(w.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("run store %s is not writable: %w", s.Root, err)
+	}
+	if err := w.Checkpoint(); err != nil {
+		os.RemoveAll(w.dir)
+		return nil, err
+	}
+	return w, nil
+}
+
+// Writer writes one run's directory.
+type Writer struct {
+	store *Store
+	run   *Run
+	dir   string
+	done  bool
+}
+
+// Dir returns the directory files are currently written to.
+func (w *Writer) Dir() string { return w.dir }
+
+// WriteFile writes data to rel (slash-separated, inside the run directory)
+// atomically: a reader sees the old file or the whole new one.
+func (w *Writer) WriteFile(rel string, data []byte) error {
+	if !validRel(rel) {
+		return fmt.Errorf("invalid file name %q in run", rel)
+	}
+	path := filepath.Join(w.dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return writeAtomic(path, data)
+}
+
+// Checkpoint writes run.json as it stands, so an interrupted run keeps what
+// it measured.
+func (w *Writer) Checkpoint() error {
+	data, err := json.MarshalIndent(w.run, "", "  ")
+	if err != nil {
+		return err
+	}
+	return w.WriteFile("run.json", append(data, '\n'))
+}
+
+// Commit writes run.json a last time and moves the run into place. It
+// returns the final directory.
+func (w *Writer) Commit() (string, error) {
+	if w.done {
+		return "", errors.New("run already committed")
+	}
+	if err := w.Checkpoint(); err != nil {
+		return w.dir, fmt.Errorf("saving run (what was measured is in %s): %w", w.dir, err)
+	}
+	final := filepath.Join(w.store.Root, w.run.ID)
+	if err := os.Rename(w.dir, final); err != nil {
+		return w.dir, fmt.Errorf("moving run into place (it is in %s): %w", w.dir, err)
+	}
+	w.done = true
+	w.dir = final
+	return final, nil
+}
+
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err1 := f.Sync(); err == nil {
+		err = err1
+	}
+	if err1 := f.Close(); err == nil {
+		err = err1
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// validRel accepts clean, relative, slash-separated paths without dot
+// segments or hidden files.
+func validRel(rel string) bool {
+	if rel == "" || strings.HasPrefix(rel, "/") || strings.Contains(rel, "\\") || strings.ContainsRune(rel, 0) {
+		return false
+	}
+	for _, seg := range strings.Split(rel, "/") {
+		if seg == "" || strings.HasPrefix(seg, ".") {
+			return false
+		}
+	}
+	return true
+}
+
+// List returns the runs in the store, newest first. Directories that are
+// not runs, hidden directories (partial runs) and unreadable runs are
+// skipped; their problems are returned in skipped.
+func (s *Store) List() (runs []*Run, skipped []error, err error) {
+	entries, err := os.ReadDir(s.Root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !ValidID(e.Name()) {
+			continue
+		}
+		r, err := s.load(e.Name())
+		if err != nil {
+			skipped = append(skipped, err)
+			continue
+		}
+		runs = append(runs, r)
+	}
+	sort.Slice(runs, func(i, j int) bool {
+		if !runs[i].Started.Equal(runs[j].Started) {
+			return runs[i].Started.After(runs[j].Started)
+		}
+		return runs[i].ID > runs[j].ID
+	})
+	return runs, skipped, nil
+}
+
+// Load reads the run with the given id, or the newest run for "latest" or
+// an empty id.
+func (s *Store) Load(id string) (*Run, error) {
+	if id == "" || id == Latest {
+		runs, _, err := s.List()
+		if err != nil {
+			return nil, err
+		}
+		if len(runs) == 0 {
+			return nil, fmt.Errorf("no runs in %s (run `perflab run <scenario>` first)", s.Root)
+		}
+		return runs[0], nil
+	}
+	if !ValidID(id) {
+		return nil, fmt.Errorf("invalid run id %q", id)
+	}
+	return s.load(id)
+}
+
+func (s *Store) load(id string) (*Run, error) {
+	data, err := os.ReadFile(filepath.Join(s.Root, id, "run.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no run %q in %s (see `perflab show --list`)", id, s.Root)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Run
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("run %s: corrupt run.json: %w", id, err)
+	}
+	if r.ID != id {
+		return nil, fmt.Errorf("run %s: run.json names run %q", id, r.ID)
+	}
+	return &r, nil
+}
+
+// Path returns the path of file rel inside run id, refusing anything that
+// could leave the run directory: invalid ids, dot segments, absolute paths
+// and symbolic links.
+func (s *Store) Path(id, rel string) (string, error) {
+	if !ValidID(id) || !validRel(rel) {
+		return "", fmt.Errorf("invalid path %q in run %q", rel, id)
+	}
+	p := filepath.Join(s.Root, id)
+	for _, seg := range strings.Split(rel, "/") {
+		p = filepath.Join(p, seg)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return "", fmt.Errorf("%s in run %s is a symbolic link; refused", rel, id)
+		}
+	}
+	return p, nil
+}
+
+// Case returns the case named name (its full name or its slug).
+func (r *Run) Case(name string) (*Case, bool) {
+	for i := range r.Cases {
+		if r.Cases[i].Name == name || Slug(r.Cases[i].Name) == name {
+			return &r.Cases[i], true
+		}
+	}
+	return nil, false
+}
+
+// Slug turns a case name into a directory name: "variant=mutex/keys=128"
+// becomes "variant=mutex,keys=128"; characters outside [A-Za-z0-9._=,-]
+// become '_'.
+func Slug(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		switch {
+		case c == '/':
+			b[i] = ','
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '=', c == ',', c == '-':
+		default:
+			b[i] = '_'
+		}
+	}
+	if len(b) > 0 && b[0] == '.' {
+		b[0] = '_'
+	}
+	return string(b)
+}
