@@ -6,4 +6,5 @@ package all
 
 import (
 	_ "github.com/perflab/perflab/scenarios/ciphercache"
+	_ "github.com/perflab/perflab/scenarios/suitelookup"
 )

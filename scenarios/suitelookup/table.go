@@ -1,0 +1,83 @@
+package suitelookup
+
+// Suite is one TLS cipher suite: its IANA name and its two-byte id.
+type Suite struct {
+	Name string
+	ID   uint16
+}
+
+// table is the list every variant searches, in declaration order: first the
+// suites crypto/tls implements, in the order of tls.CipherSuites() and then
+// tls.InsecureCipherSuites() (so a position in this table is also the
+// position crypto/tls.CipherSuiteName reaches), then further entries of the
+// IANA TLS Cipher Suites registry, to make a list of realistic length.
+// TestTableMatchesCryptoTLS checks the first part against the standard
+// library.
+var table = [...]Suite{
+	// tls.CipherSuites()
+	{"TLS_AES_128_GCM_SHA256", 0x1301},
+	{"TLS_AES_256_GCM_SHA384", 0x1302},
+	{"TLS_CHACHA20_POLY1305_SHA256", 0x1303},
+	{"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", 0xc009},
+	{"TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA", 0xc00a},
+	{"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", 0xc013},
+	{"TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA", 0xc014},
+	{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", 0xc02b},
+	{"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", 0xc02c},
+	{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", 0xc02f},
+	{"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", 0xc030},
+	{"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", 0xcca8},
+	{"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", 0xcca9},
+	// tls.InsecureCipherSuites()
+	{"TLS_RSA_WITH_RC4_128_SHA", 0x0005},
+	{"TLS_RSA_WITH_3DES_EDE_CBC_SHA", 0x000a},
+	{"TLS_RSA_WITH_AES_128_CBC_SHA", 0x002f},
+	{"TLS_RSA_WITH_AES_256_CBC_SHA", 0x0035},
+	{"TLS_RSA_WITH_AES_128_CBC_SHA256", 0x003c},
+	{"TLS_RSA_WITH_AES_128_GCM_SHA256", 0x009c},
+	{"TLS_RSA_WITH_AES_256_GCM_SHA384", 0x009d},
+	{"TLS_ECDHE_ECDSA_WITH_RC4_128_SHA", 0xc007},
+	{"TLS_ECDHE_RSA_WITH_RC4_128_SHA", 0xc011},
+	{"TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA", 0xc012},
+	{"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256", 0xc023},
+	{"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256", 0xc027},
+	// More of the IANA registry, which crypto/tls does not implement.
+	{"TLS_NULL_WITH_NULL_NULL", 0x0000},
+	{"TLS_RSA_WITH_NULL_MD5", 0x0001},
+	{"TLS_RSA_WITH_NULL_SHA", 0x0002},
+	{"TLS_RSA_EXPORT_WITH_RC4_40_MD5", 0x0003},
+	{"TLS_RSA_WITH_RC4_128_MD5", 0x0004},
+	{"TLS_RSA_EXPORT_WITH_RC2_CBC_40_MD5", 0x0006},
+	{"TLS_RSA_WITH_IDEA_CBC_SHA", 0x0007},
+	{"TLS_RSA_EXPORT_WITH_DES40_CBC_SHA", 0x0008},
+	{"TLS_RSA_WITH_DES_CBC_SHA", 0x0009},
+	{"TLS_DHE_RSA_WITH_3DES_EDE_CBC_SHA", 0x0016},
+	{"TLS_DHE_RSA_WITH_AES_128_CBC_SHA", 0x0033},
+	{"TLS_DHE_RSA_WITH_AES_256_CBC_SHA", 0x0039},
+	{"TLS_RSA_WITH_AES_256_CBC_SHA256", 0x003d},
+	{"TLS_DHE_RSA_WITH_AES_128_CBC_SHA256", 0x0067},
+	{"TLS_DHE_RSA_WITH_AES_256_CBC_SHA256", 0x006b},
+	{"TLS_DHE_RSA_WITH_AES_128_GCM_SHA256", 0x009e},
+	{"TLS_DHE_RSA_WITH_AES_256_GCM_SHA384", 0x009f},
+	{"TLS_PSK_WITH_AES_128_GCM_SHA256", 0x00a8},
+	{"TLS_PSK_WITH_AES_256_GCM_SHA384", 0x00a9},
+	{"TLS_EMPTY_RENEGOTIATION_INFO_SCSV", 0x00ff},
+	{"TLS_AES_128_CCM_SHA256", 0x1304},
+	{"TLS_AES_128_CCM_8_SHA256", 0x1305},
+	{"TLS_FALLBACK_SCSV", 0x5600},
+	{"TLS_ECDHE_ECDSA_WITH_3DES_EDE_CBC_SHA", 0xc008},
+	{"TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384", 0xc024},
+	{"TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384", 0xc028},
+	{"TLS_RSA_WITH_AES_128_CCM", 0xc09c},
+	{"TLS_RSA_WITH_AES_256_CCM", 0xc09d},
+	{"TLS_ECDHE_ECDSA_WITH_AES_128_CCM", 0xc0ac},
+	{"TLS_ECDHE_ECDSA_WITH_AES_256_CCM", 0xc0ad},
+	{"TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8", 0xc0ae},
+	{"TLS_ECDHE_ECDSA_WITH_AES_256_CCM_8", 0xc0af},
+	{"TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256", 0xccaa},
+	{"TLS_PSK_WITH_CHACHA20_POLY1305_SHA256", 0xccab},
+	{"TLS_ECDHE_PSK_WITH_AES_128_GCM_SHA256", 0xd001},
+}
+
+// knownToTLS is how many leading entries of table crypto/tls implements.
+const knownToTLS = 25
