@@ -7,4 +7,5 @@ package all
 import (
 	_ "github.com/perflab/perflab/scenarios/ciphercache"
 	_ "github.com/perflab/perflab/scenarios/suitelookup"
+	_ "github.com/perflab/perflab/scenarios/uuidhash"
 )
