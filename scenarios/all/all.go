@@ -6,6 +6,7 @@ package all
 
 import (
 	_ "github.com/perflab/perflab/scenarios/ciphercache"
+	_ "github.com/perflab/perflab/scenarios/cipherstream"
 	_ "github.com/perflab/perflab/scenarios/suitelookup"
 	_ "github.com/perflab/perflab/scenarios/uuidhash"
 )
