@@ -50,6 +50,8 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 	root.SetFlagErrorFunc(flagErrors)
 	root.AddCommand(
 		newListCmd(io),
+		newRunCmd(io),
+		newShowCmd(io),
 	)
 	return root
 }
@@ -63,10 +65,17 @@ func Main(args []string) int {
 	root := NewRoot(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "perflab:", err)
+	}
+	return exitCode(err)
+}
+
+// exitCode maps an error to the process exit code, in one place.
+func exitCode(err error) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(os.Stderr, "perflab:", err)
 	var ee *ExitError
 	switch {
 	case errors.As(err, &ee):

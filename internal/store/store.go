@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -412,4 +413,50 @@ func Slug(name string) string {
 		b[0] = '_'
 	}
 	return string(b)
+}
+
+// statJSON is Stat on the wire. JSON has no infinities, and benchmath
+// reports an interval it cannot compute (too few samples) as ±Inf: such a
+// bound is written as null and read back as ±Inf.
+type statJSON struct {
+	N        int      `json:"n"`
+	Mean     float64  `json:"mean"`
+	MeanLo   *float64 `json:"mean_lo"`
+	MeanHi   *float64 `json:"mean_hi"`
+	Median   float64  `json:"median"`
+	MedianLo *float64 `json:"median_lo"`
+	MedianHi *float64 `json:"median_hi"`
+	Min      float64  `json:"min"`
+	Max      float64  `json:"max"`
+}
+
+func finite(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}
+
+func orInf(p *float64, sign int) float64 {
+	if p == nil {
+		return math.Inf(sign)
+	}
+	return *p
+}
+
+// MarshalJSON writes s, with unknown interval bounds as null.
+func (s Stat) MarshalJSON() ([]byte, error) {
+	return json.Marshal(statJSON{s.N, s.Mean, finite(s.MeanLo), finite(s.MeanHi), s.Median,
+		finite(s.MedianLo), finite(s.MedianHi), s.Min, s.Max})
+}
+
+// UnmarshalJSON reads s; null bounds become -Inf and +Inf.
+func (s *Stat) UnmarshalJSON(b []byte) error {
+	var j statJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*s = Stat{j.N, j.Mean, orInf(j.MeanLo, -1), orInf(j.MeanHi, 1), j.Median,
+		orInf(j.MedianLo, -1), orInf(j.MedianHi, 1), j.Min, j.Max}
+	return nil
 }

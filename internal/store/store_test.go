@@ -1,6 +1,8 @@
 package store
 
 import (
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -150,5 +152,20 @@ func TestSlug(t *testing.T) {
 		if got := Slug(tt.in); got != tt.want {
 			t.Errorf("Slug(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+func TestStatInfinitiesRoundTrip(t *testing.T) {
+	in := Stat{N: 3, Mean: 2, MeanLo: 1, MeanHi: 3, Median: 2, MedianLo: math.Inf(-1), MedianHi: math.Inf(1), Min: 1, Max: 3}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Stat
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out != in {
+		t.Fatalf("round trip %+v -> %s -> %+v", in, b, out)
 	}
 }

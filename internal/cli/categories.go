@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/profiles"
+)
+
+// classifierFor builds a scenario's classifier: user rules, then the
+// scenario's work patterns, then the built-in Go rules.
+type classifierFor func(s *perflab.Scenario) (func(stack []string) string, error)
+
+// flameWriter renders a case's wall-clock flame graph SVG.
+type flameWriter func(s *perflab.Scenario, run *store.Run, c *store.Case, wall []byte) ([]byte, error)
+
+// categoriser returns the classifier and flame graph hooks of a run, with
+// the user's rules file if any.
+func categoriser(rulesFile string) (classifierFor, flameWriter, error) {
+	base := profiles.DefaultRules()
+	if rulesFile != "" {
+		var err error
+		if base, err = profiles.LoadRules(rulesFile); err != nil {
+			return nil, nil, err
+		}
+	}
+	classify := func(s *perflab.Scenario) (func([]string) string, error) {
+		r, err := base.WithWork(s.Work...)
+		if err != nil {
+			return nil, err
+		}
+		return func(stack []string) string { return string(r.Classify(stack)) }, nil
+	}
+	return classify, nil, nil
+}

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/perflab/perflab/scenarios/ciphercache"
+)
+
+// execute runs the CLI in-process and returns stdout, stderr and the exit
+// code Main would return.
+func execute(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	root := NewRoot(&IO{Out: &out, Err: &errb})
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	if err != nil {
+		errb.WriteString("perflab: " + err.Error() + "\n")
+	}
+	return out.String(), errb.String(), exitCode(err)
+}
+
+func TestRunShowList(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "runs")
+	out, errs, code := execute(t, "run", "cipher-cache", "--variant", "mutex,sum256", "-p", "keys=128",
+		"--threads", "2", "--count", "2", "--time", "2ms", "--warmup", "1ms", "--profile", "none", "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	for _, want := range []string{"keys=128 key=ssk threads=2", "mutex", "sum256", "hits/op", "work"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "saved") {
+		t.Errorf("stderr lacks the saved line:\n%s", errs)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("store has %d entries", len(entries))
+	}
+	res, err := os.ReadFile(filepath.Join(dir, entries[0].Name(), "results.txt"))
+	if err != nil || !strings.Contains(string(res), "BenchmarkCipherCache/variant=mutex/keys=128/key=ssk/threads=2-") {
+		t.Errorf("results.txt: %v\n%s", err, res)
+	}
+
+	show, _, code := execute(t, "show", "-o", dir)
+	if code != 0 || !strings.Contains(show, entries[0].Name()) {
+		t.Errorf("show exit %d:\n%s", code, show)
+	}
+	list, _, code := execute(t, "show", "--list", "-o", dir)
+	if code != 0 || !strings.Contains(list, "cipher-cache") || !strings.Contains(list, "complete") {
+		t.Errorf("show --list exit %d:\n%s", code, list)
+	}
+	ls, _, code := execute(t, "list")
+	if code != 0 || !strings.Contains(ls, "cipher-cache") || !strings.Contains(ls, "nocache-pool") {
+		t.Errorf("list exit %d:\n%s", code, ls)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	fast := []string{"--count", "1", "--time", "1ms", "--warmup", "1ms", "--profile", "none"}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"unknown scenario", []string{"run", "nope"}, 2, `unknown scenario "nope"`},
+		{"unknown variant", []string{"run", "cipher-cache", "--variant", "spinlock"}, 2, `no variant "spinlock"`},
+		{"unknown param", []string{"run", "cipher-cache", "-p", "colour=red"}, 2, `no parameter "colour"`},
+		{"bad value", []string{"run", "cipher-cache", "-p", "key=md5"}, 2, `unknown value "md5"`},
+		{"bad int", []string{"run", "cipher-cache", "-p", "keys=many"}, 2, "not an integer"},
+		{"bad threads", []string{"run", "cipher-cache", "--threads", "0"}, 2, "threads=0"},
+		{"bad profile", []string{"run", "cipher-cache", "--profile", "heap"}, 2, `unknown profile "heap"`},
+		{"bad flag", []string{"run", "cipher-cache", "--frobnicate"}, 2, "unknown flag"},
+		{"no scenario", []string{"run"}, 2, "requires at least 1 arg"},
+		{"unwritable store", append([]string{"run", "cipher-cache", "--variant", "sum256", "-p", "keys=128", "--threads", "1", "-o", filepath.Join(file, "runs")}, fast...), 1, "run store"},
+		{"show missing run", []string{"show", "nope", "-o", t.TempDir()}, 1, `no run "nope"`},
+		{"show traversal", []string{"show", "../etc", "-o", t.TempDir()}, 1, "invalid run id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errs, code := execute(t, tt.args...)
+			if code != tt.code || !strings.Contains(errs, tt.msg) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", code, errs, tt.code, tt.msg)
+			}
+		})
+	}
+}

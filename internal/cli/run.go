@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/runner"
+	"github.com/perflab/perflab/internal/store"
+	"github.com/spf13/cobra"
+)
+
+// RunOptions are the flags of `perflab run`.
+type RunOptions struct {
+	Scenarios   []string
+	Params      []string // name=v1,v2
+	Variants    []string
+	Threads     []int
+	Count       int
+	Time        time.Duration
+	Warmup      time.Duration
+	Profile     []string
+	ProfileTime time.Duration
+	Out         string
+	JSON        bool
+	Rules       string
+	Seed        uint64
+	Args        []string
+}
+
+func newRunCmd(io *IO) *cobra.Command {
+	opts := &RunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run <scenario>...",
+		Short: "Measure and profile every case of one or more scenarios, and store the run",
+		Long: `Measure every case (variant × parameters × goroutine count) of a scenario: calibrate,
+warm up, then run --count interleaved rounds in shuffled order; profile each case
+afterwards (wall-clock, CPU, mutex, block) and split its time into categories.
+The run is stored under --out (default ./perflab-runs, or $PERFLAB_DIR).
+
+Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
+		Example: `  perflab run cipher-cache
+  perflab run cipher-cache -p keys=128,1024 -p key=chk --threads 1,2,4,8
+  perflab run cipher-cache --variant mutex,rwmutex --count 20 --profile none`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Scenarios = args
+			opts.Args = os.Args[1:]
+			return runRun(cmd.Context(), io, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVarP(&opts.Params, "param", "p", nil, "parameter values, `name=v1,v2` (repeatable; threads=… also works)")
+	f.StringSliceVar(&opts.Variants, "variant", nil, "variants to run (default all)")
+	f.IntSliceVar(&opts.Threads, "threads", nil, "worker goroutines per case (default the scenario's)")
+	f.IntVar(&opts.Count, "count", 10, "timed repetitions per case")
+	f.DurationVar(&opts.Time, "time", 200*time.Millisecond, "target duration of one repetition")
+	f.DurationVar(&opts.Warmup, "warmup", 300*time.Millisecond, "warmup per case before timing")
+	f.StringSliceVar(&opts.Profile, "profile", runner.ProfileKinds, "profiles to capture: wall,cpu,mutex,block or none")
+	f.DurationVar(&opts.ProfileTime, "profile-time", time.Second, "profiling window per case")
+	f.StringVarP(&opts.Out, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
+	f.BoolVar(&opts.JSON, "json", false, "print the run as JSON instead of a table")
+	f.StringVar(&opts.Rules, "rules", "", "file of extra classification rules")
+	f.Uint64Var(&opts.Seed, "seed", 0, "seed for the order of cases in each round (default random)")
+	return cmd
+}
+
+// selection turns -p, --variant and --threads into a Selection for s,
+// ignoring parameters s does not have when several scenarios run.
+func (o *RunOptions) selection(s *perflab.Scenario, strict bool) (perflab.Selection, error) {
+	sel := perflab.Selection{Params: map[string][]string{}, Threads: o.Threads}
+	for _, v := range o.Variants {
+		if _, err := s.Variant(v); err != nil {
+			if strict {
+				return sel, err
+			}
+			continue
+		}
+		sel.Variants = append(sel.Variants, v)
+	}
+	if !strict && len(o.Variants) > 0 && len(sel.Variants) == 0 {
+		return sel, fmt.Errorf("none of --variant %s is a variant of %s", strings.Join(o.Variants, ","), s.Name)
+	}
+	for _, p := range o.Params {
+		name, values, ok := strings.Cut(p, "=")
+		if !ok || name == "" || values == "" {
+			return sel, fmt.Errorf("-p %q: want name=value[,value…]", p)
+		}
+		list := strings.Split(values, ",")
+		if name == "threads" {
+			sel.Threads = nil
+			for _, v := range list {
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					return sel, fmt.Errorf("-p threads=%s: %q is not a goroutine count", values, v)
+				}
+				sel.Threads = append(sel.Threads, n)
+			}
+			continue
+		}
+		if _, err := s.Param(name); err != nil {
+			if strict {
+				return sel, err
+			}
+			continue
+		}
+		sel.Params[name] = append(sel.Params[name], list...)
+	}
+	return sel, nil
+}
+
+func (o *RunOptions) profiles() ([]string, error) {
+	if len(o.Profile) == 1 && (o.Profile[0] == "none" || o.Profile[0] == "") {
+		return []string{}, nil
+	}
+	for _, p := range o.Profile {
+		ok := false
+		for _, k := range runner.ProfileKinds {
+			ok = ok || p == k
+		}
+		if !ok {
+			return nil, fmt.Errorf("--profile %s: unknown profile %q (want %s, or none)", strings.Join(o.Profile, ","), p, strings.Join(runner.ProfileKinds, ","))
+		}
+	}
+	return o.Profile, nil
+}
+
+func runRun(ctx context.Context, io *IO, o *RunOptions) error {
+	// Check everything the user typed before measuring anything.
+	var scenarios []*perflab.Scenario
+	var sels []perflab.Selection
+	for _, name := range o.Scenarios {
+		s, err := perflab.Lookup(name)
+		if err != nil {
+			return usagef(err)
+		}
+		sel, err := o.selection(s, len(o.Scenarios) == 1)
+		if err != nil {
+			return usagef(err)
+		}
+		if _, err := s.Matrix(sel); err != nil {
+			return usagef(err)
+		}
+		scenarios = append(scenarios, s)
+		sels = append(sels, sel)
+	}
+	prof, err := o.profiles()
+	if err != nil {
+		return usagef(err)
+	}
+	if o.Count < 1 || o.Time <= 0 || o.Warmup < 0 || o.ProfileTime <= 0 {
+		return usagef(errors.New("--count, --time and --profile-time must be positive, --warmup not negative"))
+	}
+	classify, flame, err := categoriser(o.Rules)
+	if err != nil {
+		return usagef(err)
+	}
+	st := store.Open(store.Dir(o.Out))
+	for i, s := range scenarios {
+		if err := runOne(ctx, io, o, st, s, sels[i], prof, classify, flame); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// saver writes run.json and results.txt at every checkpoint.
+type saver struct {
+	w   *store.Writer
+	s   *perflab.Scenario
+	run *store.Run
+}
+
+func (sv *saver) WriteFile(rel string, data []byte) error { return sv.w.WriteFile(rel, data) }
+
+func (sv *saver) Checkpoint() error {
+	var buf bytes.Buffer
+	if err := runner.WriteBenchfmt(&buf, sv.s, sv.run); err != nil {
+		return err
+	}
+	if err := sv.w.WriteFile("results.txt", buf.Bytes()); err != nil {
+		return err
+	}
+	return sv.w.Checkpoint()
+}
+
+func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perflab.Scenario, sel perflab.Selection,
+	prof []string, classify classifierFor, flame flameWriter) error {
+	started := time.Now().UTC()
+	run := &store.Run{
+		ID:       store.NewID(started, s.Name),
+		Scenario: s.Name,
+		Started:  started,
+		Env:      runner.Environment(),
+		Config: store.Config{
+			Args: o.Args, Variants: sel.Variants, Params: sel.Params, Threads: sel.Threads,
+			Count: o.Count, Time: store.Duration(o.Time), Warmup: store.Duration(o.Warmup),
+			Profile: prof, ProfileTime: store.Duration(o.ProfileTime),
+		},
+	}
+	w, err := st.Create(run)
+	if err != nil {
+		return err
+	}
+	prog := newProgress(io)
+	r := &runner.Runner{
+		Scenario: s,
+		Opts: runner.Options{
+			Selection: sel, Count: o.Count, Time: o.Time, Warmup: o.Warmup,
+			Profile: prof, ProfileTime: o.ProfileTime, Seed: o.Seed,
+		},
+		Run:      run,
+		Save:     &saver{w: w, s: s, run: run},
+		Progress: prog,
+	}
+	if classify != nil {
+		r.Classify, err = classify(s)
+		if err != nil {
+			return err
+		}
+	}
+	if flame != nil {
+		r.WriteFlame = func(c *store.Case, wall []byte) ([]byte, error) { return flame(s, run, c, wall) }
+	}
+	fmt.Fprintf(io.Err, "perflab: %s: %d cases, %d rounds of %v each; GOMAXPROCS=%d GOGC=%s\n",
+		s.Name, mustCount(s, sel), o.Count, o.Time, run.Env.GOMAXPROCS, run.Env.GOGC)
+	runErr := r.Execute(ctx)
+	prog.endLine()
+	dir, err := w.Commit()
+	if err != nil {
+		return errors.Join(runErr, err)
+	}
+	if o.JSON {
+		enc := json.NewEncoder(io.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(run); err != nil {
+			return err
+		}
+	} else {
+		writeTable(io.Out, run)
+	}
+	fmt.Fprintf(io.Err, "perflab: saved %s (benchstat %s/results.txt; perflab show %s)\n", dir, dir, run.ID)
+	if errors.Is(runErr, runner.ErrInterrupted) {
+		return &ExitError{Code: 130, Err: runErr}
+	}
+	return runErr
+}
+
+func mustCount(s *perflab.Scenario, sel perflab.Selection) int {
+	cases, _ := s.Matrix(sel)
+	return len(cases)
+}

@@ -1,0 +1,226 @@
+package runner
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"runtime/pprof"
+	"sync"
+	"time"
+
+	"github.com/perflab/perflab"
+)
+
+// counters is a snapshot of the process-wide figures a repetition is
+// measured by. Differences between two snapshots are the repetition's cost.
+type counters struct {
+	wall       time.Time
+	cpu        time.Duration // user+sys of the whole process (getrusage)
+	allocBytes uint64
+	allocObjs  uint64
+	gcCycles   uint64
+	gcCPU      float64 // seconds
+}
+
+// metricNames are read with runtime/metrics: cumulative and exact for the
+// process (tiny allocations are counted separately by the runtime and
+// added back here, as testing.B's MemStats.Mallocs does).
+var metricNames = []string{
+	"/gc/heap/allocs:bytes",
+	"/gc/heap/allocs:objects",
+	"/gc/heap/tiny/allocs:objects",
+	"/gc/cycles/total:gc-cycles",
+	"/cpu/classes/gc/total:cpu-seconds",
+}
+
+type sampler struct {
+	samples []metrics.Sample
+}
+
+func newSampler() *sampler {
+	s := &sampler{samples: make([]metrics.Sample, len(metricNames))}
+	for i, n := range metricNames {
+		s.samples[i].Name = n
+	}
+	return s
+}
+
+func (s *sampler) read(c *counters) {
+	metrics.Read(s.samples)
+	u := func(i int) uint64 {
+		if s.samples[i].Value.Kind() == metrics.KindUint64 {
+			return s.samples[i].Value.Uint64()
+		}
+		return 0
+	}
+	c.allocBytes = u(0)
+	c.allocObjs = u(1) + u(2)
+	c.gcCycles = u(3)
+	if s.samples[4].Value.Kind() == metrics.KindFloat64 {
+		c.gcCPU = s.samples[4].Value.Float64()
+	}
+	c.cpu = processCPU()
+	c.wall = time.Now()
+}
+
+// liveCase is a case being measured: its shared state, its workers and
+// what has been measured so far.
+type liveCase struct {
+	spec    perflab.CaseSpec
+	name    string
+	cs      perflab.Case
+	workers []perflab.Worker
+	bytes   int64 // per op, from perflab.Byteser; 0 if not reported
+	n       int   // ops per worker per repetition, from calibration
+	labels  *pprof.LabelSet
+	failed  error
+}
+
+// repResult is one timed repetition.
+type repResult struct {
+	ops     int64
+	wall    time.Duration
+	metrics map[string]float64
+}
+
+// workerPanic is a panic in a scenario's worker, reported as the case's
+// failure.
+type workerPanic struct {
+	value any
+	stack []byte
+}
+
+func (p *workerPanic) Error() string {
+	return fmt.Sprintf("worker panicked: %v\n%s", p.value, p.stack)
+}
+
+// runWorkers runs every worker of c for n operations on its own goroutine
+// and returns the wall time between releasing them and the last one
+// finishing. Goroutines are started and parked before the clock starts.
+// before and after, if non-nil, are filled just outside the timed region.
+func (c *liveCase) runWorkers(n int, s *sampler, before, after *counters) (time.Duration, error) {
+	var ready, done sync.WaitGroup
+	start := make(chan struct{})
+	errs := make([]error, len(c.workers))
+	ready.Add(len(c.workers))
+	done.Add(len(c.workers))
+	for i, w := range c.workers {
+		go workerLoop(w, n, c.labels, &ready, start, &done, &errs[i])
+	}
+	ready.Wait()
+	if before != nil {
+		s.read(before)
+	}
+	t0 := time.Now()
+	close(start)
+	done.Wait()
+	d := time.Since(t0)
+	if after != nil {
+		s.read(after)
+	}
+	for _, err := range errs {
+		if err != nil {
+			return d, err
+		}
+	}
+	return d, nil
+}
+
+// workerLoop is the body of every worker goroutine. Profiles are filtered
+// to goroutines that have this function on their stack, so the harness's
+// own goroutines (waits, the profiler's ticker) do not pollute budgets. Keep
+// its name in sync with workerFrame.
+//
+//go:noinline
+func workerLoop(w perflab.Worker, n int, labels *pprof.LabelSet, ready *sync.WaitGroup, start chan struct{}, done *sync.WaitGroup, errp *error) {
+	defer done.Done()
+	defer func() {
+		if v := recover(); v != nil {
+			*errp = &workerPanic{value: v, stack: debug.Stack()}
+		}
+	}()
+	if labels != nil {
+		pprof.SetGoroutineLabels(pprof.WithLabels(bgctx, *labels))
+	}
+	ready.Done()
+	<-start
+	w.Run(n)
+}
+
+// workerFrame is workerLoop's function name as it appears in profiles.
+const workerFrame = "github.com/perflab/perflab/internal/runner.workerLoop"
+
+// rep runs one timed repetition and returns its figures per operation.
+func (c *liveCase) rep(s *sampler) (repResult, error) {
+	countsBefore := sumCounts(c.workers)
+	// Like testing.B, start every repetition from a collected heap so one
+	// case's garbage is not billed to the next.
+	runtime.GC()
+	var b, a counters
+	wall, err := c.runWorkers(c.n, s, &b, &a)
+	if err != nil {
+		return repResult{}, err
+	}
+	ops := int64(c.n) * int64(len(c.workers))
+	fops := float64(ops)
+	m := map[string]float64{
+		"ns/op":      float64(wall.Nanoseconds()) / fops,
+		"cpu-ns/op":  float64((a.cpu - b.cpu).Nanoseconds()) / fops,
+		"ops/s":      fops / wall.Seconds(),
+		"B/op":       float64(a.allocBytes-b.allocBytes) / fops,
+		"allocs/op":  float64(a.allocObjs-b.allocObjs) / fops,
+		"alloc-MB/s": float64(a.allocBytes-b.allocBytes) / 1e6 / wall.Seconds(),
+		"gc/op":      float64(a.gcCycles-b.gcCycles) / fops,
+	}
+	if cpu := (a.cpu - b.cpu).Seconds(); cpu > 0 {
+		m["gc-cpu-%"] = 100 * (a.gcCPU - b.gcCPU) / cpu
+	}
+	if c.bytes > 0 {
+		m["MB/s"] = float64(c.bytes) * fops / 1e6 / wall.Seconds()
+	}
+	for name, v := range sumCounts(c.workers) {
+		m[name+"/op"] = float64(v-countsBefore[name]) / fops
+	}
+	return repResult{ops: ops, wall: wall, metrics: m}, nil
+}
+
+// calibrate finds how many operations per worker make one repetition last
+// about target, growing the count like testing.B does.
+func (c *liveCase) calibrate(target time.Duration) error {
+	n := 1
+	for {
+		d, err := c.runWorkers(n, nil, nil, nil)
+		if err != nil {
+			return err
+		}
+		if d >= target*8/10 || n >= 1<<40 {
+			c.n = n
+			return nil
+		}
+		next := n * 100
+		if d > 0 {
+			// Aim 20% past the target so the last step rarely falls short.
+			predicted := float64(n) * float64(target) / float64(d) * 1.2
+			if predicted < float64(next) {
+				next = int(predicted)
+			}
+		}
+		if next <= n {
+			next = n + 1
+		}
+		n = next
+	}
+}
+
+func sumCounts(workers []perflab.Worker) map[string]int64 {
+	out := map[string]int64{}
+	for _, w := range workers {
+		if c, ok := w.(perflab.Counter); ok {
+			for k, v := range c.Counts() {
+				out[k] += v
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,352 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/felixge/fgprof"
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/store"
+)
+
+// Profiling rates. Mutex: one contention event in mutexFraction is recorded
+// (the runtime scales values back up); block: events are sampled with
+// probability duration/blockRate, all events longer than blockRate kept.
+const (
+	mutexFraction = 5
+	blockRateNs   = 10_000
+)
+
+// profile runs the profiling pass: for every measured case, a window with
+// the wall-clock (fgprof) and CPU profilers, then a window with the mutex
+// and block profilers, each for ProfileTime. It is separate from the timing
+// pass so no profiler overhead is in the timed figures.
+func (r *Runner) profile(ctx context.Context) error {
+	want := map[string]bool{}
+	for _, k := range r.Opts.Profile {
+		want[k] = true
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	r.Progress.Phase("profiling", r.live())
+	for i, c := range r.cases {
+		if c.failed != nil {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.profileCase(i, want); err != nil {
+			r.Progress.Warn(fmt.Sprintf("%s: profiling: %v", c.name, firstLine(err.Error())))
+			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, "profiling: "+err.Error())
+		}
+		if err := r.Save.Checkpoint(); err != nil {
+			return err
+		}
+		r.Progress.Step(c.name)
+	}
+	return nil
+}
+
+func (r *Runner) profileCase(i int, want map[string]bool) error {
+	c, sc := r.cases[i], &r.Run.Cases[i]
+	dir := "cases/" + store.Slug(c.name) + "/"
+	sc.Profiles = map[string]string{}
+	save := func(kind string, p *profile.Profile) error {
+		var buf bytes.Buffer
+		if err := p.Write(&buf); err != nil {
+			return err
+		}
+		rel := dir + kind + ".pb.gz"
+		if err := r.Save.WriteFile(rel, buf.Bytes()); err != nil {
+			return err
+		}
+		sc.Profiles[kind] = rel
+		return nil
+	}
+
+	var wall, cpu *profile.Profile
+	if want["wall"] || want["cpu"] {
+		var wbuf, cbuf bytes.Buffer
+		var stopWall func() error
+		if want["wall"] {
+			stopWall = fgprof.Start(&wbuf, fgprof.FormatPprof)
+		}
+		cpuOn := false
+		if want["cpu"] {
+			if err := pprof.StartCPUProfile(&cbuf); err != nil {
+				r.Progress.Warn("cpu profile: " + err.Error())
+			} else {
+				cpuOn = true
+			}
+		}
+		runErr := r.runFor(c, r.Opts.ProfileTime)
+		if cpuOn {
+			pprof.StopCPUProfile()
+		}
+		if stopWall != nil {
+			if err := stopWall(); err != nil {
+				return fmt.Errorf("wall-clock profile: %w", err)
+			}
+		}
+		if runErr != nil {
+			return runErr
+		}
+		var err error
+		if stopWall != nil {
+			if wall, err = profile.ParseData(wbuf.Bytes()); err != nil {
+				return fmt.Errorf("wall-clock profile: %w", err)
+			}
+			wall = keepWorkers(wall)
+			if err := save("wall", wall); err != nil {
+				return err
+			}
+		}
+		if cpuOn {
+			if cpu, err = profile.ParseData(cbuf.Bytes()); err != nil {
+				return fmt.Errorf("cpu profile: %w", err)
+			}
+			if err := save("cpu", cpu); err != nil {
+				return err
+			}
+		}
+	}
+
+	if want["mutex"] || want["block"] {
+		mutex, block, err := r.contention(c, want["mutex"], want["block"])
+		if err != nil {
+			return err
+		}
+		if mutex != nil {
+			if err := save("mutex", mutex); err != nil {
+				return err
+			}
+		}
+		if block != nil {
+			if err := save("block", keepWorkers(block)); err != nil {
+				return err
+			}
+		}
+	}
+
+	if wall != nil && r.Classify != nil {
+		if ns, ok := sc.Stats["ns/op"]; ok {
+			sc.Budget = Budget(wall, r.Classify, ns.Mean, sc.Stats["cpu-ns/op"].Mean, c.spec.Threads)
+		}
+	}
+	if wall != nil && r.WriteFlame != nil {
+		var buf bytes.Buffer
+		if err := wall.Write(&buf); err == nil {
+			svg, err := r.WriteFlame(sc, buf.Bytes())
+			if err != nil {
+				return fmt.Errorf("flame graph: %w", err)
+			}
+			rel := dir + "wall.svg"
+			if err := r.Save.WriteFile(rel, svg); err != nil {
+				return err
+			}
+			sc.Flame = rel
+		}
+	}
+	return nil
+}
+
+// runFor runs repetitions of c until d has passed.
+func (r *Runner) runFor(c *liveCase, d time.Duration) error {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
+		if _, err := c.runWorkers(c.n, nil, nil, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// contention captures mutex and block profiles as deltas over one window:
+// the runtime's profiles are cumulative since the process started.
+func (r *Runner) contention(c *liveCase, mutex, block bool) (m, b *profile.Profile, err error) {
+	snap := func(name string) (*profile.Profile, error) {
+		var buf bytes.Buffer
+		if err := pprof.Lookup(name).WriteTo(&buf, 0); err != nil {
+			return nil, err
+		}
+		return profile.ParseData(buf.Bytes())
+	}
+	var m0, b0 *profile.Profile
+	if mutex {
+		prev := runtime.SetMutexProfileFraction(mutexFraction)
+		defer runtime.SetMutexProfileFraction(prev)
+		if m0, err = snap("mutex"); err != nil {
+			return nil, nil, err
+		}
+	}
+	if block {
+		runtime.SetBlockProfileRate(blockRateNs)
+		defer runtime.SetBlockProfileRate(0)
+		if b0, err = snap("block"); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := r.runFor(c, r.Opts.ProfileTime/2); err != nil {
+		return nil, nil, err
+	}
+	if mutex {
+		m1, err := snap("mutex")
+		if err != nil {
+			return nil, nil, err
+		}
+		if m, err = delta(m0, m1); err != nil {
+			return nil, nil, err
+		}
+	}
+	if block {
+		b1, err := snap("block")
+		if err != nil {
+			return nil, nil, err
+		}
+		if b, err = delta(b0, b1); err != nil {
+			return nil, nil, err
+		}
+	}
+	return m, b, nil
+}
+
+// delta returns after − before, dropping stacks that did not change.
+func delta(before, after *profile.Profile) (*profile.Profile, error) {
+	if len(before.Sample) == 0 {
+		return after, nil
+	}
+	neg := before.Copy()
+	neg.Scale(-1)
+	d, err := profile.Merge([]*profile.Profile{after, neg})
+	if err != nil {
+		return nil, err
+	}
+	d = d.Compact()
+	kept := d.Sample[:0]
+	for _, s := range d.Sample {
+		if len(s.Value) > 0 && s.Value[0] > 0 {
+			kept = append(kept, s)
+		}
+	}
+	d.Sample = kept
+	d.TimeNanos, d.DurationNanos = after.TimeNanos, after.TimeNanos-before.TimeNanos
+	return d, nil
+}
+
+// stack returns a sample's function names, leaf first, inlined frames
+// included.
+func stack(s *profile.Sample) []string {
+	var out []string
+	for _, loc := range s.Location {
+		for _, ln := range loc.Line {
+			if ln.Function != nil {
+				out = append(out, ln.Function.Name)
+			}
+		}
+	}
+	return out
+}
+
+// keepWorkers keeps the samples of scenario worker goroutines doing the
+// scenario's work. fgprof and the block profile see every goroutine —
+// the harness's waits, the profiler's own ticker, the progress printer —
+// which would otherwise be 30–50% of a budget. A worker parked on the start
+// channel (a runtime frame right under workerLoop) is harness time too.
+func keepWorkers(p *profile.Profile) *profile.Profile {
+	kept := p.Sample[:0]
+	for _, s := range p.Sample {
+		st := stack(s)
+		for k, fn := range st {
+			if fn != workerFrame {
+				continue
+			}
+			if k > 0 && !strings.HasPrefix(st[k-1], "runtime.") && !strings.HasPrefix(st[k-1], "sync.") {
+				kept = append(kept, s)
+			}
+			break
+		}
+	}
+	p.Sample = kept
+	return p.Compact()
+}
+
+// onCPU are the categories whose wall time is time on a CPU or waiting for
+// one; lock and sched stacks are goroutines parked off the CPU.
+var onCPU = []string{"work", "alloc", "gc", "other"}
+
+// Budget splits nsPerOp into categories in the proportions of the
+// wall-clock profile's worker samples, then corrects for time the workers
+// were runnable but had no CPU, which a wall-clock profile cannot see (a
+// runnable goroutine shows the stack it will resume in).
+//
+// The correction uses the timing pass's own figures, which rest on many
+// repetitions rather than a few hundred profile samples: workers spend
+// nsPerOp×threads of goroutine time per operation, the process spent
+// cpuPerOp of CPU, so the share off the CPU is 1 − cpuPerOp/(nsPerOp×threads).
+// What of it is not already parked in lock or sched stacks was spent
+// runnable: it moves to sched, taken from the on-CPU categories in
+// proportion. (CPU used by GC background workers counts as the process's
+// CPU, so this errs towards less sched, never more.)
+func Budget(wall *profile.Profile, classify func([]string) string, nsPerOp, cpuPerOp float64, threads int) map[string]float64 {
+	share := byCategory(wall, "nanoseconds", classify)
+	var total float64
+	for _, v := range share {
+		total += v
+	}
+	if total == 0 || nsPerOp <= 0 {
+		return nil
+	}
+	for cat := range share {
+		share[cat] /= total
+	}
+	if cpuPerOp > 0 && threads > 0 {
+		off := 1 - cpuPerOp/(nsPerOp*float64(threads))
+		missing := off - share["lock"] - share["sched"]
+		var on float64
+		for _, cat := range onCPU {
+			on += share[cat]
+		}
+		if missing > 0 && on > 0 {
+			if missing > on {
+				missing = on
+			}
+			for _, cat := range onCPU {
+				share[cat] -= missing * share[cat] / on
+			}
+			share["sched"] += missing
+		}
+	}
+	out := map[string]float64{}
+	for cat, v := range share {
+		if v > 0 {
+			out[cat] = nsPerOp * v
+		}
+	}
+	return out
+}
+
+// byCategory sums the sample values of unit (the first sample type in that
+// unit) per category.
+func byCategory(p *profile.Profile, unit string, classify func([]string) string) map[string]float64 {
+	idx := -1
+	for i, st := range p.SampleType {
+		if st.Unit == unit {
+			idx = i
+			break
+		}
+	}
+	out := map[string]float64{}
+	if idx < 0 {
+		return out
+	}
+	for _, s := range p.Sample {
+		out[classify(stack(s))] += float64(s.Value[idx])
+	}
+	return out
+}

@@ -1,0 +1,298 @@
+// Package runner measures a scenario: it expands the case matrix, builds
+// every case outside the timed region, calibrates, warms up, runs
+// interleaved rounds in shuffled order, summarises the repetitions, then
+// profiles each case in a separate pass and splits its time into
+// categories. Results go into a store.Run as they are measured.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime/pprof"
+	"sort"
+	"time"
+
+	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/store"
+)
+
+var bgctx = context.Background()
+
+// Options control a run.
+type Options struct {
+	Selection perflab.Selection
+	// Count is the number of timed repetitions (rounds) per case.
+	Count int
+	// Time is the target duration of one repetition.
+	Time time.Duration
+	// Warmup is how long each case runs before its first timed repetition.
+	Warmup time.Duration
+	// Profile lists the profiles to capture: wall, cpu, mutex, block.
+	Profile []string
+	// ProfileTime is how long each case runs under each profiling window.
+	ProfileTime time.Duration
+	// Seed shuffles the order of cases within each round.
+	Seed uint64
+}
+
+// ProfileKinds are the profiles the runner can capture, in order.
+var ProfileKinds = []string{"wall", "cpu", "mutex", "block"}
+
+// Defaults fills zero fields with the defaults: about two minutes for the
+// default cipher-cache matrix on two cores.
+func (o *Options) Defaults() {
+	if o.Count == 0 {
+		o.Count = 10
+	}
+	if o.Time == 0 {
+		o.Time = 200 * time.Millisecond
+	}
+	if o.Warmup == 0 {
+		o.Warmup = 300 * time.Millisecond
+	}
+	if o.Profile == nil {
+		o.Profile = append([]string(nil), ProfileKinds...)
+	}
+	if o.ProfileTime == 0 {
+		o.ProfileTime = time.Second
+	}
+	if o.Seed == 0 {
+		o.Seed = uint64(time.Now().UnixNano())
+	}
+}
+
+// Progress receives status as the run goes; it is called from the
+// runner's goroutine between repetitions, never inside a timed region.
+type Progress interface {
+	// Phase starts a phase ("warmup", "round 3/10", "profiling") of total steps.
+	Phase(name string, total int)
+	// Step reports one step of the current phase done, on case name.
+	Step(name string)
+	// Warn reports a problem that does not stop the run.
+	Warn(msg string)
+}
+
+// Saver persists the run as it is measured.
+type Saver interface {
+	WriteFile(rel string, data []byte) error
+	Checkpoint() error
+}
+
+// Runner measures one scenario into run.
+type Runner struct {
+	Scenario *perflab.Scenario
+	Opts     Options
+	Run      *store.Run
+	Save     Saver
+	Progress Progress
+	// WriteFlame, if set, renders a case's wall-clock flame graph SVG from
+	// its profile; the runner stores it next to the profile.
+	WriteFlame func(c *store.Case, wall []byte) ([]byte, error)
+	// Classify assigns a category to a stack of function names, leaf
+	// first. It is required for time budgets.
+	Classify func(stack []string) string
+
+	cases   []*liveCase
+	sampler *sampler
+	reps    [][]repResult
+}
+
+// ErrInterrupted is returned when the context ends the run early; what was
+// measured before is in the run.
+var ErrInterrupted = errors.New("interrupted: the cases measured so far are saved and the run is marked incomplete")
+
+// Execute runs the whole measurement. The run is checkpointed after every
+// round and every profiled case; on cancellation it returns ErrInterrupted
+// with everything measured so far in r.Run.
+func (r *Runner) Execute(ctx context.Context) error {
+	r.Opts.Defaults()
+	specs, err := r.Scenario.Matrix(r.Opts.Selection)
+	if err != nil {
+		return err
+	}
+	r.sampler = newSampler()
+	r.Run.Cases = make([]store.Case, len(specs))
+	r.reps = make([][]repResult, len(specs))
+	for i, spec := range specs {
+		name := r.Scenario.CaseName(spec)
+		r.Run.Cases[i] = store.Case{Name: name, Variant: spec.Variant, Params: spec.Params, Threads: spec.Threads, Status: store.StatusSkipped}
+		labels := pprof.Labels("case", name)
+		r.cases = append(r.cases, &liveCase{spec: spec, name: name, labels: &labels})
+	}
+	defer r.closeCases()
+
+	if err := r.setup(ctx); err != nil {
+		return r.finish(err)
+	}
+	if err := r.rounds(ctx); err != nil {
+		return r.finish(err)
+	}
+	if err := r.profile(ctx); err != nil {
+		return r.finish(err)
+	}
+	return r.finish(nil)
+}
+
+// finish marks the run complete or not and checkpoints it.
+func (r *Runner) finish(err error) error {
+	r.Run.Finished = time.Now().UTC()
+	r.Run.Complete = err == nil
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		err = ErrInterrupted
+	}
+	if err != nil {
+		r.Run.Note = err.Error()
+	}
+	if cerr := r.Save.Checkpoint(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// setup builds every case and its workers, then calibrates and warms each
+// one. A case that fails here is marked failed and left out of the rounds.
+func (r *Runner) setup(ctx context.Context) error {
+	r.Progress.Phase("setup and warmup", len(r.cases))
+	for i, c := range r.cases {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.setupCase(c); err != nil {
+			r.fail(i, err)
+		}
+		r.Progress.Step(c.name)
+	}
+	return r.Save.Checkpoint()
+}
+
+func (r *Runner) setupCase(c *liveCase) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("setup panicked: %v", v)
+		}
+	}()
+	v, err := r.Scenario.Variant(c.spec.Variant)
+	if err != nil {
+		return err
+	}
+	c.cs, err = v.New(c.spec.Params)
+	if err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	if b, ok := c.cs.(perflab.Byteser); ok {
+		c.bytes = b.Bytes()
+	}
+	c.workers = make([]perflab.Worker, c.spec.Threads)
+	for i := range c.workers {
+		c.workers[i] = c.cs.NewWorker(i)
+	}
+	if err := c.calibrate(r.Opts.Time); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(r.Opts.Warmup); time.Now().Before(deadline); {
+		if _, err := c.runWorkers(c.n, nil, nil, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Runner) fail(i int, err error) {
+	r.cases[i].failed = err
+	r.Run.Cases[i].Status = store.StatusFailed
+	r.Run.Cases[i].Error = err.Error()
+	r.Progress.Warn(fmt.Sprintf("%s failed: %v", r.cases[i].name, firstLine(err.Error())))
+}
+
+// rounds runs Count rounds; each round runs every live case once, in a
+// fresh random order, so machine drift spreads over all variants instead of
+// aliasing onto one.
+func (r *Runner) rounds(ctx context.Context) error {
+	rng := rand.New(rand.NewPCG(r.Opts.Seed, 0))
+	order := make([]int, len(r.cases))
+	for i := range order {
+		order[i] = i
+	}
+	for round := 0; round < r.Opts.Count; round++ {
+		r.Progress.Phase(fmt.Sprintf("round %d/%d", round+1, r.Opts.Count), r.live())
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, i := range order {
+			c := r.cases[i]
+			if c.failed != nil {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			res, err := c.rep(r.sampler)
+			if err != nil {
+				r.fail(i, err)
+				continue
+			}
+			r.reps[i] = append(r.reps[i], res)
+			r.summarise(i)
+			r.Progress.Step(c.name)
+		}
+		if err := r.Save.Checkpoint(); err != nil {
+			return fmt.Errorf("saving after round %d: %w", round+1, err)
+		}
+	}
+	return nil
+}
+
+func (r *Runner) live() int {
+	n := 0
+	for _, c := range r.cases {
+		if c.failed == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// summarise recomputes case i's statistics from its repetitions so far.
+func (r *Runner) summarise(i int) {
+	sc := &r.Run.Cases[i]
+	sc.Status = store.StatusOK
+	sc.Reps = sc.Reps[:0]
+	series := map[string][]float64{}
+	for _, rep := range r.reps[i] {
+		sc.Reps = append(sc.Reps, store.Rep{Ops: rep.ops, Metrics: rep.metrics})
+		for unit, v := range rep.metrics {
+			series[unit] = append(series[unit], v)
+		}
+	}
+	sc.Stats = map[string]store.Stat{}
+	sc.Warnings = nil
+	units := make([]string, 0, len(series))
+	for unit := range series {
+		units = append(units, unit)
+	}
+	sort.Strings(units)
+	for _, unit := range units {
+		st, warns := Summarise(series[unit])
+		sc.Stats[unit] = st
+		if unit == "ns/op" {
+			sc.Warnings = append(sc.Warnings, warns...)
+		}
+	}
+}
+
+func (r *Runner) closeCases() {
+	for _, c := range r.cases {
+		if cl, ok := c.cs.(interface{ Close() error }); ok {
+			cl.Close()
+		}
+	}
+}
+
+func firstLine(s string) string {
+	for i, ch := range s {
+		if ch == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

@@ -1,0 +1,398 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/store"
+	"golang.org/x/perf/benchfmt"
+)
+
+// memSaver keeps a run's files in memory.
+type memSaver struct {
+	mu          sync.Mutex
+	files       map[string][]byte
+	checkpoints int
+}
+
+func (m *memSaver) WriteFile(rel string, data []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.files == nil {
+		m.files = map[string][]byte{}
+	}
+	m.files[rel] = data
+	return nil
+}
+
+func (m *memSaver) Checkpoint() error { m.checkpoints++; return nil }
+
+// quietProgress records warnings and can act on a phase.
+type quietProgress struct {
+	warnings []string
+	onPhase  func(string)
+}
+
+func (p *quietProgress) Phase(name string, total int) {
+	if p.onPhase != nil {
+		p.onPhase(name)
+	}
+}
+func (p *quietProgress) Step(string)      {}
+func (p *quietProgress) Warn(msg string)  { p.warnings = append(p.warnings, msg) }
+func classifyAll(stack []string) string   { return "work" }
+func worker(f func(n int)) perflab.Worker { return perflab.WorkerFunc(f) }
+func caseOf(f func(n int)) perflab.Case {
+	return perflab.CaseFunc(func(int) perflab.Worker { return worker(f) })
+}
+func newFake(name string, vs ...perflab.Variant) *perflab.Scenario {
+	return &perflab.Scenario{Name: name, Variants: vs, Threads: []int{1, 2}}
+}
+
+var sink []byte
+
+// countingWorker allocates 64 bytes and counts one event per operation.
+type countingWorker struct {
+	events int64
+	sink   []byte
+}
+
+func (w *countingWorker) Run(n int) {
+	for i := 0; i < n; i++ {
+		w.sink = make([]byte, 64)
+		w.events++
+	}
+}
+func (w *countingWorker) Counts() map[string]int64 { return map[string]int64{"events": w.events} }
+
+func fakeScenario() *perflab.Scenario {
+	return newFake("fake",
+		perflab.Variant{Name: "alloc", New: func(perflab.Params) (perflab.Case, error) {
+			return perflab.CaseFunc(func(int) perflab.Worker { return &countingWorker{} }), nil
+		}},
+		perflab.Variant{Name: "panics", New: func(perflab.Params) (perflab.Case, error) {
+			return caseOf(func(n int) {
+				if n > 1000 {
+					panic("boom")
+				}
+			}), nil
+		}},
+		perflab.Variant{Name: "nosetup", New: func(perflab.Params) (perflab.Case, error) {
+			return nil, errors.New("needs a GPU")
+		}},
+	)
+}
+
+func TestExecuteMeasuresAndIsolatesFailures(t *testing.T) {
+	s := fakeScenario()
+	run := &store.Run{}
+	save := &memSaver{}
+	prog := &quietProgress{}
+	r := &Runner{Scenario: s, Run: run, Save: save, Progress: prog,
+		Opts: Options{Count: 6, Time: 5 * time.Millisecond, Warmup: time.Millisecond, Profile: []string{}}}
+	if err := r.Execute(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !run.Complete || len(run.Cases) != 6 {
+		t.Fatalf("complete=%v cases=%d", run.Complete, len(run.Cases))
+	}
+	for _, c := range run.Cases {
+		switch c.Variant {
+		case "alloc":
+			if c.Status != store.StatusOK || len(c.Reps) != 6 {
+				t.Fatalf("%s: status %s, %d reps", c.Name, c.Status, len(c.Reps))
+			}
+			if got := c.Stats["events/op"].Median; got != 1 {
+				t.Errorf("%s: events/op = %v, want exactly 1", c.Name, got)
+			}
+			if got := c.Stats["allocs/op"].Median; math.Abs(got-1) > 0.01 {
+				t.Errorf("%s: allocs/op = %v, want 1", c.Name, got)
+			}
+			if got := c.Stats["B/op"].Median; math.Abs(got-64) > 1 {
+				t.Errorf("%s: B/op = %v, want 64", c.Name, got)
+			}
+			ns := c.Stats["ns/op"]
+			if !(ns.Median > 0 && ns.MedianLo <= ns.Median && ns.Median <= ns.MedianHi) {
+				t.Errorf("%s: bad ns/op stat %+v", c.Name, ns)
+			}
+		case "panics":
+			if c.Status != store.StatusFailed || !strings.Contains(c.Error, "boom") {
+				t.Errorf("%s: status %s error %q, want failed with the panic", c.Name, c.Status, c.Error)
+			}
+		case "nosetup":
+			if c.Status != store.StatusFailed || !strings.Contains(c.Error, "needs a GPU") {
+				t.Errorf("%s: status %s error %q", c.Name, c.Status, c.Error)
+			}
+		}
+	}
+	if len(prog.warnings) != 4 {
+		t.Errorf("warnings %q, want one per failed case", prog.warnings)
+	}
+	if save.checkpoints < 6 {
+		t.Errorf("%d checkpoints, want one per round at least", save.checkpoints)
+	}
+}
+
+func TestExactGoroutineCount(t *testing.T) {
+	var mu sync.Mutex
+	ids := map[int]bool{}
+	s := newFake("threads", perflab.Variant{Name: "v", New: func(perflab.Params) (perflab.Case, error) {
+		return perflab.CaseFunc(func(id int) perflab.Worker {
+			mu.Lock()
+			ids[id] = true
+			mu.Unlock()
+			return worker(func(int) {})
+		}), nil
+	}})
+	run := &store.Run{}
+	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{},
+		Opts: Options{Selection: perflab.Selection{Threads: []int{7}}, Count: 1, Time: time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
+	if err := r.Execute(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 7 {
+		t.Fatalf("workers %v, want ids 0..6", ids)
+	}
+	rep := run.Cases[0].Reps[0]
+	if rep.Ops%7 != 0 {
+		t.Fatalf("ops %d not a multiple of 7 workers", rep.Ops)
+	}
+}
+
+func TestInterruptKeepsMeasuredCases(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	prog := &quietProgress{onPhase: func(name string) {
+		if name == "round 3/10" {
+			cancel()
+		}
+	}}
+	run := &store.Run{}
+	r := &Runner{Scenario: fakeScenario(), Run: run, Save: &memSaver{}, Progress: prog,
+		Opts: Options{Selection: perflab.Selection{Variants: []string{"alloc"}}, Count: 10, Time: 2 * time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
+	err := r.Execute(ctx)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err = %v, want ErrInterrupted", err)
+	}
+	if run.Complete || run.Note == "" {
+		t.Errorf("run marked complete=%v note=%q", run.Complete, run.Note)
+	}
+	for _, c := range run.Cases {
+		if c.Status != store.StatusOK || len(c.Reps) != 2 {
+			t.Errorf("%s: status %s with %d reps, want ok with the 2 measured", c.Name, c.Status, len(c.Reps))
+		}
+	}
+}
+
+func TestProfilingPass(t *testing.T) {
+	var mu sync.Mutex
+	s := newFake("contend", perflab.Variant{Name: "mutex", New: func(perflab.Params) (perflab.Case, error) {
+		return caseOf(func(n int) {
+			for i := 0; i < n; i++ {
+				mu.Lock()
+				for j := 0; j < 200; j++ {
+					sink = append(sink[:0], byte(j))
+				}
+				mu.Unlock()
+			}
+		}), nil
+	}})
+	run := &store.Run{}
+	save := &memSaver{}
+	var flamed int
+	r := &Runner{Scenario: s, Run: run, Save: save, Progress: &quietProgress{}, Classify: classifyAll,
+		WriteFlame: func(c *store.Case, wall []byte) ([]byte, error) { flamed++; return []byte("<svg/>"), nil },
+		Opts:       Options{Selection: perflab.Selection{Threads: []int{4}}, Count: 2, Time: 5 * time.Millisecond, Warmup: time.Nanosecond, ProfileTime: 300 * time.Millisecond}}
+	if err := r.Execute(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := run.Cases[0]
+	for _, kind := range ProfileKinds {
+		rel, ok := c.Profiles[kind]
+		if !ok {
+			t.Fatalf("no %s profile: %v", kind, c.Profiles)
+		}
+		p, err := profile.ParseData(save.files[rel])
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		if kind == "wall" || kind == "block" {
+			for _, smp := range p.Sample {
+				if !strings.Contains(strings.Join(stack(smp), ";"), workerFrame) {
+					t.Fatalf("%s profile keeps a non-worker sample: %v", kind, stack(smp))
+				}
+			}
+		}
+		if kind == "wall" && len(p.Sample) == 0 {
+			t.Fatal("wall profile has no worker samples")
+		}
+	}
+	if flamed != 1 || c.Flame == "" {
+		t.Errorf("flame graph written %d times, path %q", flamed, c.Flame)
+	}
+	var sum float64
+	for _, v := range c.Budget {
+		sum += v
+	}
+	if ns := c.Stats["ns/op"].Mean; math.Abs(sum-ns) > 1e-6*ns {
+		t.Errorf("budget sums to %v, want ns/op %v", sum, ns)
+	}
+}
+
+// fakeProfile builds a wall profile whose samples have the given stacks
+// (leaf first, ';'-separated) and nanosecond values.
+func fakeProfile(stacks map[string]int64) *profile.Profile {
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "time", Unit: "nanoseconds"}}}
+	fns := map[string]*profile.Function{}
+	for st, v := range stacks {
+		s := &profile.Sample{Value: []int64{1, v}}
+		for _, name := range strings.Split(st, ";") {
+			f, ok := fns[name]
+			if !ok {
+				f = &profile.Function{ID: uint64(len(fns) + 1), Name: name}
+				fns[name] = f
+				p.Function = append(p.Function, f)
+			}
+			loc := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f}}}
+			p.Location = append(p.Location, loc)
+			s.Location = append(s.Location, loc)
+		}
+		p.Sample = append(p.Sample, s)
+	}
+	return p
+}
+
+func TestKeepWorkers(t *testing.T) {
+	p := fakeProfile(map[string]int64{
+		"sha;scenario.Run;" + workerFrame + ";runtime.goexit":                       1,
+		"runtime.gopark;runtime.chanrecv1;" + workerFrame + ";runtime.goexit":       2, // parked on start
+		"runtime.gopark;sync.(*WaitGroup).Wait;runner.(*liveCase).runWorkers;main":  4, // the harness
+		"runtime.gopark;time.Sleep;progress":                                        8,
+		"runtime.gopark;sync.(*Mutex).Lock;scenario.Run;" + workerFrame + ";goexit": 16,
+	})
+	got := keepWorkers(p)
+	var total int64
+	for _, s := range got.Sample {
+		total += s.Value[1]
+	}
+	if total != 17 {
+		t.Fatalf("kept value %d, want 17 (the two worker stacks doing work)", total)
+	}
+}
+
+func TestBudget(t *testing.T) {
+	classify := func(st []string) string {
+		switch st[0] {
+		case "lock":
+			return "lock"
+		case "malloc":
+			return "alloc"
+		}
+		return "work"
+	}
+	wall := fakeProfile(map[string]int64{"hash": 60, "lock": 30, "malloc": 10})
+	tests := []struct {
+		name              string
+		ns, cpu           float64
+		threads           int
+		work, lock, sched float64
+	}{
+		// One goroutine always on CPU: the profile's shares as they are.
+		{"on cpu", 100, 100, 1, 60, 30, 0},
+		// Four goroutines, two cores' worth of CPU: half the goroutine
+		// time is off CPU; 30% is parked on the lock, 20% more was
+		// runnable, taken from work and alloc in proportion (60:10).
+		{"oversubscribed", 100, 200, 4, 60 - 20*60.0/70, 30, 20},
+		// Nearly all off CPU: almost every on-CPU share moves to sched.
+		{"nearly all off cpu", 100, 1, 4, 60 - 69.75*60/70, 30, 69.75},
+		// No CPU figure: no correction.
+		{"no cpu", 100, 0, 4, 60, 30, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := Budget(wall, classify, tt.ns, tt.cpu, tt.threads)
+			if math.Abs(b["work"]-tt.work) > 1e-9 || math.Abs(b["lock"]-tt.lock) > 1e-9 || math.Abs(b["sched"]-tt.sched) > 1e-9 {
+				t.Errorf("budget %v, want work %v lock %v sched %v", b, tt.work, tt.lock, tt.sched)
+			}
+			var sum float64
+			for _, v := range b {
+				sum += v
+			}
+			if math.Abs(sum-tt.ns) > 1e-9 {
+				t.Errorf("budget sums to %v, want %v", sum, tt.ns)
+			}
+		})
+	}
+}
+
+func TestSummarise(t *testing.T) {
+	tests := []struct {
+		name   string
+		values []float64
+		warn   string
+	}{
+		{"steady", []float64{100, 101, 99, 100, 102, 98, 100, 101, 99, 100}, ""},
+		{"too few", []float64{100, 101, 99}, "need >= 6 samples"},
+		{"noisy", []float64{100, 180, 60, 140, 90, 200, 70, 150}, "is wide"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, warns := Summarise(tt.values)
+			if st.N != len(tt.values) || st.Min > st.Median || st.Median > st.Max {
+				t.Errorf("stat %+v", st)
+			}
+			joined := strings.Join(warns, "; ")
+			if tt.warn == "" && joined != "" {
+				t.Errorf("unexpected warnings %q", joined)
+			}
+			if tt.warn != "" && !strings.Contains(joined, tt.warn) {
+				t.Errorf("warnings %q, want %q", joined, tt.warn)
+			}
+		})
+	}
+}
+
+func TestWriteBenchfmtReadsBack(t *testing.T) {
+	s := &perflab.Scenario{Name: "cipher-cache"}
+	run := &store.Run{ID: "r1", Scenario: "cipher-cache", Env: store.Env{GOOS: "linux", GOARCH: "amd64", GOMAXPROCS: 2, GOGC: "100", CPU: "x"},
+		Cases: []store.Case{
+			{Name: "variant=mutex/keys=128/threads=4", Status: store.StatusOK, Reps: []store.Rep{
+				{Ops: 1000, Metrics: map[string]float64{"ns/op": 123.5, "B/op": 70.25, "hits/op": 0.125, "ops/s": 1}},
+				{Ops: 1000, Metrics: map[string]float64{"ns/op": 120, "B/op": 70, "hits/op": 0.125}},
+			}},
+			{Name: "variant=broken/keys=128/threads=4", Status: store.StatusFailed},
+		}}
+	var buf bytes.Buffer
+	if err := WriteBenchfmt(&buf, s, run); err != nil {
+		t.Fatal(err)
+	}
+	rd := benchfmt.NewReader(&buf, "results.txt")
+	var n int
+	for rd.Scan() {
+		res, ok := rd.Result().(*benchfmt.Result)
+		if !ok {
+			t.Fatalf("record %v", rd.Result())
+		}
+		n++
+		if got := string(res.Name); got != "BenchmarkCipherCache/variant=mutex/keys=128/threads=4-2" {
+			t.Errorf("name %q", got)
+		}
+		if v, ok := res.Value("B/op"); n == 1 && (!ok || v != 70.25) {
+			t.Errorf("B/op %v (fractions must survive)", v)
+		}
+		if _, ok := res.Value("hits/op"); !ok {
+			t.Error("scenario metric hits/op missing")
+		}
+	}
+	if err := rd.Err(); err != nil || n != 2 {
+		t.Fatalf("read %d results, err %v", n, err)
+	}
+}
