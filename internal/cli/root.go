@@ -52,6 +52,7 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 		newListCmd(io),
 		newRunCmd(io),
 		newShowCmd(io),
+		newServeCmd(io),
 	)
 	return root
 }

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/web"
+	"github.com/spf13/cobra"
+)
+
+type serveOptions struct {
+	Addr string
+	Dir  string
+	// ready, if set, receives the listening address (tests).
+	ready func(addr string)
+}
+
+func newServeCmd(io *IO) *cobra.Command {
+	opts := serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the stored runs as web pages",
+		Long: `serve starts a web server over the run store: the list of runs, each run's
+results and charts, each case's profiles and flame graph, comparisons of two
+cases with a statistical verdict, and a viewer for pprof files you upload.
+
+It listens on 127.0.0.1:8080 and answers only clients on this machine. To let
+other machines in, listen on another address, e.g. --addr :8080.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return serveRun(cmd.Context(), io, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on; a non-loopback address opens the server to other machines")
+	cmd.Flags().StringVar(&opts.Dir, "dir", "", "run store directory (default $"+store.EnvDir+" or ./"+store.DefaultDir+")")
+	return cmd
+}
+
+func serveRun(ctx context.Context, io *IO, opts serveOptions) error {
+	dir := store.Dir(opts.Dir)
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return usagef(fmt.Errorf("cannot listen on %s: %w", opts.Addr, err))
+	}
+	remote := !web.LoopbackOnly(opts.Addr)
+	h := web.New(store.Open(dir), web.Options{AllowRemote: remote})
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute, // uploads on slow links
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}
+	fmt.Fprintf(io.Err, "perflab: serving runs from %s on http://%s/ (Ctrl-C to stop)\n", dir, ln.Addr())
+	if remote {
+		fmt.Fprintf(io.Err, "perflab: %s is not a loopback address: other machines can read these runs\n", opts.Addr)
+	}
+	if opts.ready != nil {
+		opts.ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	// Let requests in flight finish, but do not wait long for them.
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	fmt.Fprintln(io.Err, "perflab: server stopped")
+	return nil
+}

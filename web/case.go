@@ -1,0 +1,229 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/store"
+)
+
+type caseView struct {
+	Run        *store.Run
+	Case       *store.Case
+	Slug       string
+	Base       string // URL of the case page, without query
+	Params     string
+	Kind       string
+	Kinds      []string
+	Stats      []statRow
+	Budget     []budgetPart
+	Legend     []legendItem
+	Profile    *profileView
+	ProfileErr string
+	FlameSVG   string
+	Downloads  []link
+	CompareTo  []caseOption
+}
+
+type statRow struct {
+	Label string
+	Cell  cell
+}
+
+type link struct {
+	Label, URL string
+}
+
+// profileView is what the case and upload pages show of one profile.
+type profileView struct {
+	SampleType string
+	Total      string
+	Samples    int
+	TopSelf    []fnRow
+	TopTotal   []fnRow
+	FlameURL   string // the interactive flame graph's JSON
+}
+
+// loadCase resolves {id} and {case}; it writes the error page itself.
+func (s *Server) loadCase(w http.ResponseWriter, r *http.Request) (*store.Run, *store.Case, bool) {
+	run, ok := s.loadRun(w, r)
+	if !ok {
+		return nil, nil, false
+	}
+	name := r.PathValue("case")
+	c, ok := run.Case(name)
+	if !ok {
+		s.fail(w, r, http.StatusNotFound, "Run %s has no case %q.", run.ID, name)
+		return nil, nil, false
+	}
+	return run, c, true
+}
+
+// caseKind picks the profile kind a request asks for (?kind=), defaulting
+// to the first the case has.
+func caseKind(r *http.Request, c *store.Case) (string, error) {
+	kinds := profileKinds(c)
+	k := r.URL.Query().Get("kind")
+	if k == "" {
+		if len(kinds) == 0 {
+			return "", nil
+		}
+		return kinds[0], nil
+	}
+	if !slices.Contains(kinds, k) {
+		return "", fmt.Errorf("case %s has no %q profile (it has: %v)", c.Name, k, kinds)
+	}
+	return k, nil
+}
+
+// caseProfile loads the kind profile of case c in run.
+func (s *Server) caseProfile(run *store.Run, c *store.Case, kind string) (*profile.Profile, int, error) {
+	p, err := s.store.Path(run.ID, c.Profiles[kind])
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, http.StatusNotFound, fmt.Errorf("the %s profile of %s is missing from run %s", kind, c.Name, run.ID)
+	}
+	if err != nil {
+		return nil, http.StatusForbidden, err
+	}
+	prof, err := runProfiles.load(p)
+	if err != nil {
+		return nil, http.StatusUnprocessableEntity, fmt.Errorf("the %s profile of %s: %v", kind, c.Name, err)
+	}
+	return prof, http.StatusOK, nil
+}
+
+func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
+	run, c, ok := s.loadCase(w, r)
+	if !ok {
+		return
+	}
+	kind, err := caseKind(r, c)
+	if err != nil {
+		s.fail(w, r, http.StatusNotFound, "%v", err)
+		return
+	}
+	slug := store.Slug(c.Name)
+	base := "/runs/" + run.ID + "/cases/" + slug
+	v := caseView{Run: run, Case: c, Slug: slug, Base: base, Params: paramString(c), Kind: kind, Kinds: profileKinds(c), Budget: budgetParts(c.Budget)}
+	for _, u := range units([]store.Case{*c}) {
+		v.Stats = append(v.Stats, statRow{Label: unitLabel(u), Cell: statCell(c.Stats, u)})
+	}
+	for _, p := range v.Budget {
+		v.Legend = append(v.Legend, legendItem{Label: p.Category, Color: p.Color})
+	}
+	if kind != "" {
+		prof, _, err := s.caseProfile(run, c, kind)
+		if err != nil {
+			v.ProfileErr = err.Error()
+		} else {
+			v.Profile = newProfileView(prof, base+"/flame.json?kind="+url.QueryEscape(kind))
+		}
+		files := "/runs/" + run.ID + "/files/"
+		v.Downloads = append(v.Downloads,
+			link{Label: kind + ".pb.gz (pprof)", URL: files + c.Profiles[kind]},
+			link{Label: kind + ".folded (flamegraph.pl, speedscope)", URL: base + "/folded?kind=" + url.QueryEscape(kind)})
+	}
+	if c.Flame != "" && (kind == "wall" || kind == "") {
+		v.FlameSVG = "/runs/" + run.ID + "/files/" + c.Flame
+		v.Downloads = append(v.Downloads, link{Label: "flame graph (.svg)", URL: v.FlameSVG + "?download=1"})
+	}
+	v.CompareTo = s.compareCandidates(run, c)
+	s.render(w, r, http.StatusOK, "case", v)
+}
+
+func newProfileView(p *profile.Profile, flameURL string) *profileView {
+	idx := sampleIndex(p)
+	bySelf, byTotal, total := topFunctions(p, idx, 20, classifier())
+	st := p.SampleType[idx]
+	return &profileView{
+		SampleType: st.Type + " (" + st.Unit + ")",
+		Total:      fmtSample(total, st.Unit),
+		Samples:    len(p.Sample),
+		TopSelf:    bySelf,
+		TopTotal:   byTotal,
+		FlameURL:   flameURL,
+	}
+}
+
+// compareCandidates lists what a case can be compared with: the other
+// cases of its run, then the same case in other runs of the scenario.
+func (s *Server) compareCandidates(run *store.Run, c *store.Case) []caseOption {
+	var out []caseOption
+	for _, o := range run.Cases {
+		if o.Name != c.Name {
+			out = append(out, caseOption{Value: run.ID + "/" + store.Slug(o.Name), Label: o.Name})
+		}
+	}
+	runs, _, _ := s.store.List()
+	n := 0
+	for _, o := range runs {
+		if o.ID == run.ID || o.Scenario != run.Scenario {
+			continue
+		}
+		if _, ok := o.Case(c.Name); ok {
+			out = append(out, caseOption{Value: o.ID + "/" + store.Slug(c.Name), Label: "run " + o.ID})
+			if n++; n == 20 {
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (s *Server) caseFlameJSON(w http.ResponseWriter, r *http.Request) {
+	run, c, ok := s.loadCase(w, r)
+	if !ok {
+		return
+	}
+	kind, err := caseKind(r, c)
+	if err == nil && kind == "" {
+		err = fmt.Errorf("case %s has no profiles", c.Name)
+	}
+	if err != nil {
+		s.failJSON(w, http.StatusNotFound, err)
+		return
+	}
+	prof, status, err := s.caseProfile(run, c, kind)
+	if err != nil {
+		s.failJSON(w, status, err)
+		return
+	}
+	s.writeFlameJSON(w, r, prof)
+}
+
+func (s *Server) caseFolded(w http.ResponseWriter, r *http.Request) {
+	run, c, ok := s.loadCase(w, r)
+	if !ok {
+		return
+	}
+	kind, err := caseKind(r, c)
+	if err == nil && kind == "" {
+		err = fmt.Errorf("case %s has no profiles", c.Name)
+	}
+	if err != nil {
+		s.fail(w, r, http.StatusNotFound, "%v", err)
+		return
+	}
+	prof, status, err := s.caseProfile(run, c, kind)
+	if err != nil {
+		s.fail(w, r, status, "%v", err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", run.ID+"-"+store.Slug(c.Name)+"-"+kind+".folded"))
+	writeFolded(w, prof, sampleIndex(prof))
+}
+
+func (s *Server) failJSON(w http.ResponseWriter, status int, err error) {
+	body, _ := json.Marshal(map[string]string{"error": err.Error()})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}

@@ -1,0 +1,209 @@
+package web
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/store"
+)
+
+// hostile is a function and variant name that would run script if any
+// page, SVG or JSON output failed to escape it.
+const hostile = `</script><img src=x onerror="alert(1)">&'`
+
+// fixture describes the run store the tests build.
+type fixture struct {
+	root   string
+	full   *store.Run // complete run: 3 variants × keys × threads 1,4
+	small  *store.Run // incomplete run with a hostile variant name
+	broken string     // id of a run whose profile is corrupt
+}
+
+// writeFixture builds a run store under root the way the runner would
+// (store.Create, WriteFile, Commit), with small real pprof profiles.
+func writeFixture(t testing.TB, root string) *fixture {
+	t.Helper()
+	st := store.Open(root)
+	f := &fixture{root: root}
+	rng := rand.New(rand.NewPCG(1, 2))
+	base := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+	f.full = makeRun(t, st, rng, base, "cipher-cache", []string{"mutex", "rwmutex", "nocache"}, []string{"128", "1024"}, []int{1, 4}, true)
+	f.small = makeRun(t, st, rng, base.Add(time.Hour), "cipher-cache", []string{"mutex", hostile}, []string{"128"}, []int{4}, false)
+
+	// A run whose profile is not a profile.
+	r := &store.Run{ID: store.NewID(base.Add(-time.Hour), "broken"), Scenario: "broken", Started: base.Add(-time.Hour), Complete: true,
+		Cases: []store.Case{{Name: "variant=x", Variant: "x", Status: store.StatusOK, Profiles: map[string]string{"wall": "cases/variant=x/wall.pb.gz"}}}}
+	w, err := st.Create(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFile("cases/variant=x/wall.pb.gz", []byte("\x1f\x8bnot really gzip")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	f.broken = r.ID
+	return f
+}
+
+func makeRun(t testing.TB, st *store.Store, rng *rand.Rand, started time.Time, scenario string, variants, keys []string, threads []int, complete bool) *store.Run {
+	t.Helper()
+	r := &store.Run{
+		ID: store.NewID(started, scenario), Scenario: scenario, Started: started, Finished: started.Add(2 * time.Minute),
+		Complete: complete,
+		Env: store.Env{GoVersion: "go1.26.8", GOOS: "linux", GOARCH: "amd64", CPU: "Test CPU @ 2.0GHz", NumCPU: 2, GOMAXPROCS: 2,
+			GOGC: "100", Hostname: "lab-1", Commit: "0123456789abcdef0123456789abcdef01234567"},
+		Config: store.Config{Args: []string{"run", scenario, "--count", "6"}, Variants: variants, Threads: threads, Count: 6,
+			Time: store.Duration(50 * time.Millisecond), Profile: []string{"wall", "cpu", "mutex", "block"}},
+	}
+	if !complete {
+		r.Note = "interrupted"
+	}
+	w, err := st.Create(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		for _, th := range threads {
+			for vi, v := range variants {
+				name := fmt.Sprintf("variant=%s/keys=%s/key=ssk/threads=%d", v, k, th)
+				slug := store.Slug(name)
+				// Time per op grows with lock contention for the caches.
+				ns := 300.0 + 150*float64(vi)
+				if v != "nocache" && th > 1 {
+					ns *= 1.8 + 0.6*float64(vi)
+				}
+				ns /= float64(th) * 0.8
+				c := store.Case{Name: name, Variant: v, Params: map[string]string{"keys": k, "key": "ssk"}, Threads: th, Status: store.StatusOK,
+					Profiles: map[string]string{}, Flame: "cases/" + slug + "/wall.svg"}
+				for i := 0; i < 6; i++ {
+					x := ns * (1 + 0.05*rng.NormFloat64())
+					c.Reps = append(c.Reps, store.Rep{Ops: 100000, Metrics: map[string]float64{
+						"sec/op": x * 1e-9, "cpu-sec/op": x * 1.1e-9 * float64(th), "B/op": 96, "allocs/op": 2, "hits/op": 0.87,
+					}})
+				}
+				c.Stats = stats(c.Reps)
+				c.Budget = map[string]float64{"work": ns * 0.4, "lock": ns * 0.3 * float64(vi), "alloc": ns * 0.1, "gc": ns * 0.08, "sched": ns * 0.05, "other": ns * 0.07}
+				if vi == 1 && th == 4 {
+					c.Warnings = []string{"wide confidence interval: ±12% (noisy machine?)"}
+				}
+				for _, kind := range []string{"wall", "cpu", "mutex", "block"} {
+					rel := "cases/" + slug + "/" + kind + ".pb.gz"
+					if err := w.WriteFile(rel, testProfile(t, kind, vi)); err != nil {
+						t.Fatal(err)
+					}
+					c.Profiles[kind] = rel
+				}
+				svg := `<svg xmlns="http://www.w3.org/2000/svg" width="200" height="40"><rect width="200" height="16" fill="#e8743b"/><text x="4" y="12">` + "main.worker" + `</text></svg>`
+				if err := w.WriteFile(c.Flame, []byte(svg)); err != nil {
+					t.Fatal(err)
+				}
+				r.Cases = append(r.Cases, c)
+			}
+		}
+	}
+	if err := w.WriteFile("results.txt", []byte("goos: linux\nBenchmarkX 1 1 ns/op\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// stats summarises reps like the runner does (roughly: the web UI only
+// displays these).
+func stats(reps []store.Rep) map[string]store.Stat {
+	out := map[string]store.Stat{}
+	for unit := range reps[0].Metrics {
+		var xs []float64
+		for _, r := range reps {
+			xs = append(xs, r.Metrics[unit])
+		}
+		slices.Sort(xs)
+		var sum float64
+		for _, x := range xs {
+			sum += x
+		}
+		n := len(xs)
+		mean := sum / float64(n)
+		med := (xs[(n-1)/2] + xs[n/2]) / 2
+		var ss float64
+		for _, x := range xs {
+			ss += (x - mean) * (x - mean)
+		}
+		sd := math.Sqrt(ss / float64(n-1))
+		out[unit] = store.Stat{N: n, Mean: mean, MeanLo: mean - 3*sd, MeanHi: mean + 3*sd, Median: med, MedianLo: xs[0], MedianHi: xs[n-1], Min: xs[0], Max: xs[n-1]}
+	}
+	return out
+}
+
+// testProfile builds a small profile with stacks that touch every
+// category, and one hostile function name.
+func testProfile(t testing.TB, kind string, variant int) []byte {
+	t.Helper()
+	fnNames := []string{
+		"runtime.goexit", "main.worker", "github.com/perflab/perflab/scenarios/ciphercache.(*mutexCache).Get",
+		"crypto/internal/fips140/sha256.blockSHANI", "internal/sync.(*Mutex).lockSlow", "runtime.mallocgc",
+		"runtime.gcBgMarkWorker", "runtime.scanobject", "runtime.schedule", hostile,
+	}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "time", Unit: "nanoseconds"}},
+		PeriodType: &profile.ValueType{Type: "wall", Unit: "nanoseconds"}, Period: 10000000,
+		TimeNanos: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC).UnixNano(), DurationNanos: 1e9,
+	}
+	if kind == "mutex" || kind == "block" {
+		p.SampleType = []*profile.ValueType{{Type: "contentions", Unit: "count"}, {Type: "delay", Unit: "nanoseconds"}}
+	}
+	locs := map[string]*profile.Location{}
+	for i, n := range fnNames {
+		fn := &profile.Function{ID: uint64(i + 1), Name: n, SystemName: n, Filename: "/src/" + fmt.Sprint(i) + ".go"}
+		p.Function = append(p.Function, fn)
+		loc := &profile.Location{ID: uint64(i + 1), Address: uint64(0x1000 + i*16), Line: []profile.Line{{Function: fn, Line: int64(10 + i)}}}
+		p.Location = append(p.Location, loc)
+		locs[n] = loc
+	}
+	stack := func(names ...string) []*profile.Location { // root first, stored leaf first
+		var out []*profile.Location
+		for i := len(names) - 1; i >= 0; i-- {
+			out = append(out, locs[names[i]])
+		}
+		return out
+	}
+	get := fnNames[2]
+	add := func(v int64, names ...string) {
+		p.Sample = append(p.Sample, &profile.Sample{Location: stack(names...), Value: []int64{v, v * 10000000}})
+	}
+	add(40, "runtime.goexit", "main.worker", get, "crypto/internal/fips140/sha256.blockSHANI")
+	add(int64(10+25*variant), "runtime.goexit", "main.worker", get, "internal/sync.(*Mutex).lockSlow")
+	add(10, "runtime.goexit", "main.worker", get, "runtime.mallocgc")
+	add(8, "runtime.goexit", "runtime.gcBgMarkWorker", "runtime.scanobject")
+	add(5, "runtime.goexit", "runtime.schedule")
+	add(7, "runtime.goexit", "main.worker", hostile)
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestWriteFixture writes the fixture store to $PERFLAB_WEB_FIXTURE, for
+// looking at the pages by hand: PERFLAB_WEB_FIXTURE=/tmp/runs go test
+// -run TestWriteFixture ./web && perflab serve --dir /tmp/runs
+func TestWriteFixture(t *testing.T) {
+	dir := os.Getenv("PERFLAB_WEB_FIXTURE")
+	if dir == "" {
+		t.Skip("set PERFLAB_WEB_FIXTURE=dir to write the fixture run store there")
+	}
+	writeFixture(t, filepath.Clean(dir))
+}

@@ -1,0 +1,379 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"mime"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/perflab/perflab/internal/store"
+)
+
+// ---- runs -------------------------------------------------------------
+
+type runsView struct {
+	Dir       string
+	Scenario  string
+	Scenarios []string
+	Runs      []runRow
+	Skipped   []string
+}
+
+type runRow struct {
+	*store.Run
+	Machine string
+	Failed  int
+}
+
+func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
+	runs, skipped, err := s.store.List()
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "Cannot list the run store %s: %v", s.store.Root, err)
+		return
+	}
+	v := runsView{Dir: s.store.Root, Scenario: r.URL.Query().Get("scenario")}
+	seen := map[string]bool{}
+	for _, run := range runs {
+		if !seen[run.Scenario] {
+			seen[run.Scenario] = true
+			v.Scenarios = append(v.Scenarios, run.Scenario)
+		}
+		if v.Scenario != "" && run.Scenario != v.Scenario {
+			continue
+		}
+		row := runRow{Run: run, Machine: machine(run.Env)}
+		for _, c := range run.Cases {
+			if c.Status == store.StatusFailed {
+				row.Failed++
+			}
+		}
+		v.Runs = append(v.Runs, row)
+	}
+	sort.Strings(v.Scenarios)
+	for _, e := range skipped {
+		v.Skipped = append(v.Skipped, e.Error())
+	}
+	s.render(w, r, http.StatusOK, "runs", v)
+}
+
+func machine(e store.Env) string {
+	var parts []string
+	if e.Hostname != "" {
+		parts = append(parts, e.Hostname)
+	}
+	if e.CPU != "" {
+		parts = append(parts, e.CPU)
+	}
+	if e.NumCPU > 0 {
+		parts = append(parts, fmt.Sprintf("%d CPUs, GOMAXPROCS=%d", e.NumCPU, e.GOMAXPROCS))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// loadRun resolves the {id} of a request. "latest" redirects to the newest
+// run's own URL so that what the user bookmarks stays put. It writes the
+// error page itself and returns ok=false on any problem.
+func (s *Server) loadRun(w http.ResponseWriter, r *http.Request) (*store.Run, bool) {
+	id := r.PathValue("id")
+	if id == store.Latest {
+		run, err := s.store.Load(store.Latest)
+		if err != nil {
+			s.fail(w, r, http.StatusNotFound, "%v", err)
+			return nil, false
+		}
+		target := "/runs/" + run.ID + strings.TrimPrefix(r.URL.Path, "/runs/"+store.Latest)
+		if r.URL.RawQuery != "" {
+			target += "?" + r.URL.RawQuery
+		}
+		http.Redirect(w, r, target, http.StatusFound)
+		return nil, false
+	}
+	run, status, err := s.run(id)
+	if err != nil {
+		s.fail(w, r, status, "%v", err)
+		return nil, false
+	}
+	return run, true
+}
+
+// run loads run id and says which status a failure deserves.
+func (s *Server) run(id string) (*store.Run, int, error) {
+	if !store.ValidID(id) {
+		return nil, http.StatusBadRequest, fmt.Errorf("%q is not a valid run id: ids are letters, digits, '.', '-' and '_'", id)
+	}
+	// store.Path refuses symbolic links inside a run; the run directory
+	// itself must not be one either, or it could point out of the store.
+	fi, err := os.Lstat(filepath.Join(s.store.Root, id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, http.StatusNotFound, fmt.Errorf("there is no run %q in %s", id, s.store.Root)
+	}
+	if err != nil {
+		return nil, http.StatusInternalServerError, err
+	}
+	if !fi.IsDir() {
+		return nil, http.StatusForbidden, fmt.Errorf("run %q is not a directory in the store (symbolic links are refused)", id)
+	}
+	if _, err := s.store.Path(id, "run.json"); errors.Is(err, fs.ErrNotExist) {
+		return nil, http.StatusNotFound, fmt.Errorf("%s/%s has no run.json; it is not a run", s.store.Root, id)
+	} else if err != nil {
+		return nil, http.StatusForbidden, err
+	}
+	run, err := s.store.Load(id)
+	if err != nil {
+		return nil, http.StatusInternalServerError, err
+	}
+	return run, http.StatusOK, nil
+}
+
+// ---- one run ----------------------------------------------------------
+
+type runView struct {
+	Run        *store.Run
+	HasResults bool
+	Machine    string
+	Units      []string
+	UnitLabels []string
+	Groups     []caseGroup
+	Scaling    []lineChart
+	Legend     []legendItem
+	Cases      []caseOption
+}
+
+type caseGroup struct {
+	Title  string
+	Rows   []caseRow
+	Time   barChart
+	Budget stackChart
+}
+
+type caseRow struct {
+	Case   *store.Case
+	Slug   string
+	Cells  []cell
+	Budget []budgetPart
+	Kinds  []string
+}
+
+type cell struct {
+	Text, Err, Title string
+}
+
+type budgetPart struct {
+	Category, Color string
+	NS, Share       float64
+}
+
+type caseOption struct {
+	Value, Label string
+}
+
+func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
+	run, ok := s.loadRun(w, r)
+	if !ok {
+		return
+	}
+	v := buildRunView(run)
+	_, err := s.store.Path(run.ID, "results.txt")
+	v.HasResults = err == nil
+	s.render(w, r, http.StatusOK, "run", v)
+}
+
+func buildRunView(run *store.Run) runView {
+	v := runView{Run: run, Machine: machine(run.Env), Units: units(run.Cases)}
+	for _, u := range v.Units {
+		v.UnitLabels = append(v.UnitLabels, unitLabel(u))
+	}
+	colors := variantColors(run)
+	cats := map[string]bool{}
+	var order []string
+	byKey := map[string]*caseGroup{}
+	for i := range run.Cases {
+		c := &run.Cases[i]
+		key := paramString(c)
+		if c.Threads > 0 {
+			key = strings.TrimSpace(fmt.Sprintf("%s threads=%d", key, c.Threads))
+		}
+		g := byKey[key]
+		if g == nil {
+			g = &caseGroup{Title: key}
+			byKey[key] = g
+			order = append(order, key)
+		}
+		row := caseRow{Case: c, Slug: store.Slug(c.Name), Kinds: profileKinds(c)}
+		for _, u := range v.Units {
+			row.Cells = append(row.Cells, statCell(c.Stats, u))
+		}
+		row.Budget = budgetParts(c.Budget)
+		for _, p := range row.Budget {
+			cats[p.Category] = true
+		}
+		g.Rows = append(g.Rows, row)
+		v.Cases = append(v.Cases, caseOption{Value: run.ID + "/" + row.Slug, Label: c.Name})
+	}
+	for _, key := range order {
+		g := byKey[key]
+		g.Time = timeChart(g.Rows, colors)
+		g.Budget = budgetChart(g.Rows)
+		v.Groups = append(v.Groups, *g)
+	}
+	v.Scaling = scalingCharts(run, colors)
+	for _, c := range categoryOrder(cats) {
+		v.Legend = append(v.Legend, legendItem{Label: c, Color: categoryColor(c)})
+	}
+	return v
+}
+
+// unitOrder puts the headline metrics first; other units follow
+// alphabetically.
+var unitOrder = []string{"sec/op", "cpu-sec/op", "ops/s", "B/op", "allocs/op", "MB/s"}
+
+func units(cases []store.Case) []string {
+	set := map[string]bool{}
+	for _, c := range cases {
+		for u := range c.Stats {
+			set[u] = true
+		}
+	}
+	var out []string
+	for _, u := range unitOrder {
+		if set[u] {
+			out = append(out, u)
+			delete(set, u)
+		}
+	}
+	var rest []string
+	for u := range set {
+		rest = append(rest, u)
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+func statCell(stats map[string]store.Stat, unit string) cell {
+	st, ok := stats[unit]
+	if !ok || st.N == 0 {
+		return cell{Text: "—"}
+	}
+	c := cell{Text: fmtValue(st.Median, unit)}
+	if st.Median != 0 && st.N > 1 {
+		spread := math.Max(st.MedianHi-st.Median, st.Median-st.MedianLo) / math.Abs(st.Median)
+		c.Err = fmt.Sprintf("±%.0f%%", 100*spread)
+	}
+	c.Title = fmt.Sprintf("median %s, 95%% CI [%s, %s]; mean %s, 99.9%% CI [%s, %s]; min %s, max %s; n=%d",
+		fmtValue(st.Median, unit), fmtValue(st.MedianLo, unit), fmtValue(st.MedianHi, unit),
+		fmtValue(st.Mean, unit), fmtValue(st.MeanLo, unit), fmtValue(st.MeanHi, unit),
+		fmtValue(st.Min, unit), fmtValue(st.Max, unit), st.N)
+	return c
+}
+
+func budgetParts(b map[string]float64) []budgetPart {
+	var total float64
+	for _, ns := range b {
+		total += ns
+	}
+	if total <= 0 {
+		return nil
+	}
+	set := map[string]bool{}
+	for c := range b {
+		set[c] = true
+	}
+	var parts []budgetPart
+	for _, c := range categoryOrder(set) {
+		parts = append(parts, budgetPart{Category: c, Color: categoryColor(c), NS: b[c], Share: b[c] / total})
+	}
+	return parts
+}
+
+// kindOrder is the order profile kinds are offered in.
+var kindOrder = []string{"wall", "cpu", "mutex", "block"}
+
+func profileKinds(c *store.Case) []string {
+	var out []string
+	for _, k := range kindOrder {
+		if c.Profiles[k] != "" {
+			out = append(out, k)
+		}
+	}
+	var rest []string
+	for k := range c.Profiles {
+		if !slices.Contains(kindOrder, k) {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+// ---- files ------------------------------------------------------------
+
+// servedTypes are the only files of a run the server hands out.
+var servedTypes = map[string]string{
+	".pb.gz":  "application/octet-stream",
+	".svg":    "image/svg+xml",
+	".json":   "application/json",
+	".txt":    "text/plain; charset=utf-8",
+	".folded": "text/plain; charset=utf-8",
+}
+
+func fileType(name string) (ext, ctype string) {
+	for ext, ctype := range servedTypes {
+		if strings.HasSuffix(name, ext) {
+			return ext, ctype
+		}
+	}
+	return "", ""
+}
+
+func (s *Server) runFile(w http.ResponseWriter, r *http.Request) {
+	run, ok := s.loadRun(w, r)
+	if !ok {
+		return
+	}
+	rel := r.PathValue("path")
+	ext, ctype := fileType(rel)
+	if ctype == "" {
+		s.fail(w, r, http.StatusNotFound, "Run files served here are profiles (.pb.gz), flame graphs (.svg), results (.txt) and run.json; %q is none of those.", rel)
+		return
+	}
+	p, err := s.store.Path(run.ID, rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.fail(w, r, http.StatusNotFound, "Run %s has no file %q.", run.ID, rel)
+		return
+	}
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, "%v", err)
+		return
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		s.fail(w, r, http.StatusNotFound, "Run %s has no file %q.", run.ID, rel)
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		s.fail(w, r, http.StatusNotFound, "Run %s has no file %q.", run.ID, rel)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", ctype)
+	if ext == ".svg" {
+		// A flame graph SVG holds function names from the profile; even if
+		// one got through unescaped it must not run script here.
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+	}
+	if ext == ".pb.gz" || r.URL.Query().Get("download") != "" {
+		name := run.ID + "-" + strings.ReplaceAll(rel, "/", "-")
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(name)}))
+	}
+	http.ServeContent(w, r, "", fi.ModTime(), f)
+}

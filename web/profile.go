@@ -1,0 +1,213 @@
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+
+	"github.com/google/pprof/profile"
+)
+
+// maxProfileBytes bounds a profile after decompression. A gzip bomb stops
+// here instead of filling memory.
+const maxProfileBytes = 256 << 20
+
+// parseProfile parses pprof data (gzipped or not) with bounded memory.
+func parseProfile(data []byte) (*profile.Profile, error) {
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("not a pprof profile: %v", err)
+		}
+		raw, err := io.ReadAll(io.LimitReader(zr, maxProfileBytes+1))
+		if err != nil {
+			return nil, fmt.Errorf("not a pprof profile: corrupt gzip data: %v", err)
+		}
+		if len(raw) > maxProfileBytes {
+			return nil, fmt.Errorf("profile is larger than %d MiB uncompressed; refused", maxProfileBytes>>20)
+		}
+		data = raw
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("empty file: not a pprof profile")
+	}
+	p, err := profile.ParseData(data)
+	if err != nil {
+		return nil, fmt.Errorf("not a pprof profile: %v", err)
+	}
+	if len(p.SampleType) == 0 {
+		return nil, fmt.Errorf("profile has no sample types")
+	}
+	return p, nil
+}
+
+// profileCache keeps recently parsed run profiles. Stored runs do not change
+// once committed, so the file's path, size and modification time identify
+// its content.
+type profileCache struct {
+	mu    sync.Mutex
+	max   int
+	items map[string]*profile.Profile
+	order []string
+}
+
+var runProfiles = &profileCache{max: 16, items: map[string]*profile.Profile{}}
+
+func (c *profileCache) load(path string) (*profile.Profile, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	key := fmt.Sprintf("%s\x00%d\x00%d", path, fi.Size(), fi.ModTime().UnixNano())
+	c.mu.Lock()
+	p := c.items[key]
+	c.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	if fi.Size() > maxProfileBytes {
+		return nil, fmt.Errorf("%s is larger than %d MiB; refused", path, maxProfileBytes>>20)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p, err = parseProfile(data)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[key]; !ok {
+		c.items[key] = p
+		c.order = append(c.order, key)
+		if len(c.order) > c.max {
+			delete(c.items, c.order[0])
+			c.order = c.order[1:]
+		}
+	}
+	return c.items[key], nil
+}
+
+// sampleIndex picks the sample type to show: the profile's default if it
+// names one, else the last (pprof's own choice: time over counts).
+func sampleIndex(p *profile.Profile) int {
+	if p.DefaultSampleType != "" {
+		for i, st := range p.SampleType {
+			if st.Type == p.DefaultSampleType {
+				return i
+			}
+		}
+	}
+	return len(p.SampleType) - 1
+}
+
+// fnRow is one function in a top-functions table.
+type fnRow struct {
+	Name, Category, Color string
+	Self, Total           int64
+	SelfShare, TotalShare float64
+	SelfText, TotalText   string
+}
+
+// topFunctions returns the n functions with the most self and the most
+// total (self plus callees) value, and the profile's total.
+func topFunctions(p *profile.Profile, idx, n int, classify func([]string) string) (bySelf, byTotal []fnRow, total int64) {
+	self := map[string]int64{}
+	cum := map[string]int64{}
+	cat := map[string]string{}
+	var names []string
+	for _, s := range p.Sample {
+		v := s.Value[idx]
+		if v == 0 {
+			continue
+		}
+		total += v
+		names = names[:0]
+		for _, loc := range s.Location {
+			// Inlined functions come first in Line; each is a frame.
+			for i := range loc.Line {
+				if fn := loc.Line[i].Function; fn != nil {
+					names = append(names, fn.Name)
+				} else {
+					names = append(names, "?")
+				}
+			}
+			if len(loc.Line) == 0 {
+				names = append(names, fmt.Sprintf("0x%x", loc.Address))
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		self[names[0]] += v
+		if _, ok := cat[names[0]]; !ok && classify != nil {
+			cat[names[0]] = classify(names)
+		}
+		seen := make(map[string]bool, len(names))
+		for _, name := range names {
+			if !seen[name] {
+				seen[name] = true
+				cum[name] += v
+			}
+		}
+	}
+	unit := p.SampleType[idx].Unit
+	row := func(name string) fnRow {
+		r := fnRow{Name: name, Self: self[name], Total: cum[name], Category: cat[name]}
+		if r.Category != "" {
+			r.Color = categoryColor(r.Category)
+		}
+		if total > 0 {
+			r.SelfShare = float64(r.Self) / float64(total)
+			r.TotalShare = float64(r.Total) / float64(total)
+		}
+		r.SelfText = fmtSample(r.Self, unit)
+		r.TotalText = fmtSample(r.Total, unit)
+		return r
+	}
+	top := func(m map[string]int64) []fnRow {
+		keys := make([]string, 0, len(m))
+		for k, v := range m {
+			if v > 0 {
+				keys = append(keys, k)
+			}
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if m[keys[i]] != m[keys[j]] {
+				return m[keys[i]] > m[keys[j]]
+			}
+			return keys[i] < keys[j]
+		})
+		if len(keys) > n {
+			keys = keys[:n]
+		}
+		rows := make([]fnRow, len(keys))
+		for i, k := range keys {
+			rows[i] = row(k)
+		}
+		return rows
+	}
+	return top(self), top(cum), total
+}
+
+// fmtSample formats a sample value in its pprof unit.
+func fmtSample(v int64, unit string) string {
+	switch unit {
+	case "nanoseconds":
+		return fmtValue(float64(v)*1e-9, "sec/op")
+	case "microseconds":
+		return fmtValue(float64(v)*1e-6, "sec/op")
+	case "milliseconds":
+		return fmtValue(float64(v)*1e-3, "sec/op")
+	case "seconds":
+		return fmtValue(float64(v), "sec/op")
+	case "bytes":
+		return fmtValue(float64(v), "B/op")
+	}
+	return fmt.Sprint(v)
+}

@@ -1,0 +1,32 @@
+// perflab web UI behaviour that plain HTML cannot do. Pages work without
+// it; names from profiles are only ever set with textContent.
+"use strict";
+
+// Filter selects submit their form when changed.
+for (const sel of document.querySelectorAll("select[data-autosubmit]")) {
+  sel.addEventListener("change", () => sel.form.submit());
+}
+
+// Upload: drag and drop onto the drop zone fills the file input and
+// submits, so dropping behaves like choosing a file and pressing Open.
+(function () {
+  const drop = document.getElementById("drop");
+  const input = document.getElementById("file");
+  if (!drop || !input) return;
+  for (const ev of ["dragenter", "dragover"]) {
+    drop.addEventListener(ev, (e) => { e.preventDefault(); drop.classList.add("over"); });
+  }
+  for (const ev of ["dragleave", "drop"]) {
+    drop.addEventListener(ev, () => drop.classList.remove("over"));
+  }
+  drop.addEventListener("drop", (e) => {
+    e.preventDefault();
+    if (!e.dataTransfer || e.dataTransfer.files.length === 0) return;
+    input.files = e.dataTransfer.files;
+    drop.querySelector("span").textContent = e.dataTransfer.files[0].name;
+    input.form.requestSubmit();
+  });
+  input.addEventListener("change", () => {
+    if (input.files.length > 0) drop.querySelector("span").textContent = input.files[0].name;
+  });
+})();

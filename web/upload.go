@@ -1,0 +1,256 @@
+package web
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/store"
+)
+
+// An uploaded profile lives in memory only, under an unguessable token,
+// until it is evicted or the user asks to save it as a run.
+type upload struct {
+	Token string
+	Name  string
+	Size  int
+	Added time.Time
+	Data  []byte
+	Prof  *profile.Profile
+}
+
+type uploadCache struct {
+	mu    sync.Mutex
+	max   int
+	items map[string]*upload
+	order []string
+}
+
+func newUploadCache(max int) *uploadCache {
+	return &uploadCache{max: max, items: map[string]*upload{}}
+}
+
+func (c *uploadCache) add(u *upload) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.items[u.Token] = u
+	c.order = append(c.order, u.Token)
+	for len(c.order) > c.max {
+		delete(c.items, c.order[0])
+		c.order = c.order[1:]
+	}
+}
+
+func (c *uploadCache) get(token string) *upload {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.items[token]
+}
+
+type uploadFormView struct {
+	MaxMiB int64
+}
+
+type uploadView struct {
+	Upload  *upload
+	Profile *profileView
+	Budget  []budgetPart
+	Legend  []legendItem
+	Types   []string
+}
+
+func (s *Server) uploadForm(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, http.StatusOK, "upload", uploadFormView{MaxMiB: s.opts.MaxUpload >> 20})
+}
+
+// errTooLarge marks an upload over the limit.
+var errTooLarge = errors.New("too large")
+
+// uploadPost reads a multipart form with a "profile" file and an optional
+// "save" field. It streams the parts instead of calling ParseMultipartForm,
+// so nothing is spilled to temporary files and memory stays bounded by
+// MaxUpload.
+func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
+	// The form's own fields and boundaries add a little to the file.
+	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxUpload+64<<10)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, "Send the profile as a multipart form with a file field named \"profile\" (%v).", err)
+		return
+	}
+	var (
+		data []byte
+		name string
+		save bool
+	)
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			s.uploadError(w, r, err)
+			return
+		}
+		switch part.FormName() {
+		case "profile":
+			name = path.Base(strings.ReplaceAll(part.FileName(), "\\", "/"))
+			data, err = readLimited(part, s.opts.MaxUpload)
+		case "save":
+			var v []byte
+			v, err = readLimited(part, 16)
+			save = len(v) > 0 && string(v) != "0"
+		default:
+			_, err = io.Copy(io.Discard, io.LimitReader(part, 1<<10))
+		}
+		part.Close()
+		if err != nil {
+			s.uploadError(w, r, err)
+			return
+		}
+	}
+	if data == nil {
+		s.fail(w, r, http.StatusBadRequest, "The form had no file named \"profile\". Choose a pprof file (.pb.gz) to upload.")
+		return
+	}
+	prof, err := parseProfile(data)
+	if err != nil {
+		s.fail(w, r, http.StatusUnprocessableEntity, "%s could not be read: %v.", orUnnamed(name), err)
+		return
+	}
+	u := &upload{Token: newToken(), Name: orUnnamed(name), Size: len(data), Added: time.Now(), Data: data, Prof: prof}
+	if save {
+		s.saveUpload(w, r, u)
+		return
+	}
+	s.uploads.add(u)
+	http.Redirect(w, r, "/upload/"+u.Token, http.StatusSeeOther)
+}
+
+func (s *Server) uploadError(w http.ResponseWriter, r *http.Request, err error) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) || errors.Is(err, errTooLarge) {
+		s.fail(w, r, http.StatusRequestEntityTooLarge, "The upload is larger than the limit of %d MiB.", s.opts.MaxUpload>>20)
+		return
+	}
+	s.fail(w, r, http.StatusBadRequest, "The upload could not be read: %v.", err)
+}
+
+// readLimited reads all of r, failing with errTooLarge past max bytes.
+func readLimited(r io.Reader, max int64) ([]byte, error) {
+	var buf bytes.Buffer
+	n, err := io.Copy(&buf, io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > max {
+		return nil, errTooLarge
+	}
+	return buf.Bytes(), nil
+}
+
+func orUnnamed(name string) string {
+	if name == "" || name == "." || name == "/" {
+		return "unnamed profile"
+	}
+	return name
+}
+
+func newToken() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (s *Server) loadUpload(w http.ResponseWriter, r *http.Request) (*upload, bool) {
+	token := r.PathValue("token")
+	u := s.uploads.get(token)
+	if u == nil {
+		s.fail(w, r, http.StatusNotFound, "This upload is no longer in memory (uploads are kept only until the server restarts or newer ones push them out). Upload the file again, and tick \"save\" to keep it.")
+		return nil, false
+	}
+	return u, true
+}
+
+func (s *Server) uploadPage(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.loadUpload(w, r)
+	if !ok {
+		return
+	}
+	v := uploadView{Upload: u, Profile: newProfileView(u.Prof, "/upload/"+u.Token+"/flame.json")}
+	for _, st := range u.Prof.SampleType {
+		v.Types = append(v.Types, st.Type+" ("+st.Unit+")")
+	}
+	v.Budget = profileBudget(u.Prof, sampleIndex(u.Prof))
+	for _, p := range v.Budget {
+		v.Legend = append(v.Legend, legendItem{Label: p.Category, Color: p.Color})
+	}
+	s.render(w, r, http.StatusOK, "uploaded", v)
+}
+
+func (s *Server) uploadFlameJSON(w http.ResponseWriter, r *http.Request) {
+	u := s.uploads.get(r.PathValue("token"))
+	if u == nil {
+		s.failJSON(w, http.StatusNotFound, errors.New("this upload is no longer in memory"))
+		return
+	}
+	s.writeFlameJSON(w, r, u.Prof)
+}
+
+func (s *Server) uploadSave(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.loadUpload(w, r)
+	if !ok {
+		return
+	}
+	s.saveUpload(w, r, u)
+}
+
+// saveUpload stores an uploaded profile as a run of the pseudo-scenario
+// "upload" with one case, and redirects to that case.
+func (s *Server) saveUpload(w http.ResponseWriter, r *http.Request, u *upload) {
+	now := time.Now()
+	name := strings.TrimSuffix(strings.TrimSuffix(u.Name, ".gz"), ".pb")
+	c := store.Case{Name: "profile=" + name, Status: store.StatusOK}
+	slug := store.Slug(c.Name)
+	rel := "cases/" + slug + "/profile.pb.gz"
+	c.Profiles = map[string]string{"profile": rel}
+	run := &store.Run{
+		ID:       store.NewID(now, "upload"),
+		Scenario: "upload",
+		Started:  now,
+		Finished: now,
+		Complete: true,
+		Note:     fmt.Sprintf("uploaded through the web UI from %s (%d bytes)", u.Name, u.Size),
+		Cases:    []store.Case{c},
+	}
+	wr, err := s.store.Create(run)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "Cannot save the upload: %v", err)
+		return
+	}
+	data := u.Data
+	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		var buf bytes.Buffer
+		if err := u.Prof.Write(&buf); err == nil {
+			data = buf.Bytes()
+		}
+	}
+	if err := wr.WriteFile(rel, data); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "Cannot save the upload: %v", err)
+		return
+	}
+	if _, err := wr.Commit(); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "Cannot save the upload: %v", err)
+		return
+	}
+	http.Redirect(w, r, "/runs/"+run.ID+"/cases/"+slug, http.StatusSeeOther)
+}

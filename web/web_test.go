@@ -1,0 +1,362 @@
+package web
+
+import (
+	"bytes"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/perflab/perflab/internal/store"
+)
+
+func newTestServer(t *testing.T) (*httptest.Server, *fixture) {
+	t.Helper()
+	f := writeFixture(t, t.TempDir())
+	srv := httptest.NewServer(New(store.Open(f.root), Options{MaxUpload: 1 << 20, Logf: t.Logf}))
+	t.Cleanup(srv.Close)
+	return srv, f
+}
+
+// client does not follow redirects, so tests see them.
+var client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+func get(t *testing.T, rawURL string) (int, http.Header, string) {
+	t.Helper()
+	resp, err := client.Get(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, string(body)
+}
+
+func caseURL(r *store.Run, i int) string {
+	return "/runs/" + r.ID + "/cases/" + store.Slug(r.Cases[i].Name)
+}
+
+func TestRoutes(t *testing.T) {
+	srv, f := newTestServer(t)
+	full, small := f.full, f.small
+	c0 := caseURL(full, 0)
+	pair := "a=" + url.QueryEscape(full.ID+"/"+store.Slug(full.Cases[0].Name)) + "&b=" + url.QueryEscape(full.ID+"/"+store.Slug(full.Cases[1].Name))
+	tests := []struct {
+		name, path string
+		status     int
+		contains   []string
+	}{
+		{"runs", "/", 200, []string{full.ID, small.ID, "cipher-cache", "incomplete", "lab-1"}},
+		{"runs filtered", "/?scenario=broken", 200, []string{f.broken}},
+		{"runs filter no match", "/?scenario=nothing", 200, []string{"No runs of nothing"}},
+		{"run", "/runs/" + full.ID, 200, []string{"keys=128 key=ssk threads=4", "time/op", "±", "<svg class=\"chart\"", "Scaling", "rwmutex"}},
+		{"latest", "/runs/latest", 302, nil},
+		{"case", c0, 200, []string{"Top functions by self", "blockSHANI", "wall.pb.gz", "aria-current"}},
+		{"case cpu", c0 + "?kind=cpu", 200, []string{"cpu.pb.gz"}},
+		{"case mutex", c0 + "?kind=mutex", 200, []string{"delay (nanoseconds)"}},
+		{"case bad kind", c0 + "?kind=heap", 404, []string{"has no"}},
+		{"case missing", "/runs/" + full.ID + "/cases/variant=nope", 404, []string{"no case"}},
+		{"folded", c0 + "/folded", 200, []string{"runtime.goexit;main.worker;"}},
+		{"profile file", "/runs/" + full.ID + "/files/" + full.Cases[0].Profiles["wall"], 200, nil},
+		{"svg file", "/runs/" + full.ID + "/files/" + full.Cases[0].Flame, 200, []string{"<svg"}},
+		{"results", "/runs/" + full.ID + "/files/results.txt", 200, []string{"BenchmarkX"}},
+		{"file missing", "/runs/" + full.ID + "/files/cases/x/wall.pb.gz", 404, nil},
+		{"file type refused", "/runs/" + full.ID + "/files/cases/x/wall.exe", 404, []string{"none of those"}},
+		{"broken profile", "/runs/" + f.broken + "/cases/variant=x", 200, []string{"the wall profile of variant=x: not a pprof profile"}},
+		{"broken flame json", "/runs/" + f.broken + "/cases/variant=x/flame.json", 422, []string{"error"}},
+		{"compare picker", "/compare", 200, []string{"<optgroup", full.ID}},
+		{"compare", "/compare?" + pair, 200, []string{"verdict", "p=", "Differential flame graph"}},
+		{"compare one side", "/compare?a=" + url.QueryEscape(full.ID+"/"+store.Slug(full.Cases[0].Name)), 400, []string{"pick the new case"}},
+		{"compare bad ref", "/compare?a=nope&b=nope", 400, []string{"does not name a case"}},
+		{"compare missing run", "/compare?a=20990101-000000-x/y&b=20990101-000000-x/y", 404, nil},
+		{"upload form", "/upload", 200, []string{"multipart/form-data"}},
+		{"upload gone", "/upload/0123456789abcdef", 404, []string{"no longer in memory"}},
+		{"static css", "/static/style.css", 200, []string{"--fg"}},
+		{"static js", "/static/app.js", 200, []string{"textContent"}},
+		{"not found", "/nope", 404, []string{"no page"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, _, body := get(t, srv.URL+tt.path)
+			if status != tt.status {
+				t.Fatalf("GET %s: status %d, want %d\n%s", tt.path, status, tt.status, body)
+			}
+			for _, s := range tt.contains {
+				if !strings.Contains(body, s) {
+					t.Errorf("GET %s: body lacks %q", tt.path, s)
+				}
+			}
+		})
+	}
+}
+
+func TestBadIDs(t *testing.T) {
+	srv, f := newTestServer(t)
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("secret"), 0o644)
+	// A run directory that is a symlink out of the store, and a file inside
+	// a run that is one.
+	if err := os.Symlink(filepath.Join(f.root, f.full.ID), filepath.Join(f.root, "linked-run")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(f.root, f.full.ID, "leak.txt")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path string
+		status     int
+	}{
+		{"dot dot", "/runs/..", 307}, // ServeMux cleans it to "/"
+		{"encoded dot dot", "/runs/%2e%2e", 400},
+		{"encoded slash", "/runs/..%2f..%2fetc", 400},
+		{"absolute", "/runs/%2fetc%2fpasswd", 400},
+		{"hidden", "/runs/.20261130-090000-cipher-cache.partial", 400},
+		{"nul", "/runs/a%00b", 400},
+		{"backslash", "/runs/a%5c..%5cb", 400},
+		{"unknown", "/runs/20990101-000000-none", 404},
+		{"symlinked run", "/runs/linked-run", 403},
+		{"symlinked file", "/runs/" + f.full.ID + "/files/leak.txt", 400},
+		{"file traversal", "/runs/" + f.full.ID + "/files/%2e%2e/%2e%2e/secret.txt", 400},
+		{"file absolute", "/runs/" + f.full.ID + "/files/%2fetc%2fpasswd.txt", 400},
+		{"file hidden", "/runs/" + f.full.ID + "/files/.tmp-1.json", 400},
+		{"case traversal", "/runs/" + f.full.ID + "/cases/..%2f..%2fx", 404},
+		{"compare traversal", "/compare?a=..%2fx/y&b=..%2fx/y", 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, _, body := get(t, srv.URL+tt.path)
+			if status != tt.status {
+				t.Fatalf("GET %s: status %d, want %d\n%s", tt.path, status, tt.status, body)
+			}
+			if strings.Contains(body, "secret") && !strings.Contains(body, "secret.txt") {
+				t.Fatalf("GET %s leaked the file outside the store", tt.path)
+			}
+			if status != 307 && !strings.Contains(body, "<h1>") {
+				t.Errorf("GET %s: error is not a page", tt.path)
+			}
+		})
+	}
+}
+
+func TestRemoteClientsRefused(t *testing.T) {
+	f := writeFixture(t, t.TempDir())
+	tests := []struct {
+		name, remote, host string
+		allow              bool
+		status             int
+	}{
+		{"loopback v4", "127.0.0.1:5000", "127.0.0.1:8080", false, 200},
+		{"loopback v6", "[::1]:5000", "localhost:8080", false, 200},
+		{"remote", "192.0.2.7:5000", "127.0.0.1:8080", false, 403},
+		{"rebinding host", "127.0.0.1:5000", "attacker.example:8080", false, 421},
+		{"remote allowed", "192.0.2.7:5000", "lab.example:8080", true, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := New(store.Open(f.root), Options{AllowRemote: tt.allow, Logf: t.Logf})
+			req := httptest.NewRequest("GET", "/", nil)
+			req.RemoteAddr, req.Host = tt.remote, tt.host
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tt.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tt.status, rec.Body)
+			}
+		})
+	}
+	for addr, want := range map[string]bool{"127.0.0.1:8080": true, "localhost:80": true, "[::1]:1": true, ":8080": false, "0.0.0.0:8080": false, "192.0.2.1:80": false} {
+		if got := LoopbackOnly(addr); got != want {
+			t.Errorf("LoopbackOnly(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+// postFile uploads data as the "profile" field.
+func postFile(t *testing.T, target string, data []byte, save bool, header http.Header) *http.Response {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	if save {
+		mw.WriteField("save", "1")
+	}
+	fw, _ := mw.CreateFormFile("profile", "../../"+hostile+".pb.gz")
+	fw.Write(data)
+	mw.Close()
+	req, _ := http.NewRequest("POST", target, &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func TestUpload(t *testing.T) {
+	srv, f := newTestServer(t)
+	prof := testProfile(t, "cpu", 1)
+
+	resp := postFile(t, srv.URL+"/upload", prof, false, nil)
+	if resp.StatusCode != http.StatusSeeOther {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("upload: status %d: %s", resp.StatusCode, b)
+	}
+	view := resp.Header.Get("Location")
+	if !regexp.MustCompile(`^/upload/[0-9a-f]{32}$`).MatchString(view) {
+		t.Fatalf("upload redirected to %q", view)
+	}
+	status, _, body := get(t, srv.URL+view)
+	if status != 200 || !strings.Contains(body, "blockSHANI") || !strings.Contains(body, "Save to the run store") {
+		t.Fatalf("upload view: %d\n%s", status, body)
+	}
+	if strings.Contains(body, "<img src=x") {
+		t.Fatal("hostile function name reached the page unescaped")
+	}
+	runs, _, _ := store.Open(f.root).List()
+	if len(runs) != 3 {
+		t.Fatalf("an upload without save changed the store: %d runs", len(runs))
+	}
+
+	// Saving stores a run and shows its case.
+	req, _ := http.NewRequest("POST", srv.URL+view+"/save", nil)
+	resp2, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp2.Body.Close()
+	if resp2.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp2.Header.Get("Location"), "/runs/") {
+		t.Fatalf("save: %d %q", resp2.StatusCode, resp2.Header.Get("Location"))
+	}
+	status, _, body = get(t, srv.URL+resp2.Header.Get("Location"))
+	if status != 200 || !strings.Contains(body, "blockSHANI") {
+		t.Fatalf("saved case: %d\n%s", status, body)
+	}
+
+	// Upload and save in one go.
+	resp = postFile(t, srv.URL+"/upload", prof, true, nil)
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/runs/") {
+		t.Fatalf("upload+save: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+
+	tests := []struct {
+		name   string
+		data   []byte
+		header http.Header
+		status int
+	}{
+		{"too large", bytes.Repeat([]byte("x"), 2<<20), nil, http.StatusRequestEntityTooLarge},
+		{"not a profile", []byte("hello"), nil, http.StatusUnprocessableEntity},
+		{"empty", []byte{}, nil, http.StatusUnprocessableEntity},
+		{"gzip garbage", []byte("\x1f\x8b\x08\x00garbage"), nil, http.StatusUnprocessableEntity},
+		{"cross-site", prof, http.Header{"Sec-Fetch-Site": {"cross-site"}, "Origin": {"http://attacker.example"}}, http.StatusForbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := postFile(t, srv.URL+"/upload", tt.data, false, tt.header)
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, b)
+			}
+		})
+	}
+
+	req, _ = http.NewRequest("POST", srv.URL+"/upload", strings.NewReader("x"))
+	req.Header.Set("Content-Type", "text/plain")
+	resp3, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp3.Body.Close()
+	if resp3.StatusCode != http.StatusBadRequest {
+		t.Errorf("non-multipart upload: status %d, want 400", resp3.StatusCode)
+	}
+}
+
+func TestHostileNamesEscaped(t *testing.T) {
+	srv, f := newTestServer(t)
+	for _, path := range []string{"/runs/" + f.small.ID, caseURL(f.small, 1), caseURL(f.small, 1) + "?kind=cpu",
+		"/compare?a=" + url.QueryEscape(f.small.ID+"/"+store.Slug(f.small.Cases[0].Name)) + "&b=" + url.QueryEscape(f.small.ID+"/"+store.Slug(f.small.Cases[1].Name))} {
+		status, h, body := get(t, srv.URL+path)
+		if status != 200 {
+			t.Fatalf("GET %s: %d\n%s", path, status, body)
+		}
+		if strings.Contains(body, "<img src=x") || strings.Contains(body, `</script><img`) {
+			t.Errorf("GET %s: a hostile name reached the page unescaped", path)
+		}
+		if !strings.Contains(body, "&lt;img src=x") && !strings.Contains(body, `\u003cimg`) {
+			t.Errorf("GET %s: the hostile name is not on the page at all (test is not testing)", path)
+		}
+		if !strings.Contains(h.Get("Content-Security-Policy"), "script-src 'self'") {
+			t.Errorf("GET %s: no Content-Security-Policy", path)
+		}
+	}
+}
+
+// TestParallelFetch crawls every URL reachable from the runs page and
+// fetches them all at once, several times: under -race this finds shared
+// state in the handlers.
+func TestParallelFetch(t *testing.T) {
+	srv, f := newTestServer(t)
+	hrefRE := regexp.MustCompile(`(?:href|src|data-src)="(/[^"]*)"`)
+	seen := map[string]bool{"/": true}
+	queue := []string{"/"}
+	for len(queue) > 0 && len(seen) < 400 {
+		u := queue[0]
+		queue = queue[1:]
+		status, h, body := get(t, srv.URL+u)
+		if status >= 400 && !strings.Contains(u, "flame.json") && !strings.Contains(u, f.broken) {
+			t.Errorf("GET %s: %d", u, status)
+		}
+		if !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
+			continue
+		}
+		for _, m := range hrefRE.FindAllStringSubmatch(body, -1) {
+			link := strings.ReplaceAll(m[1], "&amp;", "&")
+			if !seen[link] {
+				seen[link] = true
+				queue = append(queue, link)
+			}
+		}
+	}
+	if len(seen) < 50 {
+		t.Fatalf("crawl found only %d URLs", len(seen))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, len(seen)*3)
+	for round := 0; round < 3; round++ {
+		for u := range seen {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp, err := http.Get(srv.URL + u)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented {
+					errs <- u + ": " + resp.Status
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	t.Logf("fetched %d URLs ×3 in parallel", len(seen))
+}
