@@ -1,0 +1,221 @@
+// Package pyroscope sends stored perflab runs to a Grafana Pyroscope server
+// and reads merged profiles back, so lab runs can be tracked over time and
+// production profiles can be seen through perflab's categories.
+//
+// It speaks two of Pyroscope's HTTP APIs with net/http alone:
+//
+//   - push: POST /ingest with a multipart pprof body, the wire format of
+//     github.com/grafana/pyroscope-go/upstream/remote. We do not import that
+//     package: it uploads from background goroutines, drops jobs when its
+//     queue is full and only logs upload errors, while perflab must report
+//     every failed upload, retry the transient ones and stop when told to.
+//   - read: the Connect endpoint querier.v1.QuerierService/SelectMergeProfile,
+//     whose response is a google.v1.Profile, the pprof protobuf itself, so
+//     github.com/google/pprof/profile parses it unchanged.
+//
+// Nothing here runs inside a measured process: profiles are pushed from a
+// run's store directory after the fact (DESIGN.md: never start
+// pyroscope.Start in a run, it would take the single CPU profiler).
+package pyroscope
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Config holds how to reach a Pyroscope server besides its URL.
+type Config struct {
+	// TenantID is sent as X-Scope-OrgID, for servers with multi-tenancy on.
+	TenantID string
+	// BasicAuthUser and BasicAuthPassword are sent as HTTP basic auth (as
+	// Grafana Cloud expects). A user:password in the URL does the same.
+	BasicAuthUser     string
+	BasicAuthPassword string
+	// HTTPClient defaults to a client with a 30 s timeout.
+	HTTPClient *http.Client
+	// Retries is how often a transient failure (network error, 429, 5xx)
+	// is retried; 0 means the default, 3; negative means never.
+	Retries int
+	// RetryDelay is the first wait before a retry, doubled after each
+	// (default 500 ms).
+	RetryDelay time.Duration
+}
+
+// Client talks to one Pyroscope server.
+type Client struct {
+	base *url.URL
+	cfg  Config
+}
+
+// New returns a client for the server at rawURL (e.g. http://127.0.0.1:4040).
+func New(rawURL string, cfg Config) (*Client, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("pyroscope URL %q: %w", rawURL, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("pyroscope URL %q: want http://host:port or https://host", rawURL)
+	}
+	if u.User != nil {
+		if cfg.BasicAuthUser == "" {
+			cfg.BasicAuthUser = u.User.Username()
+			cfg.BasicAuthPassword, _ = u.User.Password()
+		}
+		u.User = nil
+	}
+	u.RawQuery, u.Fragment = "", ""
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{
+			Timeout: 30 * time.Second,
+			// Like pyroscope-go: Go drops the Authorization header on a
+			// redirect to another host, which turns into a confusing 401.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	switch {
+	case cfg.Retries == 0:
+		cfg.Retries = 3
+	case cfg.Retries < 0:
+		cfg.Retries = 0
+	}
+	if cfg.RetryDelay <= 0 {
+		cfg.RetryDelay = 500 * time.Millisecond
+	}
+	return &Client{base: u, cfg: cfg}, nil
+}
+
+// URL returns the server's base URL, without credentials.
+func (c *Client) URL() string { return c.base.String() }
+
+func (c *Client) endpoint(path string, q url.Values) string {
+	u := *c.base
+	u.Path += path
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func (c *Client) authorize(req *http.Request) {
+	if c.cfg.BasicAuthUser != "" || c.cfg.BasicAuthPassword != "" {
+		req.SetBasicAuth(c.cfg.BasicAuthUser, c.cfg.BasicAuthPassword)
+	}
+	if c.cfg.TenantID != "" {
+		req.Header.Set("X-Scope-OrgID", c.cfg.TenantID)
+	}
+	req.Header.Set("User-Agent", "perflab")
+}
+
+// StatusError is a response from the server other than 200 OK.
+type StatusError struct {
+	Code int
+	Body string // the server's message, shortened
+}
+
+func (e *StatusError) Error() string {
+	msg := fmt.Sprintf("server answered %d %s", e.Code, http.StatusText(e.Code))
+	if e.Body != "" {
+		msg += ": " + e.Body
+	}
+	return msg
+}
+
+// transportError is a failure to exchange a request with the server at all:
+// refused or reset connection, DNS failure, timeout.
+type transportError struct {
+	op  string
+	err error
+}
+
+func (e *transportError) Error() string { return e.op + ": " + e.err.Error() }
+func (e *transportError) Unwrap() error { return e.err }
+
+// transient reports whether retrying err may help: transport errors, 429
+// and 5xx do; other statuses and errors do not.
+func transient(err error) bool {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Code == http.StatusTooManyRequests || se.Code >= 500
+	}
+	var te *transportError
+	return errors.As(err, &te)
+}
+
+// unreachable reports whether err means the server could not be talked to at
+// all (as opposed to refusing one request), so later requests would fail too.
+func unreachable(err error) bool {
+	var te *transportError
+	return errors.As(err, &te)
+}
+
+// do sends the request made by newReq, retrying transient failures with
+// exponential backoff. It returns the body of a 200 response and how many
+// attempts it took.
+func (c *Client) do(ctx context.Context, newReq func() (*http.Request, error)) ([]byte, int, error) {
+	delay := c.cfg.RetryDelay
+	for attempt := 1; ; attempt++ {
+		body, err := c.once(ctx, newReq)
+		if err == nil || attempt > c.cfg.Retries || !transient(err) || ctx.Err() != nil {
+			return body, attempt, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, attempt, fmt.Errorf("%w (after %d attempts, last error: %v)", ctx.Err(), attempt, err)
+		case <-time.After(delay):
+		}
+		delay *= 2
+	}
+}
+
+func (c *Client) once(ctx context.Context, newReq func() (*http.Request, error)) ([]byte, error) {
+	req, err := newReq()
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	c.authorize(req)
+	resp, err := c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// *url.Error repeats the whole URL, query and all; the path is
+		// enough to say what failed.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, &transportError{op: req.Method + " " + c.base.Host + req.URL.Path, err: err}
+	}
+	defer resp.Body.Close()
+	// Merged profiles can be large; 512 MiB is far beyond any we make and
+	// still bounds a misbehaving server.
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 512<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading response: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg := string(body)
+		// Connect errors are JSON: {"code":"invalid_argument","message":"…"}.
+		var ce struct{ Code, Message string }
+		if json.Unmarshal(body, &ce) == nil && ce.Message != "" {
+			msg = ce.Code + ": " + ce.Message
+		}
+		return nil, &StatusError{Code: resp.StatusCode, Body: shorten(msg, 600)}
+	}
+	return body, nil
+}
+
+func shorten(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

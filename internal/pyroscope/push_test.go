@@ -1,0 +1,329 @@
+package pyroscope
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// ingestCall is what the fake server saw of one POST /ingest.
+type ingestCall struct {
+	name, from, until, spy string
+	tenant, user, pass     string
+	profile                *profile.Profile
+	config                 map[string]sampleTypeConfig
+}
+
+// fakeIngest is an /ingest endpoint that records calls and answers with the
+// statuses in fail (in order) before answering 200.
+type fakeIngest struct {
+	mu    sync.Mutex
+	calls []ingestCall
+	fail  []int
+	body  string
+}
+
+func (f *fakeIngest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r.URL.Path != "/ingest" || r.Method != http.MethodPost {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	if len(f.fail) > 0 {
+		code := f.fail[0]
+		f.fail = f.fail[1:]
+		http.Error(w, f.body, code)
+		return
+	}
+	c := ingestCall{
+		name: r.URL.Query().Get("name"), from: r.URL.Query().Get("from"),
+		until: r.URL.Query().Get("until"), spy: r.URL.Query().Get("spyName"),
+		tenant: r.Header.Get("X-Scope-OrgID"),
+	}
+	c.user, c.pass, _ = r.BasicAuth()
+	if err := r.ParseMultipartForm(10 << 20); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	file := func(name string) []byte {
+		fh := r.MultipartForm.File[name]
+		if len(fh) == 0 {
+			return nil
+		}
+		rd, _ := fh[0].Open()
+		b, _ := io.ReadAll(rd)
+		return b
+	}
+	var err error
+	if c.profile, err = profile.ParseData(file("profile")); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if b := file("sample_type_config"); b != nil {
+		json.Unmarshal(b, &c.config)
+	}
+	f.calls = append(f.calls, c)
+}
+
+func newTestClient(t *testing.T, h http.Handler, cfg Config) (*Client, *httptest.Server) {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	cfg.RetryDelay = time.Millisecond
+	c, err := New(srv.URL+"/", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, srv
+}
+
+func sampleTypes(p *profile.Profile) string {
+	var s []string
+	for _, st := range p.SampleType {
+		s = append(s, st.Type+"/"+st.Unit)
+	}
+	return strings.Join(s, ",") + " period " + p.PeriodType.Type + "/" + p.PeriodType.Unit
+}
+
+func TestPushWallProfile(t *testing.T) {
+	f := &fakeIngest{}
+	c, _ := newTestClient(t, f, Config{TenantID: "team-a", BasicAuthUser: "u", BasicAuthPassword: "p"})
+	start := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	orig := testProfile(KindWall, start, map[string][]string{"1s": {"main.work", "main.main"}})
+	attempts, err := c.Push(context.Background(), Upload{
+		Kind: KindWall, Profile: orig, ServiceName: "perflab",
+		Labels: map[string]string{"variant": "mutex", "run_id": "r1", "odd": " a,b{c}"},
+	})
+	if err != nil || attempts != 1 {
+		t.Fatalf("Push: attempts=%d err=%v", attempts, err)
+	}
+	if len(f.calls) != 1 {
+		t.Fatalf("%d calls", len(f.calls))
+	}
+	got := f.calls[0]
+	if want := "perflab{odd=a_b_c_,run_id=r1,variant=mutex}"; got.name != want {
+		t.Errorf("name = %q, want %q", got.name, want)
+	}
+	if got.from != fmt.Sprint(start.UnixNano()) || got.until != fmt.Sprint(start.Add(time.Second).UnixNano()) || got.spy != "gospy" {
+		t.Errorf("from=%s until=%s spy=%s", got.from, got.until, got.spy)
+	}
+	if got.tenant != "team-a" || got.user != "u" || got.pass != "p" {
+		t.Errorf("tenant=%q auth=%q:%q", got.tenant, got.user, got.pass)
+	}
+	// The server files a profile with a "wall" sample type under "wall";
+	// fgprof's "time" would land under process_cpu.
+	if s, want := sampleTypes(got.profile), "samples/count,wall/nanoseconds period wall/nanoseconds"; s != want {
+		t.Errorf("sample types %s, want %s", s, want)
+	}
+	if got.config != nil {
+		t.Errorf("sample_type_config sent for wall: %v", got.config)
+	}
+	if sampleTypes(orig) != "samples/count,time/nanoseconds period wallclock/nanoseconds" {
+		t.Errorf("Push changed the caller's profile: %s", sampleTypes(orig))
+	}
+}
+
+func TestPushBlockSendsDisplayNames(t *testing.T) {
+	f := &fakeIngest{}
+	c, _ := newTestClient(t, f, Config{})
+	stamp := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	p := testProfile(KindBlock, time.Unix(1, 0), map[string][]string{"1ms": {"sync.(*WaitGroup).Wait"}})
+	if _, err := c.Push(context.Background(), Upload{Kind: KindBlock, Profile: p, ServiceName: "perflab", Stamp: stamp}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.calls[0]
+	if got.config["contentions"].DisplayName != "block_count" || got.config["delay"].DisplayName != "block_duration" {
+		t.Errorf("config = %+v", got.config)
+	}
+	if got.profile.TimeNanos != stamp.UnixNano() {
+		t.Errorf("TimeNanos = %d, want the stamp %d", got.profile.TimeNanos, stamp.UnixNano())
+	}
+	if s := sampleTypes(got.profile); s != "contentions/count,delay/nanoseconds period contentions/count" {
+		t.Errorf("sample types changed: %s", s)
+	}
+}
+
+func TestPushRetries(t *testing.T) {
+	tests := []struct {
+		name         string
+		fail         []int
+		body         string
+		wantAttempts int
+		wantErr      string
+	}{
+		{"ok", nil, "", 1, ""},
+		{"transient then ok", []int{503, 502}, "busy", 3, ""},
+		{"429 then ok", []int{429}, "slow down", 2, ""},
+		{"gives up", []int{500, 500, 500, 500, 500}, "broken", 4, "500 Internal Server Error: broken"},
+		{"bad request is not retried", []int{400}, "invalid label name", 1, "400 Bad Request: invalid label name"},
+		{"auth is not retried", []int{401}, "no", 1, "401"},
+		{"old profile gets a hint", []int{400}, "profile with labels '{}' is outside of ingestion window", 1, "--timestamp now"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeIngest{fail: tt.fail, body: tt.body}
+			c, _ := newTestClient(t, f, Config{})
+			p := testProfile(KindCPU, time.Now(), map[string][]string{"10ms": {"main.f"}})
+			attempts, err := c.Push(context.Background(), Upload{Kind: KindCPU, Profile: p, ServiceName: "perflab"})
+			if attempts != tt.wantAttempts {
+				t.Errorf("attempts = %d, want %d", attempts, tt.wantAttempts)
+			}
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestPushRefusesBadInput(t *testing.T) {
+	c, _ := newTestClient(t, &fakeIngest{}, Config{})
+	p := testProfile(KindCPU, time.Now(), map[string][]string{"10ms": {"main.f"}})
+	if _, err := c.Push(context.Background(), Upload{Kind: KindCPU, Profile: p, ServiceName: "my service"}); err == nil {
+		t.Error("service name with a space accepted")
+	}
+	if _, err := c.Push(context.Background(), Upload{Kind: "heap", Profile: p, ServiceName: "perflab"}); err == nil {
+		t.Error("unknown kind accepted")
+	}
+	for _, u := range []string{"localhost:4040", "ftp://x", "http://"} {
+		if _, err := New(u, Config{}); err == nil {
+			t.Errorf("New(%q) accepted", u)
+		}
+	}
+}
+
+func TestNewTakesCredentialsFromURL(t *testing.T) {
+	c, err := New("https://123:secret@profiles.example.com/prefix/", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.URL() != "https://profiles.example.com/prefix" || c.cfg.BasicAuthUser != "123" || c.cfg.BasicAuthPassword != "secret" {
+		t.Errorf("URL %s user %q pass %q", c.URL(), c.cfg.BasicAuthUser, c.cfg.BasicAuthPassword)
+	}
+	if got := c.endpoint("/ingest", nil); got != "https://profiles.example.com/prefix/ingest" {
+		t.Errorf("endpoint = %s", got)
+	}
+}
+
+func TestLabelName(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"keys", "keys"},
+		{"key-size", "key_size"},
+		{"key.size", "key_size"},
+		{"2x", "_2x"},
+		{"__name__", "_name__"},
+		{"", "_"},
+		{"clé", "cl__"},
+	}
+	for _, tt := range tests {
+		if got := LabelName(tt.in); got != tt.want {
+			t.Errorf("LabelName(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestPushRun(t *testing.T) {
+	start := time.Now().Add(-time.Minute)
+	st, run := writeTestRun(t, "20261130-100000-push-test", start)
+	f := &fakeIngest{}
+	c, srv := newTestClient(t, f, Config{})
+	var progress bytes.Buffer
+	sum, err := PushRun(context.Background(), c, st, run, PushOptions{
+		Labels: map[string]string{"env": "ci", "variant": "not-this"}, Progress: &progress,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 cases × 4 kinds, one of them empty (variant b's mutex).
+	if len(sum.Results) != 8 || sum.Sent() != 7 || len(f.calls) != 7 {
+		t.Fatalf("results=%d sent=%d calls=%d", len(sum.Results), sum.Sent(), len(f.calls))
+	}
+	want := "perflab{commit=abc123,env=ci,goarch=amd64,goos=linux,key_size=16,run_id=20261130-100000-push-test,scenario=push-test,threads=2,variant=a}"
+	if f.calls[0].name != want {
+		t.Errorf("first name = %q", f.calls[0].name)
+	}
+	var out bytes.Buffer
+	sum.Write(&out)
+	for _, s := range []string{
+		"variant=b/key-size=16/threads=2  mutex",
+		"empty, not sent",
+		"skipped variant=c/key-size=16/threads=2: case failed",
+		"7 of 7 profiles sent to " + srv.URL + ` as {service_name="perflab",run_id="20261130-100000-push-test"}`,
+	} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("summary lacks %q:\n%s", s, out.String())
+		}
+	}
+	if n := strings.Count(progress.String(), "\n"); n != 8 {
+		t.Errorf("%d progress lines:\n%s", n, progress.String())
+	}
+
+	// Only some kinds.
+	f.calls = nil
+	sum, err = PushRun(context.Background(), c, st, run, PushOptions{Kinds: []string{KindCPU}, ServiceName: "lab"})
+	if err != nil || sum.Sent() != 2 || !strings.HasPrefix(f.calls[0].name, "lab{") {
+		t.Fatalf("cpu only: sent=%d err=%v calls=%v", sum.Sent(), err, f.calls)
+	}
+}
+
+func TestPushRunReportsRefusals(t *testing.T) {
+	st, run := writeTestRun(t, "r1", time.Now())
+	f := &fakeIngest{fail: []int{400}, body: "invalid labels"}
+	c, _ := newTestClient(t, f, Config{})
+	sum, err := PushRun(context.Background(), c, st, run, PushOptions{})
+	if err == nil || !strings.Contains(err.Error(), "1 of 7 profiles of run r1 not sent") || !strings.Contains(err.Error(), "invalid labels") {
+		t.Fatalf("err = %v", err)
+	}
+	if sum.Sent() != 6 {
+		t.Errorf("sent %d after one refusal, want the other 6", sum.Sent())
+	}
+}
+
+func TestPushRunStopsWhenUnreachable(t *testing.T) {
+	st, run := writeTestRun(t, "r1", time.Now())
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there now
+	c, err := New(url, Config{RetryDelay: time.Millisecond, Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := PushRun(context.Background(), c, st, run, PushOptions{})
+	if err == nil || !strings.Contains(err.Error(), "8 of 8 profiles") || !strings.Contains(err.Error(), "still stored") ||
+		!strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "?") {
+		t.Fatalf("err = %v", err)
+	}
+	if sum.Results[0].Attempts != 2 {
+		t.Errorf("first profile: %d attempts, want 2", sum.Results[0].Attempts)
+	}
+	for _, r := range sum.Results[1:] {
+		if r.Attempts != 0 || r.Err == nil || !strings.Contains(r.Err.Error(), "not attempted") {
+			t.Errorf("%s %s: attempts=%d err=%v, want not attempted", r.Case, r.Kind, r.Attempts, r.Err)
+		}
+	}
+}
+
+func TestCaseLabelsClash(t *testing.T) {
+	_, run := writeTestRun(t, "r1", time.Now())
+	cs := run.Cases[0]
+	cs.Params = map[string]string{"variant": "x", "run-id": "y", "threads": "z", "service_name": "w"}
+	got := CaseLabels(run, &cs)
+	for k, v := range map[string]string{
+		"variant": "a", "param_variant": "x", "param_run_id": "y", "param_threads": "z", "param_service_name": "w",
+		"run_id": "r1", "threads": "2", "commit": "abc123", "scenario": "push-test",
+	} {
+		if got[k] != v {
+			t.Errorf("label %s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+}

@@ -1,0 +1,279 @@
+package pyroscope
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/store"
+)
+
+// DefaultServiceName is the service_name label runs are pushed under.
+const DefaultServiceName = "perflab"
+
+// PushOptions says what PushRun sends.
+type PushOptions struct {
+	// ServiceName defaults to DefaultServiceName.
+	ServiceName string
+	// Labels are added to every profile (names are made valid with
+	// LabelName); they cannot override perflab's own labels.
+	Labels map[string]string
+	// Stamp, when not zero, replaces every profile's start time (see
+	// Upload.Stamp).
+	Stamp time.Time
+	// Kinds limits the profile kinds sent; nil sends every stored kind.
+	Kinds []string
+	// Progress, when not nil, gets one line per profile as it is sent.
+	Progress io.Writer
+}
+
+// Result is the outcome of pushing one stored profile.
+type Result struct {
+	Case     string
+	Kind     string
+	Bytes    int // size of the stored .pb.gz
+	Attempts int
+	// Empty is set for a profile with no samples (say, the mutex profile
+	// of a lock-free variant): Pyroscope would drop it, so it is not sent,
+	// and that is not a failure.
+	Empty bool
+	Err   error // nil when sent or empty
+}
+
+// Summary says what PushRun sent.
+type Summary struct {
+	URL         string
+	RunID       string
+	ServiceName string
+	Results     []Result
+	// Skipped lists cases with no profiles to send, with the reason.
+	Skipped []string
+}
+
+// Sent returns the number of profiles the server accepted.
+func (s *Summary) Sent() int {
+	n := 0
+	for _, r := range s.Results {
+		if r.Err == nil && !r.Empty {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Summary) empty() int {
+	n := 0
+	for _, r := range s.Results {
+		if r.Empty {
+			n++
+		}
+	}
+	return n
+}
+
+// Selector returns the label selector that finds this run's profiles.
+func (s *Summary) Selector() string {
+	return fmt.Sprintf(`{service_name=%q,run_id=%q}`, s.ServiceName, s.RunID)
+}
+
+// Write prints the summary: one line per profile, then totals and how to
+// query what was sent.
+func (s *Summary) Write(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "case\tprofile\tbytes\tresult")
+	for _, r := range s.Results {
+		res := "sent"
+		if r.Attempts > 1 {
+			res += fmt.Sprintf(" (%d attempts)", r.Attempts)
+		}
+		if r.Empty {
+			res = "empty, not sent"
+		}
+		if r.Err != nil {
+			res = "FAILED: " + strings.ReplaceAll(r.Err.Error(), "\n", " ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.Case, r.Kind, r.Bytes, res)
+	}
+	tw.Flush()
+	for _, sk := range s.Skipped {
+		fmt.Fprintf(w, "skipped %s\n", sk)
+	}
+	fmt.Fprintf(w, "%d of %d profiles sent to %s as %s\n", s.Sent(), len(s.Results)-s.empty(), s.URL, s.Selector())
+}
+
+// CaseLabels returns the labels perflab puts on a case's profiles:
+// scenario, variant, one per parameter, threads, run_id, commit, goos and
+// goarch. Parameter names are made valid with LabelName; one that would
+// clash with another label is prefixed "param_".
+func CaseLabels(run *store.Run, c *store.Case) map[string]string {
+	ls := map[string]string{
+		"scenario": run.Scenario,
+		"variant":  c.Variant,
+		"run_id":   run.ID,
+		"goos":     run.Env.GOOS,
+		"goarch":   run.Env.GOARCH,
+	}
+	if run.Env.Commit != "" {
+		ls["commit"] = run.Env.Commit
+	}
+	if c.Threads > 0 {
+		ls["threads"] = strconv.Itoa(c.Threads)
+	}
+	reserved := func(n string) bool {
+		_, taken := ls[n]
+		return taken || n == "service_name" || n == "threads" || n == "commit"
+	}
+	names := make([]string, 0, len(c.Params))
+	for k := range c.Params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		n := LabelName(k)
+		for reserved(n) {
+			n = "param_" + n
+		}
+		ls[n] = c.Params[k]
+	}
+	for k, v := range ls {
+		if v == "" {
+			delete(ls, k)
+		}
+	}
+	return ls
+}
+
+var kindOrder = map[string]int{KindWall: 0, KindCPU: 1, KindMutex: 2, KindBlock: 3}
+
+// PushRun sends every stored profile of run to the server. It goes on after
+// a profile is refused, stops early when the server cannot be reached, and
+// returns an error when anything was not sent; the Summary says what was.
+// The run itself is only read.
+func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, opts PushOptions) (Summary, error) {
+	if opts.ServiceName == "" {
+		opts.ServiceName = DefaultServiceName
+	}
+	sum := Summary{URL: c.URL(), RunID: run.ID, ServiceName: opts.ServiceName}
+	if err := validServiceName(opts.ServiceName); err != nil {
+		return sum, err
+	}
+	want := map[string]bool{}
+	for _, k := range opts.Kinds {
+		if _, ok := kindOrder[k]; !ok {
+			return sum, fmt.Errorf("unknown profile kind %q (want wall, cpu, mutex or block)", k)
+		}
+		want[k] = true
+	}
+	var stop error // set when the server is unreachable
+	for i := range run.Cases {
+		cs := &run.Cases[i]
+		kinds := make([]string, 0, len(cs.Profiles))
+		for k := range cs.Profiles {
+			if len(want) == 0 || want[k] {
+				kinds = append(kinds, k)
+			}
+		}
+		if len(kinds) == 0 {
+			reason := "no profiles stored"
+			if cs.Status != "" && cs.Status != store.StatusOK {
+				reason = "case " + cs.Status
+			}
+			sum.Skipped = append(sum.Skipped, cs.Name+": "+reason)
+			continue
+		}
+		sort.Slice(kinds, func(a, b int) bool {
+			ra, oka := kindOrder[kinds[a]]
+			rb, okb := kindOrder[kinds[b]]
+			if oka != okb {
+				return oka
+			}
+			if ra != rb {
+				return ra < rb
+			}
+			return kinds[a] < kinds[b]
+		})
+		labels := map[string]string{}
+		for k, v := range opts.Labels {
+			labels[LabelName(k)] = v
+		}
+		for k, v := range CaseLabels(run, cs) {
+			labels[k] = v
+		}
+		for _, kind := range kinds {
+			r := Result{Case: cs.Name, Kind: kind}
+			notAttempted := stop != nil
+			if notAttempted {
+				r.Err = fmt.Errorf("not attempted: %w", stop)
+			} else {
+				r.Bytes, r.Attempts, r.Empty, r.Err = pushStored(ctx, c, st, run.ID, cs.Profiles[kind], Upload{
+					Kind:        kind,
+					ServiceName: opts.ServiceName,
+					Labels:      labels,
+					Stamp:       opts.Stamp,
+				})
+				if unreachable(r.Err) || ctx.Err() != nil {
+					stop = r.Err
+				}
+			}
+			sum.Results = append(sum.Results, r)
+			if opts.Progress != nil && !notAttempted {
+				switch {
+				case r.Err != nil:
+					fmt.Fprintf(opts.Progress, "push %s %s: %v\n", cs.Name, kind, r.Err)
+				case r.Empty:
+					fmt.Fprintf(opts.Progress, "push %s %s: empty, not sent\n", cs.Name, kind)
+				default:
+					fmt.Fprintf(opts.Progress, "push %s %s: sent\n", cs.Name, kind)
+				}
+			}
+		}
+	}
+	if len(sum.Results) == 0 {
+		return sum, fmt.Errorf("run %s has no stored profiles to push", run.ID)
+	}
+	if failed := len(sum.Results) - sum.Sent() - sum.empty(); failed > 0 {
+		var first error
+		for _, r := range sum.Results {
+			if r.Err != nil {
+				first = r.Err
+				break
+			}
+		}
+		if stop != nil {
+			first = stop
+		}
+		return sum, fmt.Errorf("%d of %d profiles of run %s not sent to %s: %w (the run is still stored; `perflab push %s --url ...` sends it again)",
+			failed, len(sum.Results)-sum.empty(), run.ID, c.URL(), first, run.ID)
+	}
+	return sum, nil
+}
+
+func pushStored(ctx context.Context, c *Client, st *store.Store, runID, rel string, u Upload) (size, attempts int, empty bool, err error) {
+	path, err := st.Path(runID, rel)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	p, err := profile.ParseData(data)
+	if err != nil {
+		return len(data), 0, false, fmt.Errorf("%s: %w", rel, err)
+	}
+	if len(p.Sample) == 0 {
+		// The server drops profiles without samples (phlaredb Head.Ingest)
+		// and still answers 200: report them as empty, not as sent.
+		return len(data), 0, true, nil
+	}
+	u.Profile = p
+	attempts, err = c.Push(ctx, u)
+	return len(data), attempts, false, err
+}
