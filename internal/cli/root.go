@@ -50,6 +50,7 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 	root.SetFlagErrorFunc(flagErrors)
 	root.AddCommand(
 		newListCmd(io),
+		newPushCmd(io),
 		newRunCmd(io),
 		newShowCmd(io),
 		newServeCmd(io),

@@ -2,6 +2,7 @@ package pyroscope
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -150,6 +151,10 @@ func CaseLabels(run *store.Run, c *store.Case) map[string]string {
 	return ls
 }
 
+// errNotAttempted marks profiles not sent because the server was found
+// unreachable before their turn.
+var errNotAttempted = errors.New("not attempted: server unreachable")
+
 var kindOrder = map[string]int{KindWall: 0, KindCPU: 1, KindMutex: 2, KindBlock: 3}
 
 // PushRun sends every stored profile of run to the server. It goes on after
@@ -210,7 +215,7 @@ func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, op
 			r := Result{Case: cs.Name, Kind: kind}
 			notAttempted := stop != nil
 			if notAttempted {
-				r.Err = fmt.Errorf("not attempted: %w", stop)
+				r.Err = errNotAttempted
 			} else {
 				r.Bytes, r.Attempts, r.Empty, r.Err = pushStored(ctx, c, st, run.ID, cs.Profiles[kind], Upload{
 					Kind:        kind,

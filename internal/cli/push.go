@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/pyroscope"
+	"github.com/perflab/perflab/internal/store"
+	"github.com/spf13/cobra"
+)
+
+// Environment variables that configure the Pyroscope server for
+// `perflab push` and `perflab run --push`; flags override them. Keeping the
+// password in the environment keeps it out of the process list and shell
+// history.
+const (
+	envPyroscopeURL      = "PERFLAB_PYROSCOPE_URL"
+	envPyroscopeTenant   = "PERFLAB_PYROSCOPE_TENANT_ID"
+	envPyroscopeUser     = "PERFLAB_PYROSCOPE_USER"
+	envPyroscopePassword = "PERFLAB_PYROSCOPE_PASSWORD"
+)
+
+// PushOptions are the flags of `perflab push`.
+type PushOptions struct {
+	Run         string
+	URL         string
+	Out         string
+	ServiceName string
+	TenantID    string
+	User        string
+	Password    string
+	Labels      []string // name=value
+	Timestamp   string   // profile or now
+	Profile     []string // kinds to send
+}
+
+func newPushCmd(io *IO) *cobra.Command {
+	opts := &PushOptions{}
+	cmd := &cobra.Command{
+		Use:   "push [run-id] --url URL",
+		Short: "Send a stored run's profiles to a Grafana Pyroscope server",
+		Long: `Send every profile of a stored run (default the latest) to a Pyroscope server, each
+labelled with service_name, scenario, variant, its parameters, threads, run_id,
+commit, goos and goarch. Wall-clock profiles arrive as Pyroscope's wall type
+(wall:wall:nanoseconds:wall:nanoseconds), CPU as process_cpu, and mutex and block
+under their own names.
+
+Failed uploads are retried when the failure may pass (network, 429, 5xx) and
+reported; the run itself is never changed, so a failed push can be repeated.
+Pyroscope refuses profiles older than its ingestion window (1h by default): push
+an older run with --timestamp now.
+
+The server can also be set with $` + envPyroscopeURL + `, $` + envPyroscopeTenant + `,
+$` + envPyroscopeUser + ` and $` + envPyroscopePassword + `.`,
+		Example: `  scripts/pyroscope.sh start
+  perflab push --url http://127.0.0.1:4040
+  perflab push 20261130-101500-cipher-cache --url http://127.0.0.1:4040 --label host_class=ci`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Run = args[0]
+			}
+			return pushRun(cmd.Context(), io, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.URL, "url", "", "Pyroscope server URL (default $"+envPyroscopeURL+")")
+	f.StringVarP(&opts.Out, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
+	f.StringVar(&opts.ServiceName, "service-name", pyroscope.DefaultServiceName, "service_name label")
+	f.StringVar(&opts.TenantID, "tenant-id", "", "tenant id, sent as X-Scope-OrgID (default $"+envPyroscopeTenant+")")
+	f.StringVar(&opts.User, "basic-auth-user", "", "basic auth user (default $"+envPyroscopeUser+")")
+	f.StringVar(&opts.Password, "basic-auth-password", "", "basic auth password (default $"+envPyroscopePassword+")")
+	f.StringArrayVar(&opts.Labels, "label", nil, "extra label `name=value` on every profile (repeatable)")
+	f.StringVar(&opts.Timestamp, "timestamp", "profile", "time to file the profiles under: profile (when captured) or now")
+	f.StringSliceVar(&opts.Profile, "profile", nil, "profile kinds to send: wall,cpu,mutex,block (default all stored)")
+	return cmd
+}
+
+// pyroscopeClient makes a client from flags, falling back to the
+// environment.
+func pyroscopeClient(url, tenant, user, password string) (*pyroscope.Client, error) {
+	or := func(v, env string) string {
+		if v != "" {
+			return v
+		}
+		return os.Getenv(env)
+	}
+	url = or(url, envPyroscopeURL)
+	if url == "" {
+		return nil, usagef(fmt.Errorf("no Pyroscope server: pass --url (or set $%s); `scripts/pyroscope.sh start` runs one locally", envPyroscopeURL))
+	}
+	c, err := pyroscope.New(url, pyroscope.Config{
+		TenantID:          or(tenant, envPyroscopeTenant),
+		BasicAuthUser:     or(user, envPyroscopeUser),
+		BasicAuthPassword: or(password, envPyroscopePassword),
+	})
+	if err != nil {
+		return nil, usagef(err)
+	}
+	return c, nil
+}
+
+func pushRun(ctx context.Context, io *IO, o *PushOptions) error {
+	c, err := pyroscopeClient(o.URL, o.TenantID, o.User, o.Password)
+	if err != nil {
+		return err
+	}
+	popts := pyroscope.PushOptions{ServiceName: o.ServiceName, Kinds: o.Profile, Labels: map[string]string{}}
+	for _, l := range o.Labels {
+		name, value, ok := strings.Cut(l, "=")
+		if !ok || name == "" {
+			return usagef(fmt.Errorf("--label %q: want name=value", l))
+		}
+		popts.Labels[name] = value
+	}
+	for _, k := range o.Profile {
+		if pyroscope.ProfileTypes(k) == nil {
+			return usagef(fmt.Errorf("--profile %q: want wall, cpu, mutex or block", k))
+		}
+	}
+	switch o.Timestamp {
+	case "profile", "":
+	case "now":
+		popts.Stamp = time.Now()
+	default:
+		return usagef(fmt.Errorf("--timestamp %q: want profile or now", o.Timestamp))
+	}
+	st := store.Open(store.Dir(o.Out))
+	run, err := st.Load(o.Run)
+	if err != nil {
+		return err
+	}
+	return pushStoredRun(ctx, io, c, st, run, popts)
+}
+
+// pushStoredRun pushes run and prints the summary to stdout; `perflab run
+// --push` shares it.
+func pushStoredRun(ctx context.Context, io *IO, c *pyroscope.Client, st *store.Store, run *store.Run, popts pyroscope.PushOptions) error {
+	fmt.Fprintf(io.Err, "perflab: pushing run %s to %s\n", run.ID, c.URL())
+	if io.ErrIsTerminal {
+		popts.Progress = io.Err
+	}
+	sum, err := pyroscope.PushRun(ctx, c, st, run, popts)
+	if len(sum.Results) > 0 {
+		sum.Write(io.Out)
+	}
+	return err
+}
