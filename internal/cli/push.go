@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -133,19 +134,20 @@ func pushRun(ctx context.Context, io *IO, o *PushOptions) error {
 	if err != nil {
 		return err
 	}
-	return pushStoredRun(ctx, io, c, st, run, popts)
+	return pushStoredRun(ctx, io, io.Out, c, st, run, popts)
 }
 
-// pushStoredRun pushes run and prints the summary to stdout; `perflab run
-// --push` shares it.
-func pushStoredRun(ctx context.Context, io *IO, c *pyroscope.Client, st *store.Store, run *store.Run, popts pyroscope.PushOptions) error {
+// pushStoredRun pushes run and prints the summary to summary: stdout for
+// `perflab push`, whose result it is, and stderr for `perflab run --push`,
+// whose stdout is the run's table or JSON.
+func pushStoredRun(ctx context.Context, io *IO, summary io.Writer, c *pyroscope.Client, st *store.Store, run *store.Run, popts pyroscope.PushOptions) error {
 	fmt.Fprintf(io.Err, "perflab: pushing run %s to %s\n", run.ID, c.URL())
 	if io.ErrIsTerminal {
 		popts.Progress = io.Err
 	}
 	sum, err := pyroscope.PushRun(ctx, c, st, run, popts)
 	if len(sum.Results) > 0 {
-		sum.Write(io.Out)
+		sum.Write(summary)
 	}
 	return err
 }

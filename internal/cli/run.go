@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
@@ -33,6 +34,9 @@ type RunOptions struct {
 	Rules       string
 	Seed        uint64
 	Args        []string
+	// Push is a Pyroscope server to send the stored run to.
+	Push   string
+	pusher *pyroscope.Client
 }
 
 func newRunCmd(io *IO) *cobra.Command {
@@ -69,6 +73,7 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 	f.BoolVar(&opts.JSON, "json", false, "print the run as JSON instead of a table")
 	f.StringVar(&opts.Rules, "rules", "", "file of extra classification rules")
 	f.Uint64Var(&opts.Seed, "seed", 0, "seed for the order of cases in each round (default random)")
+	f.StringVar(&opts.Push, "push", "", "after storing the run, send its profiles to the Pyroscope server at `URL` (see perflab push)")
 	return cmd
 }
 
@@ -162,6 +167,11 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 	if err != nil {
 		return usagef(err)
 	}
+	if o.Push != "" {
+		if o.pusher, err = pyroscopeClient(o.Push, "", "", ""); err != nil {
+			return err
+		}
+	}
 	st := store.Open(store.Dir(o.Out))
 	for i, s := range scenarios {
 		if err := runOne(ctx, io, o, st, s, sels[i], prof, classify, flame); err != nil {
@@ -247,6 +257,13 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perf
 		writeTable(io.Out, run)
 	}
 	fmt.Fprintf(io.Err, "perflab: saved %s (benchstat %s/results.txt; perflab show %s)\n", dir, dir, run.ID)
+	if o.pusher != nil && !errors.Is(runErr, runner.ErrInterrupted) {
+		// The run is stored already: a failed push loses nothing and
+		// `perflab push` can send it later.
+		if err := pushStoredRun(ctx, io, io.Err, o.pusher, st, run, pyroscope.PushOptions{}); err != nil {
+			runErr = errors.Join(runErr, err)
+		}
+	}
 	if errors.Is(runErr, runner.ErrInterrupted) {
 		return &ExitError{Code: 130, Err: runErr}
 	}
