@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/pyroscope"
+	"github.com/perflab/perflab/internal/store"
+)
+
+// quickRun stores a small real run of cipher-cache (mutex and sum256, one
+// case each) with the profile kinds given, and returns the store directory.
+func quickRun(t *testing.T, profiles string, extra ...string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "runs")
+	args := append([]string{"run", "cipher-cache", "--variant", "mutex,sum256", "-p", "keys=128", "--threads", "2",
+		"--count", "2", "--time", "5ms", "--warmup", "1ms", "--profile", profiles, "--profile-time", "300ms", "-o", dir}, extra...)
+	_, errs, code := execute(t, args...)
+	if code != 0 {
+		t.Fatalf("perflab run: exit %d\n%s", code, errs)
+	}
+	return dir
+}
+
+func TestPushErrors(t *testing.T) {
+	t.Setenv(envPyroscopeURL, "")
+	empty := t.TempDir()
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	dir := quickRun(t, "cpu")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"no url", []string{"push", "-o", dir}, 2, "no Pyroscope server: pass --url"},
+		{"bad url", []string{"push", "-o", dir, "--url", "localhost:4040"}, 2, "want http://host:port"},
+		{"bad label", []string{"push", "-o", dir, "--url", down.URL, "--label", "novalue"}, 2, `--label "novalue": want name=value`},
+		{"bad timestamp", []string{"push", "-o", dir, "--url", down.URL, "--timestamp", "yesterday"}, 2, "want profile or now"},
+		{"bad kind", []string{"push", "-o", dir, "--url", down.URL, "--profile", "heap"}, 2, `--profile "heap"`},
+		{"bad service", []string{"push", "-o", dir, "--url", down.URL, "--service-name", "a b"}, 1, "invalid service name"},
+		{"no runs", []string{"push", "-o", empty, "--url", down.URL}, 1, "no runs in"},
+		{"no profiles", []string{"push", "-o", dir, "--url", down.URL, "--profile", "wall"}, 1, "no stored profiles to push"},
+		{"server down", []string{"push", "-o", dir, "--url", down.URL}, 1, "(the run is still stored; `perflab push"},
+		{"run --push checks the url first", []string{"run", "cipher-cache", "--push", "ftp://x", "-o", empty}, 2, "want http://host:port"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errs, code := execute(t, tt.args...)
+			if code != tt.code || !strings.Contains(errs, tt.msg) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", code, errs, tt.code, tt.msg)
+			}
+		})
+	}
+	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
+		t.Errorf("run --push with a bad URL measured anyway: %v", entries)
+	}
+}
+
+// pyroscopeURL returns the Pyroscope server for integration tests: skipped
+// without one on a developer's machine, a failure in CI (.ci/run starts one).
+func pyroscopeURL(t *testing.T) string {
+	t.Helper()
+	u := os.Getenv(envPyroscopeURL)
+	if u == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not set but CI is: .ci/run must start the server with scripts/pyroscope.sh start", envPyroscopeURL)
+		}
+		t.Skipf("no Pyroscope server: run `scripts/pyroscope.sh start` and set %s=http://127.0.0.1:4040", envPyroscopeURL)
+	}
+	return u
+}
+
+// hasFunction reports whether any sample of p has a function whose name
+// contains sub.
+func hasFunction(p *profile.Profile, sub string) bool {
+	for _, f := range p.Function {
+		if strings.Contains(f.Name, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// storedSamples reports whether the stored kind profile of variant's case
+// has samples: a mutex profile can be empty when no contention happened.
+func storedSamples(t *testing.T, st *store.Store, run *store.Run, variant, kind string) bool {
+	t.Helper()
+	for _, c := range run.Cases {
+		if c.Variant != variant || c.Profiles[kind] == "" {
+			continue
+		}
+		path, err := st.Path(run.ID, c.Profiles[kind])
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		p, err := profile.Parse(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(p.Sample) > 0
+	}
+	t.Fatalf("run has no %s profile for variant %s", kind, variant)
+	return false
+}
+
+// TestPushIntegration measures a real cipher-cache run, pushes it with
+// `perflab run --push` and again with `perflab push`, and reads it back
+// from the server by its labels.
+func TestPushIntegration(t *testing.T) {
+	url := pyroscopeURL(t)
+	// A service name of our own, so runs against a long-lived server do
+	// not mix.
+	service := fmt.Sprintf("perflab-it-%d", time.Now().UnixNano())
+	dir := quickRun(t, "wall,cpu,mutex,block", "--push", url)
+	st := store.Open(dir)
+	run, err := st.Load(store.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := execute(t, "push", run.ID, "-o", dir, "--url", url, "--service-name", service, "--label", "ci-job=push-it")
+	if code != 0 {
+		t.Fatalf("perflab push: exit %d\n%s%s", code, out, errs)
+	}
+	if !strings.Contains(out, fmt.Sprintf(`profiles sent to %s as {service_name=%q,run_id=%q}`, strings.TrimSuffix(url, "/"), service, run.ID)) {
+		t.Errorf("push summary:\n%s", out)
+	}
+
+	c, err := pyroscope.New(url, pyroscope.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	start, end := time.Now().Add(-10*time.Minute), time.Now().Add(time.Minute)
+	sel := fmt.Sprintf(`{service_name=%q,run_id=%q,scenario="cipher-cache"`, service, run.ID)
+	var series []map[string]string
+	for i := 0; i < 50 && len(series) == 0; i++ {
+		if series, err = c.Series(ctx, sel+"}", start, end); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(series) == 0 {
+		t.Fatalf("no series match %s}", sel)
+	}
+	for _, s := range series {
+		for k, want := range map[string]string{
+			"keys": "128", "key": "ssk", "threads": "2", "goos": runtime.GOOS, "goarch": runtime.GOARCH, "ci_job": "push-it",
+		} {
+			if s[k] != want {
+				t.Errorf("series %v: %s = %q, want %q", s, k, s[k], want)
+			}
+		}
+	}
+	for _, tt := range []struct{ variant, kind, fn string }{
+		// With 128 keys the mutex variant's cache always hits, so it locks
+		// and looks up; sum256 hashes with crypto/sha256 every call.
+		{"mutex", "wall", "ciphercache.(*mutexCache).get"},
+		{"mutex", "cpu", "ciphercache.(*lru).get"},
+		{"mutex", "mutex", "Unlock"},
+		{"sum256", "wall", "sha256"},
+		{"sum256", "cpu", "sha256"},
+	} {
+		if tt.kind == "mutex" && !storedSamples(t, st, run, tt.variant, tt.kind) {
+			t.Logf("no %s contention was recorded for %s; nothing to read back", tt.kind, tt.variant)
+			continue
+		}
+		p, err := c.SelectMergeProfile(ctx, pyroscope.Query{ProfileType: tt.kind, Selector: sel + fmt.Sprintf(",variant=%q}", tt.variant), Start: start, End: end})
+		if err != nil {
+			t.Errorf("%s %s: %v", tt.variant, tt.kind, err)
+			continue
+		}
+		if !hasFunction(p, tt.fn) {
+			var names []string
+			for _, f := range p.Function {
+				names = append(names, f.Name)
+			}
+			t.Errorf("%s %s profile has no function matching %q: %v", tt.variant, tt.kind, tt.fn, names)
+		}
+	}
+	// The run pushed by `perflab run --push` is there too, as "perflab".
+	p, err := c.SelectMergeProfile(ctx, pyroscope.Query{ProfileType: "wall",
+		Selector: fmt.Sprintf(`{service_name="perflab",run_id=%q}`, run.ID), Start: start, End: end})
+	if err != nil || !hasFunction(p, "ciphercache") {
+		t.Errorf("run --push: %v", err)
+	}
+}
