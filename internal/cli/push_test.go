@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/profiles"
 )
 
 // quickRun stores a small real run of cipher-cache (mutex and sum256, one
@@ -193,6 +195,28 @@ func TestPushIntegration(t *testing.T) {
 			t.Errorf("%s %s profile has no function matching %q: %v", tt.variant, tt.kind, tt.fn, names)
 		}
 	}
+	// Read back, the profiles get the categories of a lab run: the mutex
+	// variant's wall time shows lock, sum256's shows work.
+	sc, err := perflab.Lookup("cipher-cache")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := profiles.DefaultRules().WithWork(sc.Work...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for variant, cat := range map[string]profiles.Category{"mutex": "lock", "sum256": "work"} {
+		p, err := c.SelectMergeProfile(ctx, pyroscope.Query{ProfileType: "wall", Selector: sel + fmt.Sprintf(",variant=%q}", variant), Start: start, End: end})
+		if err != nil {
+			t.Fatal(err)
+		}
+		by, total := profiles.Breakdown(p, 0, rules)
+		if total == 0 || by[cat] == 0 {
+			t.Errorf("%s: %s is %d of %d ns (%v)", variant, cat, by[cat], total, by)
+		}
+		t.Logf("%s read back: %s %.0f%% of %v", variant, cat, 100*float64(by[cat])/float64(total), time.Duration(total))
+	}
+
 	// The run pushed by `perflab run --push` is there too, as "perflab".
 	p, err := c.SelectMergeProfile(ctx, pyroscope.Query{ProfileType: "wall",
 		Selector: fmt.Sprintf(`{service_name="perflab",run_id=%q}`, run.ID), Start: start, End: end})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/profiles"
 )
 
 // Query selects profiles to merge.
@@ -99,7 +100,9 @@ func (c *Client) SelectMergeProfile(ctx context.Context, q Query) (*profile.Prof
 	if err != nil {
 		return nil, fmt.Errorf("querying %s for %s %s: %w", c.URL(), pt, q.Selector, err)
 	}
-	p, err := profile.ParseData(body)
+	// profiles.Read bounds memory and turns corrupt data into an error: the
+	// bytes come from another machine.
+	p, err := profiles.Read(bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("reading merged profile from %s: %w", c.URL(), err)
 	}
