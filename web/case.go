@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/profiles"
 )
 
 type caseView struct {
@@ -122,7 +123,7 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			v.ProfileErr = err.Error()
 		} else {
-			v.Profile = newProfileView(prof, base+"/flame.json?kind="+url.QueryEscape(kind))
+			v.Profile = newProfileView(prof, base+"/flame.json?kind="+url.QueryEscape(kind), rulesFor(run.Scenario))
 		}
 		files := "/runs/" + run.ID + "/files/"
 		v.Downloads = append(v.Downloads,
@@ -137,9 +138,9 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "case", v)
 }
 
-func newProfileView(p *profile.Profile, flameURL string) *profileView {
+func newProfileView(p *profile.Profile, flameURL string, rules *profiles.Rules) *profileView {
 	idx := sampleIndex(p)
-	bySelf, byTotal, total := topFunctions(p, idx, 20, classifier())
+	bySelf, byTotal, total := topFunctions(p, idx, 20, rules)
 	st := p.SampleType[idx]
 	return &profileView{
 		SampleType: st.Type + " (" + st.Unit + ")",

@@ -1,45 +1,49 @@
 package web
 
-import "sort"
+import (
+	"sort"
 
-// categoryNames is the order categories are listed in everywhere.
-//
-// TODO(issue 3): take the categories and their palette from package
-// profiles (Category.Color) when it lands, so the web UI and the flame
-// graphs cannot drift apart.
-var categoryNames = []string{"work", "lock", "alloc", "gc", "sched", "other"}
+	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/profiles"
+)
 
-var categoryColors = map[string]string{
-	"work":  "#e8743b",
-	"lock":  "#d62728",
-	"alloc": "#9467bd",
-	"gc":    "#2ca02c",
-	"sched": "#1f77b4",
-	"other": "#a0a0a0",
-}
+// categoryColor returns the fill colour of a category: the palette of
+// package profiles, so charts, tables and flame graphs agree.
+func categoryColor(c string) string { return profiles.Category(c).Color() }
 
-// categoryColor returns the fill colour of a category.
-func categoryColor(c string) string {
-	if col, ok := categoryColors[c]; ok {
-		return col
-	}
-	return "#c8c8c8"
-}
-
-// categoryOrder returns the categories in set, known ones in their fixed
-// order first.
+// categoryOrder returns the categories in set, known ones in perflab's
+// display order first, unknown ones (from user rules) after, sorted.
 func categoryOrder(set map[string]bool) []string {
 	var out, rest []string
-	for _, c := range categoryNames {
-		if set[c] {
-			out = append(out, c)
+	for _, c := range profiles.Categories {
+		if set[string(c)] {
+			out = append(out, string(c))
 		}
 	}
 	for c := range set {
-		if _, known := categoryColors[c]; !known {
+		if !profiles.Category(c).Valid() {
 			rest = append(rest, c)
 		}
 	}
 	sort.Strings(rest)
 	return append(out, rest...)
+}
+
+// rulesFor returns the classification rules for a run of scenario: the
+// built-in rules plus the scenario's work patterns when the scenario is
+// compiled into this binary. Uploads and unknown scenarios get the
+// built-in rules, where nothing is work.
+func rulesFor(scenario string) *profiles.Rules {
+	rules := profiles.DefaultRules()
+	if scenario == "" {
+		return rules
+	}
+	sc, err := perflab.Lookup(scenario)
+	if err != nil || len(sc.Work) == 0 {
+		return rules
+	}
+	if withWork, err := rules.WithWork(sc.Work...); err == nil {
+		return withWork
+	}
+	return rules
 }

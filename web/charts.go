@@ -155,28 +155,32 @@ func xTicks(ticks []float64, scale func(float64) float64, unit string, y float64
 func timeChart(rows []caseRow, colors map[string]string) barChart {
 	var c barChart
 	var max float64
+	unit := ""
 	for _, r := range rows {
-		st, ok := r.Case.Stats["sec/op"]
-		if ok {
-			max = math.Max(max, math.Max(st.Median, st.MedianHi))
+		if st, u, ok := timeStat(r.Case); ok {
+			unit = u
+			max = math.Max(max, st.Median)
+			if finiteCI(st) {
+				max = math.Max(max, st.MedianHi)
+			}
 		}
 	}
-	if max <= 0 {
+	if max <= 0 || math.IsInf(max, 0) || math.IsNaN(max) {
 		return c
 	}
 	ticks := niceTicks(max, 4)
 	top := ticks[len(ticks)-1]
 	scale := func(v float64) float64 { return plotLeft + (plotRight-plotLeft)*v/top }
 	for _, r := range rows {
-		st, ok := r.Case.Stats["sec/op"]
+		st, u, ok := timeStat(r.Case)
 		if !ok {
 			continue
 		}
 		y := float64(len(c.Rows)) * rowHeight
 		b := barRow{
 			Label:  r.Case.Variant,
-			Value:  fmtValue(st.Median, "sec/op"),
-			Title:  statCell(r.Case.Stats, "sec/op").Title,
+			Value:  fmtValue(st.Median, u),
+			Title:  statCell(r.Case.Stats, u).Title,
 			LabelY: y + 11,
 			BarY:   y + 15,
 			MidY:   y + 22,
@@ -190,7 +194,7 @@ func timeChart(rows []caseRow, colors map[string]string) barChart {
 			b.Label = r.Case.Name
 		}
 		b.Lo, b.Hi = scale(st.Median), scale(st.Median)
-		if st.N > 1 && st.MedianHi > st.MedianLo {
+		if st.N > 1 && finiteCI(st) && st.MedianHi > st.MedianLo {
 			b.HasCI = true
 			b.Lo, b.Hi = scale(st.MedianLo), scale(st.MedianHi)
 		}
@@ -198,7 +202,7 @@ func timeChart(rows []caseRow, colors map[string]string) barChart {
 		c.Rows = append(c.Rows, b)
 	}
 	c.AxisY = float64(len(c.Rows))*rowHeight + 4
-	c.Ticks = xTicks(ticks, scale, "sec/op", c.AxisY+14)
+	c.Ticks = xTicks(ticks, scale, unit, c.AxisY+14)
 	c.Width, c.Height = chartWidth, int(c.AxisY+axisHeight)
 	return c
 }
@@ -256,7 +260,10 @@ func opsPerSec(c *store.Case) (float64, bool) {
 	if st, ok := c.Stats["ops/s"]; ok && st.N > 0 {
 		return st.Median, true
 	}
-	if st, ok := c.Stats["sec/op"]; ok && st.Median > 0 {
+	if st, u, ok := timeStat(c); ok && st.Median > 0 {
+		if u == "ns/op" {
+			return 1e9 / st.Median, true
+		}
 		return 1 / st.Median, true
 	}
 	return 0, false

@@ -201,7 +201,7 @@ func ciText(s benchmath.Summary) string {
 }
 
 // higherIsBetter lists units where a bigger number is an improvement.
-var higherIsBetter = map[string]bool{"ops/s": true, "MB/s": true, "hits/op": true}
+var higherIsBetter = map[string]bool{"ops/s": true, "hits/op": true}
 
 func verdict(unit string, cmp benchmath.Comparison, a, b float64) (string, string) {
 	if cmp.P >= cmp.Alpha || a == b {

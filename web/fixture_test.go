@@ -86,10 +86,14 @@ func makeRun(t testing.TB, st *store.Store, rng *rand.Rand, started time.Time, s
 				ns /= float64(th) * 0.8
 				c := store.Case{Name: name, Variant: v, Params: map[string]string{"keys": k, "key": "ssk"}, Threads: th, Status: store.StatusOK,
 					Profiles: map[string]string{}, Flame: "cases/" + slug + "/wall.svg"}
-				for i := 0; i < 6; i++ {
+				reps := 6
+				if !complete {
+					reps = 4 // too few for a confidence interval
+				}
+				for i := 0; i < reps; i++ {
 					x := ns * (1 + 0.05*rng.NormFloat64())
 					c.Reps = append(c.Reps, store.Rep{Ops: 100000, Metrics: map[string]float64{
-						"sec/op": x * 1e-9, "cpu-sec/op": x * 1.1e-9 * float64(th), "B/op": 96, "allocs/op": 2, "hits/op": 0.87,
+						"ns/op": x, "cpu-ns/op": x * 1.1 * float64(th), "ops/s": 1e9 / x, "B/op": 96, "allocs/op": 2, "hits/op": 0.87, "gc-cpu-%": 1.5,
 					}})
 				}
 				c.Stats = stats(c.Reps)
@@ -143,7 +147,11 @@ func stats(reps []store.Rep) map[string]store.Stat {
 			ss += (x - mean) * (x - mean)
 		}
 		sd := math.Sqrt(ss / float64(n-1))
-		out[unit] = store.Stat{N: n, Mean: mean, MeanLo: mean - 3*sd, MeanHi: mean + 3*sd, Median: med, MedianLo: xs[0], MedianHi: xs[n-1], Min: xs[0], Max: xs[n-1]}
+		st := store.Stat{N: n, Mean: mean, MeanLo: mean - 3*sd, MeanHi: mean + 3*sd, Median: med, MedianLo: xs[0], MedianHi: xs[n-1], Min: xs[0], Max: xs[n-1]}
+		if n < 6 {
+			st.MedianLo, st.MedianHi = math.Inf(-1), math.Inf(1)
+		}
+		out[unit] = st
 	}
 	return out
 }

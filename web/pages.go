@@ -138,6 +138,9 @@ func (s *Server) run(id string) (*store.Run, int, error) {
 type runView struct {
 	Run        *store.Run
 	HasResults bool
+	// Warnings are the case warnings every case shares, shown once.
+	Warnings []string
+	NoCI     bool
 	Machine    string
 	Units      []string
 	UnitLabels []string
@@ -155,7 +158,8 @@ type caseGroup struct {
 }
 
 type caseRow struct {
-	Case   *store.Case
+	Case     *store.Case
+	Warnings []string
 	Slug   string
 	Cells  []cell
 	Budget []budgetPart
@@ -187,7 +191,8 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func buildRunView(run *store.Run) runView {
-	v := runView{Run: run, Machine: machine(run.Env), Units: units(run.Cases)}
+	v := runView{Run: run, Machine: machine(run.Env), Units: nonZeroUnits(run.Cases)}
+	v.Warnings = commonWarnings(run.Cases)
 	for _, u := range v.Units {
 		v.UnitLabels = append(v.UnitLabels, unitLabel(u))
 	}
@@ -208,6 +213,14 @@ func buildRunView(run *store.Run) runView {
 			order = append(order, key)
 		}
 		row := caseRow{Case: c, Slug: store.Slug(c.Name), Kinds: profileKinds(c)}
+		for _, w := range c.Warnings {
+			if !slices.Contains(v.Warnings, w) {
+				row.Warnings = append(row.Warnings, w)
+			}
+		}
+		if st, _, ok := timeStat(c); ok && !finiteCI(st) {
+			v.NoCI = true
+		}
 		for _, u := range v.Units {
 			row.Cells = append(row.Cells, statCell(c.Stats, u))
 		}
@@ -233,7 +246,7 @@ func buildRunView(run *store.Run) runView {
 
 // unitOrder puts the headline metrics first; other units follow
 // alphabetically.
-var unitOrder = []string{"sec/op", "cpu-sec/op", "ops/s", "B/op", "allocs/op", "MB/s"}
+var unitOrder = []string{"ns/op", "sec/op", "cpu-ns/op", "cpu-sec/op", "ops/s", "B/op", "allocs/op", "alloc-MB/s", "gc/op", "gc-cpu-%"}
 
 func units(cases []store.Case) []string {
 	set := map[string]bool{}
@@ -257,13 +270,56 @@ func units(cases []store.Case) []string {
 	return append(out, rest...)
 }
 
+// nonZeroUnits is units without the metrics that are zero in every case
+// (no allocations anywhere, say): columns of zeros hide the ones that
+// differ. The case page still lists them.
+func nonZeroUnits(cases []store.Case) []string {
+	var out []string
+	for _, u := range units(cases) {
+		for _, c := range cases {
+			if st, ok := c.Stats[u]; ok && (st.Median != 0 || st.Max != 0) {
+				out = append(out, u)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// commonWarnings returns the warnings that every measured case has.
+func commonWarnings(cases []store.Case) []string {
+	var common []string
+	first := true
+	for _, c := range cases {
+		if c.Status != store.StatusOK {
+			continue
+		}
+		if first {
+			common = slices.Clone(c.Warnings)
+			first = false
+			continue
+		}
+		common = slices.DeleteFunc(common, func(w string) bool { return !slices.Contains(c.Warnings, w) })
+	}
+	if len(cases) < 2 {
+		return nil
+	}
+	return common
+}
+
 func statCell(stats map[string]store.Stat, unit string) cell {
 	st, ok := stats[unit]
 	if !ok || st.N == 0 {
 		return cell{Text: "—"}
 	}
 	c := cell{Text: fmtValue(st.Median, unit)}
-	if st.Median != 0 && st.N > 1 {
+	switch {
+	case st.Min == st.Max:
+		// Every repetition measured the same: nothing to qualify.
+	case !finiteCI(st):
+		// Too few samples for an interval (benchmath needs 6 at 95%).
+		c.Err = "±∞"
+	case st.Median != 0:
 		spread := math.Max(st.MedianHi-st.Median, st.Median-st.MedianLo) / math.Abs(st.Median)
 		c.Err = fmt.Sprintf("±%.0f%%", 100*spread)
 	}
@@ -272,6 +328,23 @@ func statCell(stats map[string]store.Stat, unit string) cell {
 		fmtValue(st.Mean, unit), fmtValue(st.MeanLo, unit), fmtValue(st.MeanHi, unit),
 		fmtValue(st.Min, unit), fmtValue(st.Max, unit), st.N)
 	return c
+}
+
+// finiteCI reports whether a stat has a computed confidence interval for
+// its median; the store reads an unknown bound as ±Inf.
+func finiteCI(st store.Stat) bool {
+	return !math.IsInf(st.MedianLo, 0) && !math.IsInf(st.MedianHi, 0) && !math.IsNaN(st.MedianLo) && !math.IsNaN(st.MedianHi)
+}
+
+// timeStat returns a case's time per operation: ns/op from the runner, or
+// sec/op from older or imported runs.
+func timeStat(c *store.Case) (store.Stat, string, bool) {
+	for _, u := range []string{"ns/op", "sec/op"} {
+		if st, ok := c.Stats[u]; ok && st.N > 0 {
+			return st, u, true
+		}
+	}
+	return store.Stat{}, "", false
 }
 
 func budgetParts(b map[string]float64) []budgetPart {

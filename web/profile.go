@@ -10,34 +10,34 @@ import (
 	"sync"
 
 	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/profiles"
 )
 
 // maxProfileBytes bounds a profile after decompression. A gzip bomb stops
 // here instead of filling memory.
 const maxProfileBytes = 256 << 20
 
-// parseProfile parses pprof data (gzipped or not) with bounded memory.
+// parseProfile parses pprof data (gzipped or not) with bounded memory:
+// a server holds several profiles at once, so it decompresses with a lower
+// bound than profiles.Read's before handing the bytes over.
 func parseProfile(data []byte) (*profile.Profile, error) {
 	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
 		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
-			return nil, fmt.Errorf("not a pprof profile: %v", err)
+			return nil, fmt.Errorf("%w: %v", profiles.ErrNotProfile, err)
 		}
 		raw, err := io.ReadAll(io.LimitReader(zr, maxProfileBytes+1))
 		if err != nil {
-			return nil, fmt.Errorf("not a pprof profile: corrupt gzip data: %v", err)
+			return nil, fmt.Errorf("%w: corrupt or truncated gzip data (%v)", profiles.ErrNotProfile, err)
 		}
 		if len(raw) > maxProfileBytes {
 			return nil, fmt.Errorf("profile is larger than %d MiB uncompressed; refused", maxProfileBytes>>20)
 		}
 		data = raw
 	}
-	if len(data) == 0 {
-		return nil, fmt.Errorf("empty file: not a pprof profile")
-	}
-	p, err := profile.ParseData(data)
+	p, err := profiles.Read(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("not a pprof profile: %v", err)
+		return nil, err
 	}
 	if len(p.SampleType) == 0 {
 		return nil, fmt.Errorf("profile has no sample types")
@@ -96,14 +96,11 @@ func (c *profileCache) load(path string) (*profile.Profile, error) {
 // sampleIndex picks the sample type to show: the profile's default if it
 // names one, else the last (pprof's own choice: time over counts).
 func sampleIndex(p *profile.Profile) int {
-	if p.DefaultSampleType != "" {
-		for i, st := range p.SampleType {
-			if st.Type == p.DefaultSampleType {
-				return i
-			}
-		}
+	i, err := profiles.SampleIndex(p, "")
+	if err != nil {
+		return len(p.SampleType) - 1
 	}
-	return len(p.SampleType) - 1
+	return i
 }
 
 // fnRow is one function in a top-functions table.
@@ -116,7 +113,8 @@ type fnRow struct {
 
 // topFunctions returns the n functions with the most self and the most
 // total (self plus callees) value, and the profile's total.
-func topFunctions(p *profile.Profile, idx, n int, classify func([]string) string) (bySelf, byTotal []fnRow, total int64) {
+func topFunctions(p *profile.Profile, idx, n int, rules *profiles.Rules) (bySelf, byTotal []fnRow, total int64) {
+	pc := rules.ForProfile(p)
 	self := map[string]int64{}
 	cum := map[string]int64{}
 	cat := map[string]string{}
@@ -129,24 +127,17 @@ func topFunctions(p *profile.Profile, idx, n int, classify func([]string) string
 		total += v
 		names = names[:0]
 		for _, loc := range s.Location {
-			// Inlined functions come first in Line; each is a frame.
-			for i := range loc.Line {
-				if fn := loc.Line[i].Function; fn != nil {
-					names = append(names, fn.Name)
-				} else {
-					names = append(names, "?")
-				}
-			}
-			if len(loc.Line) == 0 {
-				names = append(names, fmt.Sprintf("0x%x", loc.Address))
-			}
+			names = append(names, profiles.FrameNames(loc)...)
 		}
 		if len(names) == 0 {
 			continue
 		}
 		self[names[0]] += v
-		if _, ok := cat[names[0]]; !ok && classify != nil {
-			cat[names[0]] = classify(names)
+		if _, ok := cat[names[0]]; !ok {
+			// A function's category is that of the first sample it is the
+			// leaf of: its callers can change it (runtime.lock2 under the
+			// GC is gc), so this is a hint, not a rule.
+			cat[names[0]] = string(pc.Sample(s))
 		}
 		seen := make(map[string]bool, len(names))
 		for _, name := range names {

@@ -66,12 +66,14 @@ func fmtValue(v float64, unit string) string {
 	switch unit {
 	case "sec/op", "cpu-sec/op":
 		return benchunit.Scale(v, benchunit.Decimal) + "s"
-	case "ns/op":
+	case "ns/op", "cpu-ns/op":
 		return benchunit.Scale(v*1e-9, benchunit.Decimal) + "s"
 	case "B/op":
 		return benchunit.Scale(v, benchunit.Binary) + "B"
-	case "ops/s":
+	case "ops/s", "alloc-MB/s":
 		return benchunit.Scale(v, benchunit.Decimal)
+	case "gc-cpu-%":
+		return fmt.Sprintf("%.1f%%", v)
 	}
 	cls := benchunit.ClassOf(unit)
 	return benchunit.Scale(v, cls)
@@ -80,10 +82,14 @@ func fmtValue(v float64, unit string) string {
 // unitLabel names a unit for a column heading.
 func unitLabel(unit string) string {
 	switch unit {
-	case "sec/op":
+	case "sec/op", "ns/op":
 		return "time/op"
-	case "cpu-sec/op":
-		return "CPU time/op"
+	case "cpu-sec/op", "cpu-ns/op":
+		return "CPU/op"
+	case "alloc-MB/s":
+		return "alloc MB/s"
+	case "gc-cpu-%":
+		return "GC CPU"
 	}
 	return unit
 }

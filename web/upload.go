@@ -186,11 +186,12 @@ func (s *Server) uploadPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v := uploadView{Upload: u, Profile: newProfileView(u.Prof, "/upload/"+u.Token+"/flame.json")}
+	rules := rulesFor("")
+	v := uploadView{Upload: u, Profile: newProfileView(u.Prof, "/upload/"+u.Token+"/flame.json", rules)}
 	for _, st := range u.Prof.SampleType {
 		v.Types = append(v.Types, st.Type+" ("+st.Unit+")")
 	}
-	v.Budget = profileBudget(u.Prof, sampleIndex(u.Prof))
+	v.Budget = profileBudget(u.Prof, sampleIndex(u.Prof), rules)
 	for _, p := range v.Budget {
 		v.Legend = append(v.Legend, legendItem{Label: p.Category, Color: p.Color})
 	}
