@@ -139,8 +139,8 @@ type runView struct {
 	Run        *store.Run
 	HasResults bool
 	// Warnings are the case warnings every case shares, shown once.
-	Warnings []string
-	NoCI     bool
+	Warnings   []string
+	NoCI       bool
 	Machine    string
 	Units      []string
 	UnitLabels []string
@@ -160,10 +160,10 @@ type caseGroup struct {
 type caseRow struct {
 	Case     *store.Case
 	Warnings []string
-	Slug   string
-	Cells  []cell
-	Budget []budgetPart
-	Kinds  []string
+	Slug     string
+	Cells    []cell
+	Budget   []budgetPart
+	Kinds    []string
 }
 
 type cell struct {
