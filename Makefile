@@ -17,6 +17,8 @@ test:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./scenarios/...
+	# web UI load check: concurrent clients on loopback, bounded requests
+	$(GO) test -run '^TestLoad$$' -count 1 -v ./web -load
 
 check: fmt test
 

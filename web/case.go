@@ -161,7 +161,7 @@ func (s *Server) compareCandidates(run *store.Run, c *store.Case) []caseOption {
 			out = append(out, caseOption{Value: run.ID + "/" + store.Slug(o.Name), Label: o.Name})
 		}
 	}
-	runs, _, _ := s.store.List()
+	runs, _, _ := s.runs.list()
 	n := 0
 	for _, o := range runs {
 		if o.ID == run.ID || o.Scenario != run.Scenario {

@@ -58,7 +58,7 @@ func (s *Server) side(ref string) (*compareSide, int, error) {
 		return nil, http.StatusBadRequest, err
 	}
 	if id == store.Latest {
-		latest, err := s.store.Load(store.Latest)
+		latest, err := s.runs.latest()
 		if err != nil {
 			return nil, http.StatusNotFound, err
 		}
@@ -130,7 +130,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 // caseGroups offers the cases of the newest runs, and of the runs being
 // compared, for the two pickers.
 func (s *Server) caseGroups(sides ...*compareSide) []optionGroup {
-	runs, _, _ := s.store.List()
+	runs, _, _ := s.runs.list()
 	if len(runs) > 10 {
 		runs = runs[:10]
 	}

@@ -34,7 +34,7 @@ type runRow struct {
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
-	runs, skipped, err := s.store.List()
+	runs, skipped, err := s.runs.list()
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, "Cannot list the run store %s: %v", s.store.Root, err)
 		return
@@ -84,7 +84,7 @@ func machine(e store.Env) string {
 func (s *Server) loadRun(w http.ResponseWriter, r *http.Request) (*store.Run, bool) {
 	id := r.PathValue("id")
 	if id == store.Latest {
-		run, err := s.store.Load(store.Latest)
+		run, err := s.runs.latest()
 		if err != nil {
 			s.fail(w, r, http.StatusNotFound, "%v", err)
 			return nil, false
@@ -126,7 +126,7 @@ func (s *Server) run(id string) (*store.Run, int, error) {
 	} else if err != nil {
 		return nil, http.StatusForbidden, err
 	}
-	run, err := s.store.Load(id)
+	run, err := s.runs.load(id)
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}

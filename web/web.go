@@ -57,6 +57,7 @@ type Server struct {
 	pages   map[string]*template.Template
 	uploads *uploadCache
 	csrf    *http.CrossOriginProtection
+	runs    *runCache
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -70,7 +71,7 @@ func New(st *store.Store, opts Options) *Server {
 	if opts.Logf == nil {
 		opts.Logf = log.Printf
 	}
-	s := &Server{store: st, opts: opts, mux: http.NewServeMux(), uploads: newUploadCache(8), csrf: http.NewCrossOriginProtection()}
+	s := &Server{store: st, opts: opts, mux: http.NewServeMux(), uploads: newUploadCache(8), csrf: http.NewCrossOriginProtection(), runs: newRunCache(st)}
 	s.pages = parsePages()
 	static, _ := fs.Sub(staticFS, "static")
 	fileServer := http.StripPrefix("/static/", http.FileServerFS(static))

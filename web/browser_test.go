@@ -1,0 +1,301 @@
+package web
+
+// Browser tests: the pages in a real headless Chromium (Debian's package),
+// driven with chromedp. One browser serves the whole suite; each step saves
+// a screenshot under the artifact directory ($PERFLAB_ARTIFACTS, default
+// test-artifacts/web at the repository root, which git ignores).
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/perflab/perflab/internal/store"
+)
+
+// chromiumPath finds the browser: $PERFLAB_CHROMIUM, then Debian's
+// /usr/bin/chromium, then chromium on $PATH.
+func chromiumPath() string {
+	if p := os.Getenv("PERFLAB_CHROMIUM"); p != "" {
+		return p
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	return ""
+}
+
+func artifactDir(t *testing.T) string {
+	dir := os.Getenv("PERFLAB_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join("..", "test-artifacts")
+	}
+	dir = filepath.Join(dir, "web")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+type browser struct {
+	t       *testing.T
+	ctx     context.Context
+	base    string
+	shots   string
+	mu      sync.Mutex
+	console []string
+}
+
+func newBrowser(t *testing.T, base string) *browser {
+	path := chromiumPath()
+	if path == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("Chromium is not installed, and browser tests must run in CI: .ci/run installs it with apt-get install chromium")
+		}
+		t.Skip("skipping browser tests: Chromium not found (apt-get install chromium, or set PERFLAB_CHROMIUM); they run in CI")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox, // root in CI containers
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+		// This machine has no network: keep Chromium from trying.
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("hide-scrollbars", true),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelB(); cancelA() })
+	b := &browser{t: t, ctx: ctx, base: base, shots: artifactDir(t)}
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting Chromium (%s): %v", path, err)
+	}
+	go func() {
+		for m, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			if m.IsException() || m.Type == "error" || m.Type == "warning" {
+				b.mu.Lock()
+				b.console = append(b.console, m.String())
+				b.mu.Unlock()
+			}
+		}
+	}()
+	return b
+}
+
+// do runs steps with a timeout, failing the test on error.
+func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		b.t.Fatalf("browser: %v", err)
+	}
+}
+
+func eval[T any](b *browser, js string) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		b.t.Fatalf("evaluating %s: %v", js, err)
+	}
+	return v
+}
+
+// waitFor evaluates js until it is true, riding out navigations (which
+// abort a running evaluation), or fails after 15 s.
+func (b *browser) waitFor(js string) {
+	b.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var last error
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		last = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.t.Fatalf("waiting for %s: timed out (last error: %v)", js, last)
+}
+
+func (b *browser) open(path string) {
+	b.t.Helper()
+	b.do(chromedp.Navigate(b.base+path), chromedp.WaitReady("body"))
+}
+
+// shot saves a full-page PNG screenshot as name.png.
+func (b *browser) shot(name string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// noConsoleErrors fails on script errors or CSP violations seen so far.
+func (b *browser) noConsoleErrors() {
+	b.t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range b.console {
+		b.t.Errorf("browser console: %s", m)
+	}
+	b.console = nil
+}
+
+func (b *browser) viewport(w, h int64, mobile bool) {
+	b.t.Helper()
+	var opts []chromedp.EmulateViewportOption
+	if mobile {
+		opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateTouch)
+	}
+	b.do(chromedp.EmulateViewport(w, h, opts...))
+}
+
+func TestBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser tests are not short")
+	}
+	f := writeFixture(t, t.TempDir())
+	srv := httptest.NewServer(New(store.Open(f.root), Options{MaxUpload: 1 << 20, Logf: t.Logf}))
+	defer srv.Close()
+	b := newBrowser(t, srv.URL)
+	run := f.full
+
+	t.Run("runs", func(t *testing.T) {
+		b.t = t
+		b.open("/")
+		if n := eval[int](b, `document.querySelectorAll("table.runs tbody tr").length`); n != 3 {
+			t.Errorf("runs table has %d rows, want 3", n)
+		}
+		b.shot("runs")
+		// The scenario filter submits itself when changed.
+		b.do(chromedp.Evaluate[chromedp.Void](`(s => { s.value = "broken"; s.dispatchEvent(new Event("change")); })(document.getElementById("scenario"))`))
+		b.waitFor(`location.search.includes("scenario=broken") && document.readyState === "complete"`)
+		if n := eval[int](b, `document.querySelectorAll("table.runs tbody tr").length`); n != 1 {
+			t.Errorf("filtered runs table has %d rows, want 1", n)
+		}
+		b.noConsoleErrors()
+	})
+
+	t.Run("run", func(t *testing.T) {
+		b.t = t
+		b.open("/runs/" + run.ID)
+		if n := eval[int](b, `document.querySelectorAll("section.group").length`); n != 4 {
+			t.Errorf("%d parameter groups, want 4", n)
+		}
+		bars := eval[int](b, `document.querySelectorAll("svg.chart g.bar rect").length`)
+		stacks := eval[int](b, `document.querySelectorAll("svg.chart g.stack rect").length`)
+		lines := eval[int](b, `document.querySelectorAll("figure.scaling polyline").length`)
+		if bars != len(run.Cases) || stacks < len(run.Cases) || lines != 6 {
+			t.Errorf("charts: %d bars, %d budget segments, %d scaling lines; want %d, ≥%d, 6", bars, stacks, lines, len(run.Cases), len(run.Cases))
+		}
+		// Bars are drawn to scale: rwmutex at 4 threads is slower than mutex.
+		w := eval[[]float64](b, `Array.from(document.querySelectorAll("section.group")[1].querySelectorAll("g.bar rect")).map(r => r.getBBox().width)`)
+		if len(w) != 3 || !(w[1] > w[0]) {
+			t.Errorf("bar widths %v: rwmutex should be longer than mutex", w)
+		}
+		b.shot("run-laptop")
+		b.viewport(390, 844, true)
+		b.open("/runs/" + run.ID)
+		// On a phone the page must not scroll sideways (tables scroll
+		// inside their own boxes).
+		if over := eval[bool](b, `document.documentElement.scrollWidth > window.innerWidth + 1`); over {
+			t.Errorf("run page is wider than a phone screen: %v > %v", eval[int](b, `document.documentElement.scrollWidth`), eval[int](b, `window.innerWidth`))
+		}
+		b.shot("run-phone")
+		b.do(chromedp.EmulateReset())
+		b.noConsoleErrors()
+	})
+
+	t.Run("hostile names", func(t *testing.T) {
+		b.t = t
+		b.open("/runs/" + f.small.ID)
+		if n := eval[int](b, `document.querySelectorAll("img").length`); n != 0 {
+			t.Errorf("a hostile variant name became %d <img> elements", n)
+		}
+		if !eval[bool](b, `document.body.textContent.includes('<img src=x onerror="alert(1)">')`) {
+			t.Error("the hostile name is not shown as text")
+		}
+		b.open(caseURL(f.small, 1))
+		if n := eval[int](b, `document.querySelectorAll("main img:not([alt])").length`); n != 0 {
+			t.Errorf("a hostile function name became %d <img> elements", n)
+		}
+		b.shot("hostile-case")
+		b.noConsoleErrors()
+	})
+
+	t.Run("compare", func(t *testing.T) {
+		b.t = t
+		b.open("/runs/" + run.ID)
+		// Pick mutex vs rwmutex at 4 threads in the run page's form.
+		a := run.ID + "/" + store.Slug(run.Cases[3].Name)
+		bb := run.ID + "/" + store.Slug(run.Cases[4].Name)
+		b.do(chromedp.SetValue(`form.compare-form select[name="a"]`, a),
+			chromedp.SetValue(`form.compare-form select[name="b"]`, bb),
+			chromedp.Click(`form.compare-form button`))
+		b.waitFor(`location.pathname === "/compare" && document.readyState === "complete" && !!document.querySelector("table.compare")`)
+		if got := eval[string](b, `new URLSearchParams(location.search).get("b")`); got != bb {
+			t.Errorf("compare URL has b=%q, want %q", got, bb)
+		}
+		verdict := eval[string](b, `document.querySelector("table.compare tbody tr td.verdict").textContent`)
+		if verdict != "higher, worse" {
+			t.Errorf("time/op verdict %q, want \"higher, worse\" (rwmutex is slower in the fixture)", verdict)
+		}
+		b.shot("compare")
+		b.noConsoleErrors()
+	})
+
+	t.Run("upload", func(t *testing.T) {
+		b.t = t
+		file := filepath.Join(t.TempDir(), "cpu.pb.gz")
+		if err := os.WriteFile(file, testProfile(t, "cpu", 2), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b.open("/upload")
+		b.shot("upload-form")
+		b.do(chromedp.SetUploadFiles("#file", []string{file}),
+			chromedp.Click(`#upload button[type="submit"]`))
+		b.waitFor(`location.pathname.startsWith("/upload/") && document.readyState === "complete" && !!document.querySelector("table.top")`)
+		if h := eval[string](b, `document.querySelector("h1").textContent`); h != "cpu.pb.gz" {
+			t.Errorf("upload page title %q", h)
+		}
+		if n := eval[int](b, `document.querySelectorAll("table.budget tr").length`); n < 3 {
+			t.Errorf("upload shows %d categories, want several", n)
+		}
+		b.shot("upload-view")
+		// Nothing was stored.
+		if runs, _, _ := store.Open(f.root).List(); len(runs) != 3 {
+			t.Errorf("viewing an upload stored it: %d runs", len(runs))
+		}
+		b.noConsoleErrors()
+	})
+}
