@@ -1,0 +1,486 @@
+// perflab interactive flame graph: draws the compact JSON of
+// profiles/flame (Tree.WriteJSON) on a canvas.
+//
+// Usage: PerflabFlame.mount(element, data). Every string from the profile
+// reaches the page through textContent or canvas fillText, never innerHTML.
+(function () {
+  'use strict';
+
+  var ROW = 18;           // row height, px
+  var MIN_PX = 0.35;      // frames narrower than this are not drawn
+  var MATCH = '#e040fb';  // search highlight
+
+  // ---- trees -------------------------------------------------------------
+
+  // A tree is pre-order arrays: name (index into names), value, cat,
+  // parent, depth, end (one past the last node of the subtree), off
+  // (offset from the root's left edge in value units), base (diff only).
+  function fromData(data) {
+    var raw = data.nodes, n = raw.length / 4;
+    var t = alloc(n, data.diff);
+    var stack = [], remaining = [];
+    for (var i = 0; i < n; i++) {
+      t.name[i] = raw[4 * i];
+      t.value[i] = raw[4 * i + 1];
+      t.cat[i] = raw[4 * i + 2];
+      if (data.diff) t.base[i] = data.base[i];
+      while (stack.length && remaining[remaining.length - 1] === 0) {
+        t.end[stack.pop()] = i;
+        remaining.pop();
+      }
+      if (stack.length) {
+        t.parent[i] = stack[stack.length - 1];
+        remaining[remaining.length - 1]--;
+        t.depth[i] = t.depth[t.parent[i]] + 1;
+      } else {
+        t.parent[i] = -1;
+        t.depth[i] = 0;
+      }
+      stack.push(i);
+      remaining.push(raw[4 * i + 3]);
+    }
+    while (stack.length) t.end[stack.pop()] = n;
+    return finish(t);
+  }
+
+  function alloc(n, diff) {
+    return {
+      n: n, name: new Int32Array(n), value: new Float64Array(n), cat: new Uint8Array(n),
+      parent: new Int32Array(n), depth: new Int32Array(n), end: new Int32Array(n),
+      off: new Float64Array(n), base: diff ? new Float64Array(n) : null
+    };
+  }
+
+  function finish(t) {
+    var cursor = new Float64Array(t.n);
+    var maxDepth = 0;
+    for (var i = 1; i < t.n; i++) {
+      var p = t.parent[i];
+      t.off[i] = cursor[p];
+      cursor[p] += t.value[i];
+      cursor[i] = t.off[i];
+      if (t.depth[i] > maxDepth) maxDepth = t.depth[i];
+    }
+    if (t.n > 0) cursor[0] = 0;
+    t.maxDepth = maxDepth;
+    return t;
+  }
+
+  // Linked trees are built by the focus view, then flattened to pre-order.
+  function Linked() {
+    this.nodes = [{ name: -1, value: 0, base: 0, cat: 5, kids: new Map() }];
+  }
+  Linked.prototype.child = function (p, name, cat) {
+    var k = this.nodes[p].kids.get(name);
+    if (k === undefined) {
+      k = this.nodes.length;
+      this.nodes.push({ name: name, value: 0, base: 0, cat: cat, kids: new Map() });
+      this.nodes[p].kids.set(name, k);
+    }
+    return k;
+  };
+  Linked.prototype.flatten = function (names, diff) {
+    var src = this.nodes, t = alloc(src.length, diff), i = 0;
+    var stack = [[0, -1, 0]];
+    while (stack.length) {
+      var it = stack.pop(), s = src[it[0]], me = i++;
+      t.name[me] = s.name; t.value[me] = s.value; t.cat[me] = s.cat;
+      if (diff) t.base[me] = s.base;
+      t.parent[me] = it[1]; t.depth[me] = it[2];
+      var kids = Array.from(s.kids.values());
+      kids.sort(function (a, b) {
+        var x = names[src[a].name], y = names[src[b].name];
+        return x < y ? -1 : x > y ? 1 : 0;
+      });
+      for (var j = kids.length - 1; j >= 0; j--) stack.push([kids[j], me, it[2] + 1]);
+    }
+    // end[] from parents: walk backwards.
+    for (var a = 0; a < t.n; a++) t.end[a] = a + 1;
+    for (var b = t.n - 1; b > 0; b--) {
+      var p = t.parent[b];
+      if (t.end[b] > t.end[p]) t.end[p] = t.end[b];
+    }
+    return finish(t);
+  };
+
+  // sandwich returns the callers and callees trees of function name f:
+  // both rooted at f, over its outermost occurrences (recursion counted once).
+  function sandwich(t, f, diff) {
+    var callers = new Linked(), callees = new Linked();
+    callers.nodes[0].name = callees.nodes[0].name = f;
+    var i = 1;
+    var map = new Int32Array(t.n);
+    while (i < t.n) {
+      if (t.name[i] !== f) { i++; continue; }
+      var v = t.value[i], bv = diff ? t.base[i] : 0;
+      callers.nodes[0].value += v; callees.nodes[0].value += v;
+      callers.nodes[0].base += bv; callees.nodes[0].base += bv;
+      callers.nodes[0].cat = callees.nodes[0].cat = t.cat[i];
+      var cur = 0;
+      for (var a = t.parent[i]; a > 0; a = t.parent[a]) {
+        cur = callers.child(cur, t.name[a], t.cat[a]);
+        callers.nodes[cur].value += v;
+        callers.nodes[cur].base += bv;
+      }
+      map[i] = 0;
+      for (var j = i + 1; j < t.end[i]; j++) {
+        var k = callees.child(map[t.parent[j]], t.name[j], t.cat[j]);
+        map[j] = k;
+        callees.nodes[k].value += t.value[j];
+        if (diff) callees.nodes[k].base += t.base[j];
+      }
+      i = t.end[i];
+    }
+    return { callers: callers, callees: callees };
+  }
+
+  // ---- formatting and colour ---------------------------------------------
+
+  function fmtValue(v, unit) {
+    if (unit === 'nanoseconds') {
+      if (v >= 1e9) return (v / 1e9).toFixed(2) + ' s';
+      if (v >= 1e6) return (v / 1e6).toFixed(2) + ' ms';
+      if (v >= 1e3) return (v / 1e3).toFixed(2) + ' µs';
+      return Math.round(v) + ' ns';
+    }
+    if (unit === 'bytes') {
+      if (v >= 1073741824) return (v / 1073741824).toFixed(2) + ' GiB';
+      if (v >= 1048576) return (v / 1048576).toFixed(2) + ' MiB';
+      if (v >= 1024) return (v / 1024).toFixed(2) + ' KiB';
+      return Math.round(v) + ' B';
+    }
+    if (unit === 'count' || !unit) return String(Math.round(v));
+    return Math.round(v) + ' ' + unit;
+  }
+
+  function pct(a, b) { return b > 0 ? (100 * a / b).toFixed(2) + '%' : '0%'; }
+
+  function hexToRgb(h) {
+    return [parseInt(h.substr(1, 2), 16), parseInt(h.substr(3, 2), 16), parseInt(h.substr(5, 2), 16)];
+  }
+  function mix(a, b, f) {
+    var x = hexToRgb(a), y = hexToRgb(b);
+    return 'rgb(' + Math.round(x[0] * (1 - f) + y[0] * f) + ',' +
+      Math.round(x[1] * (1 - f) + y[1] * f) + ',' + Math.round(x[2] * (1 - f) + y[2] * f) + ')';
+  }
+  // fnv32a over the name's UTF-16 units: the same as the SVG's shades for
+  // ASCII names.
+  function hash(s) {
+    var h = 0x811c9dc5;
+    for (var i = 0; i < s.length; i++) {
+      h ^= s.charCodeAt(i) & 0xff;
+      h = Math.imul(h, 0x01000193) >>> 0;
+    }
+    return h >>> 0;
+  }
+  function change(v, base) {
+    var m = Math.max(v, base);
+    return m > 0 ? (v - base) / m : 0;
+  }
+
+  function shortName(name) {
+    var br = name.indexOf('[');
+    var head = br >= 0 ? name.slice(0, br) : name;
+    var slash = head.lastIndexOf('/');
+    return slash >= 0 ? name.slice(slash + 1) : name;
+  }
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  // ---- the viewer ----------------------------------------------------------
+
+  function mount(root, data) {
+    var names = data.names;
+    var full = fromData(data);
+    var colorCache = new Map();
+    var state = {
+      inverted: false, highlight: new Set(), match: null, matchRe: null,
+      focus: null // {name, views}
+    };
+
+    root.classList.add('pf');
+    var header = el('div', 'pf-head');
+    var title = el('div', 'pf-title', data.title);
+    var sub = el('div', 'pf-sub');
+    var subText = data.type + ' (' + data.unit + '), total ' + fmtValue(data.total, data.unit) +
+      ', ' + (full.n - 1) + ' frames';
+    if (data.pruned) subText += ' (' + data.pruned + ' narrow frames pruned)';
+    if (data.diff) subText += '; diff against a base of ' + fmtValue(data.baseTotal, data.unit) +
+      ' scaled to the same total: red is slower, blue faster';
+    sub.textContent = subText;
+    header.appendChild(title);
+    header.appendChild(sub);
+
+    var controls = el('div', 'pf-controls');
+    var search = el('input', 'pf-search');
+    search.type = 'search';
+    search.placeholder = 'Search (regexp)';
+    search.setAttribute('aria-label', 'Search functions');
+    var matchInfo = el('span', 'pf-match');
+    var reset = el('button', 'pf-btn', 'Reset zoom');
+    var invert = el('button', 'pf-btn', 'Icicle');
+    invert.setAttribute('aria-pressed', 'false');
+    var unfocus = el('button', 'pf-btn', 'Exit focus');
+    unfocus.hidden = true;
+    controls.appendChild(search);
+    controls.appendChild(matchInfo);
+    controls.appendChild(reset);
+    controls.appendChild(invert);
+    controls.appendChild(unfocus);
+    controls.appendChild(el('span', 'pf-hint', 'click: zoom · shift-click or right-click: focus on function (callers and callees)'));
+
+    var legend = el('div', 'pf-legend');
+    data.cats.forEach(function (c, i) {
+      var b = el('button', 'pf-cat');
+      var sw = el('span', 'pf-swatch');
+      sw.style.background = data.colors[i];
+      b.appendChild(sw);
+      var share = data.total > 0 ? 100 * data.catTotals[i] / data.total : 0;
+      var text = c + ' ' + share.toFixed(1) + '%';
+      if (data.diff) {
+        var bs = data.baseTotal > 0 ? 100 * data.baseCatTotals[i] / data.baseTotal : 0;
+        var d = share - bs;
+        text += ' (' + (d >= 0 ? '+' : '') + d.toFixed(1) + ' pt)';
+      }
+      b.appendChild(document.createTextNode(text));
+      b.title = 'Highlight ' + c + ' frames';
+      b.setAttribute('aria-pressed', 'false');
+      b.addEventListener('click', function () {
+        if (state.highlight.has(i)) state.highlight.delete(i); else state.highlight.add(i);
+        b.setAttribute('aria-pressed', String(state.highlight.has(i)));
+        draw();
+      });
+      legend.appendChild(b);
+    });
+
+    var details = el('div', 'pf-details', '\u00a0');
+    var canvasBox = el('div', 'pf-canvas-box');
+    var canvas = el('canvas', 'pf-canvas');
+    var tip = el('div', 'pf-tip');
+    tip.hidden = true;
+    canvasBox.appendChild(canvas);
+    canvasBox.appendChild(tip);
+    root.appendChild(header);
+    root.appendChild(controls);
+    root.appendChild(legend);
+    root.appendChild(details);
+    root.appendChild(canvasBox);
+
+    var ctx = canvas.getContext('2d');
+    var charW = 7;
+
+    // A view draws one tree in a band of rows: the main graph, or one half
+    // of the focus sandwich.
+    function View(tree, upward) {
+      this.t = tree;
+      this.upward = upward; // root at the bottom, callees above
+      this.zoom = 0;
+      this.rows = [];
+      this.y0 = 0;
+    }
+    View.prototype.height = function () { return (this.t.maxDepth + 1) * ROW; };
+    View.prototype.rowY = function (d) {
+      return this.upward ? this.y0 + this.height() - (d + 1) * ROW : this.y0 + d * ROW;
+    };
+    View.prototype.draw = function (width) {
+      var t = this.t, z = this.zoom, rows = this.rows = [];
+      for (var d = 0; d <= t.maxDepth; d++) rows.push([]);
+      var scale = t.value[z] > 0 ? width / t.value[z] : 0;
+      // Ancestors of the zoomed frame span the full width.
+      for (var a = t.parent[z]; a >= 0; a = t.parent[a]) this.frame(a, 0, width);
+      var x0 = t.off[z];
+      for (var i = z; i < t.end[z];) {
+        var w = t.value[i] * scale;
+        if (w < MIN_PX) { i = t.end[i]; continue; }
+        this.frame(i, (t.off[i] - x0) * scale, w);
+        i++;
+      }
+    };
+    View.prototype.frame = function (i, x, w) {
+      var t = this.t, y = this.rowY(t.depth[i]);
+      this.rows[t.depth[i]].push(x, x + w, i);
+      var name = t.name[i] < 0 ? 'all' : names[t.name[i]];
+      ctx.globalAlpha = state.highlight.size && !state.highlight.has(t.cat[i]) ? 0.25 : 1;
+      ctx.fillStyle = this.color(i, name);
+      ctx.fillRect(x + 0.5, y + 0.5, Math.max(w - 1, 0.5), ROW - 2);
+      if (w > 3 * charW) {
+        var label = t.name[i] < 0 ? 'all' : shortName(name);
+        var max = Math.floor((w - 6) / charW);
+        if (label.length > max) label = label.slice(0, Math.max(max - 2, 0)) + '..';
+        ctx.fillStyle = '#000';
+        ctx.fillText(label, x + 3, y + ROW - 5.5);
+      }
+      ctx.globalAlpha = 1;
+    };
+    View.prototype.color = function (i, name) {
+      var t = this.t;
+      if (state.matchRe && t.name[i] >= 0 && state.match[t.name[i]]) return MATCH;
+      if (t.base) {
+        var c = change(t.value[i], t.base[i]);
+        return c >= 0 ? mix('#e4e4e4', '#d7301f', c) : mix('#e4e4e4', '#2166ac', -c);
+      }
+      var key = t.cat[i] + '\u0000' + name;
+      var col = colorCache.get(key);
+      if (!col) {
+        col = mix(data.colors[t.cat[i]], '#ffffff', (hash(name) % 1000) / 1000 * 0.3);
+        colorCache.set(key, col);
+      }
+      return col;
+    };
+    View.prototype.hit = function (x, y) {
+      if (y < this.y0 || y >= this.y0 + this.height()) return -1;
+      var d = this.upward ? Math.floor((this.y0 + this.height() - y) / ROW) : Math.floor((y - this.y0) / ROW);
+      var r = this.rows[d];
+      if (!r) return -1;
+      var lo = 0, hi = r.length / 3 - 1;
+      while (lo <= hi) {
+        var mid = (lo + hi) >> 1;
+        if (x < r[3 * mid]) hi = mid - 1;
+        else if (x >= r[3 * mid + 1]) lo = mid + 1;
+        else return r[3 * mid + 2];
+      }
+      return -1;
+    };
+
+    var main = new View(full, true);
+
+    function views() { return state.focus ? state.focus.views : [main]; }
+
+    function draw() {
+      var width = Math.max(canvasBox.clientWidth, 200);
+      var vs = views(), h = 0;
+      main.upward = !state.inverted;
+      vs.forEach(function (v) { v.y0 = h; h += v.height() + (state.focus ? ROW / 2 : 0); });
+      var dpr = window.devicePixelRatio || 1;
+      canvas.width = Math.round(width * dpr);
+      canvas.height = Math.round(h * dpr);
+      canvas.style.width = width + 'px';
+      canvas.style.height = h + 'px';
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      ctx.font = '12px Verdana, "DejaVu Sans", sans-serif';
+      charW = ctx.measureText('abcdefghijklmnopqrstuvwxyz').width / 26;
+      ctx.clearRect(0, 0, width, h);
+      vs.forEach(function (v) { v.draw(width); });
+    }
+
+    function describe(v, i) {
+      var t = v.t, name = t.name[i] < 0 ? 'all' : names[t.name[i]];
+      var s = name + ' — ' + fmtValue(t.value[i], data.unit) + ' (' + pct(t.value[i], data.total) + ' of total';
+      if (v.zoom !== 0) s += ', ' + pct(t.value[i], t.value[v.zoom]) + ' of zoom';
+      s += '), ' + data.cats[t.cat[i]];
+      if (t.base) {
+        s += '; base ' + fmtValue(t.base[i], data.unit) + ', ' +
+          (t.base[i] > 0 ? ((t.value[i] - t.base[i]) / t.base[i] * 100).toFixed(1) + '%' : 'new');
+      }
+      return s;
+    }
+
+    function at(ev) {
+      var r = canvas.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top;
+      var vs = views();
+      for (var k = 0; k < vs.length; k++) {
+        var i = vs[k].hit(x, y);
+        if (i >= 0) return { view: vs[k], i: i, x: x, y: y };
+      }
+      return null;
+    }
+
+    canvas.addEventListener('mousemove', function (ev) {
+      var h = at(ev);
+      if (!h) { tip.hidden = true; canvas.style.cursor = ''; return; }
+      var text = describe(h.view, h.i);
+      details.textContent = text;
+      tip.textContent = text;
+      tip.hidden = false;
+      var left = Math.min(h.x + 12, canvasBox.clientWidth - 320);
+      tip.style.left = Math.max(left, 0) + 'px';
+      tip.style.top = (h.y + 16) + 'px';
+      canvas.style.cursor = 'pointer';
+    });
+    canvas.addEventListener('mouseleave', function () { tip.hidden = true; });
+    canvas.addEventListener('click', function (ev) {
+      var h = at(ev);
+      if (!h) return;
+      if (ev.shiftKey) { focusOn(h.view.t.name[h.i]); return; }
+      h.view.zoom = h.i;
+      draw();
+    });
+    canvas.addEventListener('contextmenu', function (ev) {
+      var h = at(ev);
+      if (!h || h.view.t.name[h.i] < 0) return;
+      ev.preventDefault();
+      focusOn(h.view.t.name[h.i]);
+    });
+
+    function focusOn(f) {
+      if (f < 0) return;
+      var sw = sandwich(full, f, !!data.diff);
+      var callers = new View(sw.callers.flatten(names, !!data.diff), true);
+      var callees = new View(sw.callees.flatten(names, !!data.diff), false);
+      state.focus = { name: f, views: [callers, callees] };
+      unfocus.hidden = false;
+      details.textContent = 'Focus on ' + names[f] + ': callers above, callees below (' +
+        fmtValue(callers.t.value[0], data.unit) + ', ' + pct(callers.t.value[0], data.total) + ' of total)';
+      draw();
+    }
+    unfocus.addEventListener('click', function () {
+      state.focus = null;
+      unfocus.hidden = true;
+      draw();
+    });
+    reset.addEventListener('click', function () {
+      views().forEach(function (v) { v.zoom = 0; });
+      draw();
+    });
+    invert.addEventListener('click', function () {
+      state.inverted = !state.inverted;
+      invert.setAttribute('aria-pressed', String(state.inverted));
+      draw();
+    });
+
+    var searchTimer = 0;
+    search.addEventListener('input', function () {
+      clearTimeout(searchTimer);
+      searchTimer = setTimeout(runSearch, 120);
+    });
+    function runSearch() {
+      var q = search.value;
+      if (!q) {
+        state.matchRe = null;
+        matchInfo.textContent = '';
+        draw();
+        return;
+      }
+      var re;
+      try { re = new RegExp(q, 'i'); } catch (e) {
+        re = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
+      }
+      state.matchRe = re;
+      state.match = new Uint8Array(names.length);
+      for (var k = 0; k < names.length; k++) state.match[k] = re.test(names[k]) ? 1 : 0;
+      // Matched share: outermost matching frames only, so recursion and
+      // nested matches are not counted twice.
+      var sum = 0, t = full;
+      for (var i = 1; i < t.n;) {
+        if (state.match[t.name[i]]) { sum += t.value[i]; i = t.end[i]; } else i++;
+      }
+      matchInfo.textContent = 'matched ' + fmtValue(sum, data.unit) + ' (' + pct(sum, data.total) + ')';
+      draw();
+    }
+
+    var resizeTimer = 0;
+    window.addEventListener('resize', function () {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(draw, 100);
+    });
+    draw();
+    return { redraw: draw };
+  }
+
+  window.PerflabFlame = { mount: mount };
+})();

@@ -1,0 +1,188 @@
+package flame
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"math/bits"
+	"strconv"
+
+	"github.com/perflab/perflab/profiles"
+)
+
+// WriteJSON writes the tree in the compact form the interactive view draws
+// (flame.js), pruned to at most Options.MaxNodes frames, narrowest first.
+// The web UI embeds it in its own pages together with Script and Style.
+//
+// The form is one object:
+//
+//	{"v":1, "title":…, "type":"cpu", "unit":"nanoseconds", "total":N,
+//	 "cats":["work",…], "colors":["#2e9e6a",…], "catTotals":[…],
+//	 "names":["main.main",…],
+//	 "nodes":[name, value, category, children, …],  // 4 numbers a frame, pre-order, root first
+//	 "pruned":K,                                      // frames left out
+//	 "diff":false, "baseTotal":N, "baseCatTotals":[…], "base":[…]} // base value per frame (diffs)
+//
+// Children follow their parent in name order, so a frame's offset is its
+// parent's plus its elder siblings' values. All strings are JSON-escaped
+// with <, > and & as \u003c, \u003e and \u0026, so the text can sit inside
+// a <script> element as is.
+func (t *Tree) WriteJSON(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	minValue := t.jsonThreshold()
+	// Keep nodes in pre-order, children sorted, remapping names to the
+	// ones used.
+	nameMap := make(map[int32]int, 1024)
+	var names []string
+	var nodes, base []int64
+	var pruned int
+	var buf []int32
+	stack := []int32{0}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n := &t.nodes[i]
+		nameIdx := int64(-1)
+		if i != 0 {
+			id, ok := nameMap[n.name]
+			if !ok {
+				id = len(names)
+				names = append(names, t.names[n.name])
+				nameMap[n.name] = id
+			}
+			nameIdx = int64(id)
+		}
+		buf = t.sortedChildren(i, buf)
+		kept := 0
+		start := len(stack)
+		for _, c := range buf {
+			if v := t.nodes[c].value; v >= minValue && v > 0 {
+				stack = append(stack, c)
+				kept++
+			} else {
+				pruned++
+			}
+		}
+		for a, b := start, len(stack)-1; a < b; a, b = a+1, b-1 {
+			stack[a], stack[b] = stack[b], stack[a]
+		}
+		cat := int64(n.class.Category().Index())
+		if i == 0 {
+			cat = int64(profiles.Other.Index())
+		}
+		nodes = append(nodes, nameIdx, n.value, cat, int64(kept))
+		if t.diff {
+			base = append(base, n.base)
+		}
+	}
+
+	bw.WriteString(`{"v":1,"title":`)
+	writeJSONString(bw, t.opts.Title)
+	bw.WriteString(`,"type":`)
+	writeJSONString(bw, t.sampleType)
+	bw.WriteString(`,"unit":`)
+	writeJSONString(bw, t.unit)
+	bw.WriteString(`,"total":`)
+	bw.WriteString(strconv.FormatInt(t.Total(), 10))
+	bw.WriteString(`,"cats":[`)
+	for i, c := range profiles.Categories {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		writeJSONString(bw, string(c))
+	}
+	bw.WriteString(`],"colors":[`)
+	for i, c := range profiles.Categories {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		writeJSONString(bw, c.Color())
+	}
+	bw.WriteString(`],"catTotals":`)
+	writeInts(bw, t.byCat[:])
+	bw.WriteString(`,"names":[`)
+	for i, s := range names {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		writeJSONString(bw, s)
+	}
+	bw.WriteString(`],"nodes":`)
+	writeInts(bw, nodes)
+	bw.WriteString(`,"pruned":`)
+	bw.WriteString(strconv.Itoa(pruned))
+	if t.diff {
+		bw.WriteString(`,"diff":true,"baseTotal":`)
+		bw.WriteString(strconv.FormatInt(t.baseTotal, 10))
+		bw.WriteString(`,"baseCatTotals":`)
+		writeInts(bw, t.baseByCat[:])
+		bw.WriteString(`,"base":`)
+		writeInts(bw, base)
+	} else {
+		bw.WriteString(`,"diff":false`)
+	}
+	bw.WriteString("}\n")
+	return bw.Flush()
+}
+
+// jsonThreshold returns the smallest value a frame needs to be kept so that
+// at most MaxNodes frames are. It buckets values by their top four bits in
+// one pass instead of sorting millions of them; children are never larger
+// than their parents, so the kept frames always form a tree.
+func (t *Tree) jsonThreshold() int64 {
+	if len(t.nodes)-1 <= t.opts.MaxNodes {
+		return 1
+	}
+	const sub = 8 // buckets per power of two
+	var hist [64 * sub]int
+	bucket := func(v int64) int {
+		if v <= 0 {
+			return 0
+		}
+		e := 63 - bits.LeadingZeros64(uint64(v))
+		m := 0
+		if e >= 3 {
+			m = int(uint64(v)>>(e-3)) & (sub - 1)
+		}
+		return e*sub + m
+	}
+	for i := 1; i < len(t.nodes); i++ {
+		hist[bucket(t.nodes[i].value)]++
+	}
+	kept := 0
+	for b := len(hist) - 1; b > 0; b-- {
+		if kept+hist[b] > t.opts.MaxNodes {
+			// Keep buckets above b: the lower bound of bucket b+1.
+			e, m := (b+1)/sub, (b+1)%sub
+			if e < 3 {
+				if m > 0 {
+					e++
+				}
+				return int64(1) << e
+			}
+			return int64(sub+m) << (e - 3)
+		}
+		kept += hist[b]
+	}
+	return 1
+}
+
+func writeInts(bw *bufio.Writer, xs []int64) {
+	bw.WriteByte('[')
+	var tmp [24]byte
+	for i, x := range xs {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.Write(strconv.AppendInt(tmp[:0], x, 10))
+	}
+	bw.WriteByte(']')
+}
+
+// writeJSONString writes s as a JSON string. encoding/json escapes <, > and
+// & (so "</script>" cannot end a script element), U+2028 and U+2029, and
+// replaces invalid UTF-8 with U+FFFD.
+func writeJSONString(bw *bufio.Writer, s string) {
+	b, _ := json.Marshal(s)
+	bw.Write(b)
+}

@@ -1,0 +1,276 @@
+package flame
+
+import (
+	"bufio"
+	"encoding/xml"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/profiles"
+)
+
+// Layout of the SVG, in pixels. The frame height and font follow
+// flamegraph.pl so that the graphs look familiar.
+const (
+	frameH    = 16
+	padX      = 10
+	headerH   = 74 // title, subtitle, legend
+	footerH   = 10
+	charW     = 7.0 // average width of a 12px Verdana character
+	minLabelW = 3 * charW
+)
+
+// WriteSVG builds p's flame graph and writes it as a static SVG: the
+// harness writes one per case.
+func WriteSVG(w io.Writer, p *profile.Profile, opts Options) error {
+	t, err := Build(p, opts)
+	if err != nil {
+		return err
+	}
+	return t.WriteSVG(w)
+}
+
+// WriteSVG writes the tree as a static SVG: no script is needed to read it.
+// Frames are coloured by category (by change for a diff), with the full
+// name, value and share in each frame's tooltip and each category's share
+// in the legend. Frames narrower than Options.MinWidth pixels are left out.
+func (t *Tree) WriteSVG(w io.Writer) error {
+	o := t.opts
+	bw := bufio.NewWriterSize(w, 64<<10)
+	total := t.Total()
+	plotW := float64(o.Width - 2*padX)
+	// The minimum value a frame needs to be drawn. Children are never
+	// larger than their parent, so pruning a node prunes its subtree.
+	minValue := int64(0)
+	if total > 0 {
+		minValue = int64(o.MinWidth * float64(total) / plotW)
+	}
+	depth, shown, pruned := t.visibleDepth(minValue)
+	height := headerH + (depth+1)*frameH + footerH
+
+	fmt.Fprintf(bw, `<?xml version="1.0" encoding="UTF-8" standalone="no"?>
+<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Verdana, DejaVu Sans, sans-serif" font-size="12">
+<style>.f text{pointer-events:none;fill:#000} .f:hover rect{stroke:#000;stroke-width:1} .l text{fill:#333}</style>
+<rect x="0" y="0" width="100%%" height="100%%" fill="#fbfbfb"/>
+`, o.Width, height, o.Width, height)
+	fmt.Fprintf(bw, `<text x="%d" y="22" text-anchor="middle" font-size="17">%s</text>`+"\n", o.Width/2, esc(o.Title))
+	sub := fmt.Sprintf("%s (%s), total %s, %d frames", t.sampleType, t.unit, formatValue(total, t.unit), shown)
+	if pruned > 0 {
+		sub += fmt.Sprintf(" (%d narrower than %g px not shown)", pruned, o.MinWidth)
+	}
+	if t.diff {
+		sub += fmt.Sprintf("; diff against a base of %s, scaled to the same total: red is slower, blue faster", formatValue(t.baseTotal, t.unit))
+	}
+	fmt.Fprintf(bw, `<text x="%d" y="40" text-anchor="middle" fill="#555">%s</text>`+"\n", o.Width/2, esc(sub))
+	t.writeLegend(bw)
+
+	// Frames, root at the bottom.
+	bottom := float64(headerH + depth*frameH)
+	var buf []int32
+	type item struct {
+		n     int32
+		x     float64
+		depth int
+	}
+	stack := []item{{0, padX, 0}}
+	scale := 0.0
+	if total > 0 {
+		scale = plotW / float64(total)
+	}
+	var line []byte
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n := &t.nodes[it.n]
+		wpx := float64(n.value) * scale
+		y := bottom - float64(it.depth*frameH)
+		name := "all"
+		if it.n != 0 {
+			name = t.names[n.name]
+		}
+		line = t.appendFrame(line[:0], it.n, name, it.x, y, wpx)
+		bw.Write(line)
+		// Push children in reverse so they come out in order.
+		buf = t.sortedChildren(it.n, buf)
+		x := it.x
+		start := len(stack)
+		for _, c := range buf {
+			cv := t.nodes[c].value
+			if cv > minValue && cv > 0 {
+				stack = append(stack, item{c, x, it.depth + 1})
+			}
+			x += float64(cv) * scale
+		}
+		for i, j := start, len(stack)-1; i < j; i, j = i+1, j-1 {
+			stack[i], stack[j] = stack[j], stack[i]
+		}
+	}
+	bw.WriteString("</svg>\n")
+	return bw.Flush()
+}
+
+// visibleDepth returns the depth of the deepest drawn frame, the number of
+// frames drawn and the number pruned (whose parent was drawn).
+func (t *Tree) visibleDepth(minValue int64) (depth, shown, pruned int) {
+	type item struct {
+		n int32
+		d int
+	}
+	stack := []item{{0, 0}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.d > depth {
+			depth = it.d
+		}
+		shown++
+		for c := t.nodes[it.n].first; c >= 0; c = t.nodes[c].next {
+			if v := t.nodes[c].value; v > minValue && v > 0 {
+				stack = append(stack, item{c, it.d + 1})
+			} else {
+				pruned++
+			}
+		}
+	}
+	return depth, shown - 1, pruned // the root is not a frame
+}
+
+func (t *Tree) appendFrame(b []byte, i int32, name string, x, y, w float64) []byte {
+	n := &t.nodes[i]
+	cat := n.class.Category()
+	if i == 0 {
+		cat = profiles.Other
+	}
+	total := t.Total()
+	pct := 0.0
+	if total > 0 {
+		pct = 100 * float64(n.value) / float64(total)
+	}
+	var fill, tip string
+	if t.diff {
+		fill = diffColor(n.value, n.base)
+		tip = fmt.Sprintf("%s\n%s (%.2f%%), base %s, %s\n%s", name, formatValue(n.value, t.unit), pct,
+			formatValue(n.base, t.unit), changeText(n.value, n.base), cat)
+	} else {
+		fill = frameColor(cat, name)
+		tip = fmt.Sprintf("%s\n%s (%.2f%%), %s", name, formatValue(n.value, t.unit), pct, cat)
+	}
+	b = append(b, `<g class="f"><title>`...)
+	b = appendEsc(b, tip)
+	b = append(b, `</title><rect x="`...)
+	b = strconv.AppendFloat(b, x, 'f', 1, 64)
+	b = append(b, `" y="`...)
+	b = strconv.AppendFloat(b, y, 'f', 0, 64)
+	b = append(b, `" width="`...)
+	b = strconv.AppendFloat(b, w, 'f', 1, 64)
+	b = append(b, `" height="15" rx="2" fill="`...)
+	b = append(b, fill...)
+	b = append(b, '"', '/', '>')
+	if w >= minLabelW {
+		b = append(b, `<text x="`...)
+		b = strconv.AppendFloat(b, x+3, 'f', 1, 64)
+		b = append(b, `" y="`...)
+		b = strconv.AppendFloat(b, y+11.5, 'f', 1, 64)
+		b = append(b, `">`...)
+		b = appendEsc(b, label(name, int((w-6)/charW)))
+		b = append(b, `</text>`...)
+	}
+	return append(b, "</g>\n"...)
+}
+
+// writeLegend draws one swatch per category with its share of the total,
+// or for a diff its change in share.
+func (t *Tree) writeLegend(bw *bufio.Writer) {
+	x := float64(padX)
+	total := float64(t.Total())
+	for i, c := range profiles.Categories {
+		share := 0.0
+		if total > 0 {
+			share = 100 * float64(t.byCat[i]) / total
+		}
+		text := fmt.Sprintf("%s %.1f%%", c, share)
+		tip := fmt.Sprintf("%s: %s, %.2f%% of the total (self time of %s frames)", c, formatValue(t.byCat[i], t.unit), share, c)
+		if t.diff {
+			baseShare := 0.0
+			if t.baseTotal > 0 {
+				baseShare = 100 * float64(t.baseByCat[i]) / float64(t.baseTotal)
+			}
+			text = fmt.Sprintf("%s %.1f%% (%+.1f pt)", c, share, share-baseShare)
+			tip = fmt.Sprintf("%s: %.2f%% of new, %.2f%% of base, %+.2f percentage points", c, share, baseShare, share-baseShare)
+		}
+		fmt.Fprintf(bw, `<g class="l"><title>%s</title><rect x="%.0f" y="52" width="12" height="12" rx="2" fill="%s"/><text x="%.0f" y="62.5">%s</text></g>`+"\n",
+			esc(tip), x, c.Color(), x+16, esc(text))
+		x += 16 + float64(len(text))*charW + 18
+	}
+}
+
+// label shortens a function name to at most n characters for a frame:
+// the package path is dropped first (the tooltip keeps the full name),
+// then the end is cut with "..".
+func label(name string, n int) string {
+	if n < 3 {
+		return ""
+	}
+	short := name
+	if i := strings.LastIndexByte(prefixBeforeBracket(name), '/'); i >= 0 {
+		short = name[i+1:]
+	}
+	if utf8.RuneCountInString(short) <= n {
+		return short
+	}
+	r := []rune(short)
+	return string(r[:n-2]) + ".."
+}
+
+func prefixBeforeBracket(s string) string {
+	if i := strings.IndexByte(s, '['); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func esc(s string) string {
+	return string(appendEsc(nil, s))
+}
+
+// appendEsc appends s escaped for XML text and attribute values. Invalid
+// UTF-8 and characters XML cannot carry (control bytes) become U+FFFD.
+func appendEsc(b []byte, s string) []byte {
+	var sb strings.Builder
+	xml.EscapeText(&sb, []byte(s))
+	return append(b, sb.String()...)
+}
+
+// frameColor is the category colour, lightened by up to 30% by a hash of
+// the name, so that neighbouring frames of one category stay apart and the
+// same function has the same shade in every graph.
+func frameColor(c profiles.Category, name string) string {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	f := float64(h.Sum32()%1000) / 1000 * 0.3
+	return mix(c.Color(), "#ffffff", f)
+}
+
+// mix blends two "#rrggbb" colours: f=0 gives a, f=1 gives b.
+func mix(a, b string, f float64) string {
+	pa, pb := parseHex(a), parseHex(b)
+	var out [3]int
+	for i := range out {
+		out[i] = int(float64(pa[i])*(1-f) + float64(pb[i])*f + 0.5)
+	}
+	return fmt.Sprintf("#%02x%02x%02x", out[0], out[1], out[2])
+}
+
+func parseHex(s string) [3]int {
+	var c [3]int
+	for i := range c {
+		v, _ := strconv.ParseUint(s[1+2*i:3+2*i], 16, 8)
+		c[i] = int(v)
+	}
+	return c
+}
