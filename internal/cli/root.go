@@ -53,6 +53,7 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 		newPushCmd(io),
 		newRunCmd(io),
 		newShowCmd(io),
+		newFlameCmd(io),
 		newServeCmd(io),
 	)
 	return root

@@ -27,37 +27,39 @@ func Diff(basep, newp *profile.Profile, opts Options) (*Tree, error) {
 	if bt, nt := basep.SampleType[bi], newp.SampleType[ni]; bt.Type != nt.Type || bt.Unit != nt.Unit {
 		return nil, fmt.Errorf("cannot compare %s (%s) with %s (%s); choose a common --sample-type", bt.Type, bt.Unit, nt.Type, nt.Unit)
 	}
-	ids := make(map[string]int32)
-	bb := newBuilder(opts, ids, nil)
-	bb.fill(basep, bi)
-	base := bb.t
-	base.classify()
-
-	nb := newBuilder(opts, ids, base.names)
-	nb.fill(newp, ni)
-	t := nb.t
-	t.classify()
+	in := newInterner()
+	bs := collect(in, basep, bi)
+	ns := collect(in, newp, ni)
+	rank := ranks(in.names)
+	base := build(opts, in, rank, bs)
+	t := build(opts, in, rank, ns)
 	t.diff = true
 	t.baseTotal = base.Total()
 	t.baseByCat = base.byCat
-
-	// Walk both trees together: a new node's twin in the base tree is the
-	// base child of its parent's twin with the same name.
+	t.base = make([]int64, len(t.name))
 	scale := 0.0
 	if base.Total() > 0 {
 		scale = float64(t.Total()) / float64(base.Total())
 	}
-	twin := make([]int32, len(t.nodes))
-	twin[0] = 0
-	t.nodes[0].base = int64(math.Round(float64(base.nodes[0].value) * scale))
-	for i := 1; i < len(t.nodes); i++ {
-		n := &t.nodes[i]
-		twin[i] = -1
-		if pt := twin[n.parent]; pt >= 0 {
-			key := uint64(uint32(pt))<<32 | uint64(uint32(n.name))
-			if b, ok := bb.children[key]; ok {
-				twin[i] = b
-				n.base = int64(math.Round(float64(base.nodes[b].value) * scale))
+	// Walk both trees together: children are sorted by name rank in both,
+	// so a node's twin among the base node's children is found by merging.
+	type pair struct{ i, j int32 }
+	stack := []pair{{0, 0}}
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		t.base[p.i] = int64(math.Round(float64(base.value[p.j]) * scale))
+		ci, cj := p.i+1, p.j+1
+		for ci < t.end[p.i] && cj < base.end[p.j] {
+			ri, rj := rank[t.name[ci]], rank[base.name[cj]]
+			switch {
+			case ri == rj:
+				stack = append(stack, pair{ci, cj})
+				ci, cj = t.end[ci], base.end[cj]
+			case ri < rj:
+				ci = t.end[ci]
+			default:
+				cj = base.end[cj]
 			}
 		}
 	}

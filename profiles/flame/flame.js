@@ -18,28 +18,20 @@
   function fromData(data) {
     var raw = data.nodes, n = raw.length / 4;
     var t = alloc(n, data.diff);
-    var stack = [], remaining = [];
+    var path = []; // path[d] is the latest frame at depth d
     for (var i = 0; i < n; i++) {
+      var d = raw[4 * i + 3];
       t.name[i] = raw[4 * i];
       t.value[i] = raw[4 * i + 1];
       t.cat[i] = raw[4 * i + 2];
+      t.depth[i] = d;
       if (data.diff) t.base[i] = data.base[i];
-      while (stack.length && remaining[remaining.length - 1] === 0) {
-        t.end[stack.pop()] = i;
-        remaining.pop();
-      }
-      if (stack.length) {
-        t.parent[i] = stack[stack.length - 1];
-        remaining[remaining.length - 1]--;
-        t.depth[i] = t.depth[t.parent[i]] + 1;
-      } else {
-        t.parent[i] = -1;
-        t.depth[i] = 0;
-      }
-      stack.push(i);
-      remaining.push(raw[4 * i + 3]);
+      // Frames deeper than or as deep as this one are finished.
+      while (path.length > d) t.end[path.pop()] = i;
+      t.parent[i] = d > 0 ? path[d - 1] : -1;
+      path.push(i);
     }
-    while (stack.length) t.end[stack.pop()] = n;
+    while (path.length) t.end[path.pop()] = n;
     return finish(t);
   }
 
@@ -311,9 +303,11 @@
       if (w > 3 * charW) {
         var label = t.name[i] < 0 ? 'all' : shortName(name);
         var max = Math.floor((w - 6) / charW);
-        if (label.length > max) label = label.slice(0, Math.max(max - 2, 0)) + '..';
-        ctx.fillStyle = '#000';
-        ctx.fillText(label, x + 3, y + ROW - 5.5);
+        if (label.length > max) label = max >= 5 ? label.slice(0, max - 2) + '..' : '';
+        if (label) {
+          ctx.fillStyle = '#000';
+          ctx.fillText(label, x + 3, y + ROW - 5.5);
+        }
       }
       ctx.globalAlpha = 1;
     };

@@ -19,62 +19,39 @@ import (
 //	{"v":1, "title":…, "type":"cpu", "unit":"nanoseconds", "total":N,
 //	 "cats":["work",…], "colors":["#2e9e6a",…], "catTotals":[…],
 //	 "names":["main.main",…],
-//	 "nodes":[name, value, category, children, …],  // 4 numbers a frame, pre-order, root first
-//	 "pruned":K,                                      // frames left out
+//	 "nodes":[name, value, category, depth, …],  // 4 numbers a frame, pre-order, root first
+//	 "pruned":K,                                   // frames left out
 //	 "diff":false, "baseTotal":N, "baseCatTotals":[…], "base":[…]} // base value per frame (diffs)
 //
-// Children follow their parent in name order, so a frame's offset is its
+// A frame's parent is the nearest earlier frame one level less deep;
+// children follow their parent in name order, so a frame's offset is its
 // parent's plus its elder siblings' values. All strings are JSON-escaped
 // with <, > and & as \u003c, \u003e and \u0026, so the text can sit inside
 // a <script> element as is.
 func (t *Tree) WriteJSON(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
+	// Keep frames of at least the threshold, in pre-order, remapping names
+	// to the ones used.
 	minValue := t.jsonThreshold()
-	// Keep nodes in pre-order, children sorted, remapping names to the
-	// ones used.
 	nameMap := make(map[int32]int, 1024)
 	var names []string
 	var nodes, base []int64
-	var pruned int
-	var buf []int32
-	stack := []int32{0}
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		n := &t.nodes[i]
+	pruned := t.walk(minValue-1, func(i int32, d int, x int64) {
 		nameIdx := int64(-1)
 		if i != 0 {
-			id, ok := nameMap[n.name]
+			id, ok := nameMap[t.name[i]]
 			if !ok {
 				id = len(names)
-				names = append(names, t.names[n.name])
-				nameMap[n.name] = id
+				names = append(names, t.names[t.name[i]])
+				nameMap[t.name[i]] = id
 			}
 			nameIdx = int64(id)
 		}
-		buf = t.sortedChildren(i, buf)
-		kept := 0
-		start := len(stack)
-		for _, c := range buf {
-			if v := t.nodes[c].value; v >= minValue && v > 0 {
-				stack = append(stack, c)
-				kept++
-			} else {
-				pruned++
-			}
-		}
-		for a, b := start, len(stack)-1; a < b; a, b = a+1, b-1 {
-			stack[a], stack[b] = stack[b], stack[a]
-		}
-		cat := int64(n.class.Category().Index())
-		if i == 0 {
-			cat = int64(profiles.Other.Index())
-		}
-		nodes = append(nodes, nameIdx, n.value, cat, int64(kept))
+		nodes = append(nodes, nameIdx, t.value[i], int64(t.category(i).Index()), int64(d))
 		if t.diff {
-			base = append(base, n.base)
+			base = append(base, t.base[i])
 		}
-	}
+	})
 
 	bw.WriteString(`{"v":1,"title":`)
 	writeJSONString(bw, t.opts.Title)
@@ -130,7 +107,7 @@ func (t *Tree) WriteJSON(w io.Writer) error {
 // one pass instead of sorting millions of them; children are never larger
 // than their parents, so the kept frames always form a tree.
 func (t *Tree) jsonThreshold() int64 {
-	if len(t.nodes)-1 <= t.opts.MaxNodes {
+	if len(t.name)-1 <= t.opts.MaxNodes {
 		return 1
 	}
 	const sub = 8 // buckets per power of two
@@ -146,8 +123,8 @@ func (t *Tree) jsonThreshold() int64 {
 		}
 		return e*sub + m
 	}
-	for i := 1; i < len(t.nodes); i++ {
-		hist[bucket(t.nodes[i].value)]++
+	for _, v := range t.value[1:] {
+		hist[bucket(v)]++
 	}
 	kept := 0
 	for b := len(hist) - 1; b > 0; b-- {

@@ -50,7 +50,12 @@ func (t *Tree) WriteSVG(w io.Writer) error {
 	if total > 0 {
 		minValue = int64(o.MinWidth * float64(total) / plotW)
 	}
-	depth, shown, pruned := t.visibleDepth(minValue)
+	depth, shown := 0, 0
+	pruned := t.walk(minValue, func(i int32, d int, x int64) {
+		depth = max(depth, d)
+		shown++
+	})
+	shown-- // the root is not a frame
 	height := headerH + (depth+1)*frameH + footerH
 
 	fmt.Fprintf(bw, `<?xml version="1.0" encoding="UTF-8" standalone="no"?>
@@ -71,94 +76,69 @@ func (t *Tree) WriteSVG(w io.Writer) error {
 
 	// Frames, root at the bottom.
 	bottom := float64(headerH + depth*frameH)
-	var buf []int32
-	type item struct {
-		n     int32
-		x     float64
-		depth int
-	}
-	stack := []item{{0, padX, 0}}
 	scale := 0.0
 	if total > 0 {
 		scale = plotW / float64(total)
 	}
 	var line []byte
-	for len(stack) > 0 {
-		it := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		n := &t.nodes[it.n]
-		wpx := float64(n.value) * scale
-		y := bottom - float64(it.depth*frameH)
-		name := "all"
-		if it.n != 0 {
-			name = t.names[n.name]
-		}
-		line = t.appendFrame(line[:0], it.n, name, it.x, y, wpx)
+	colors := make(map[int32]string)
+	t.walk(minValue, func(i int32, d int, x int64) {
+		y := bottom - float64(d*frameH)
+		line = t.appendFrame(line[:0], i, padX+float64(x)*scale, y, float64(t.value[i])*scale, colors)
 		bw.Write(line)
-		// Push children in reverse so they come out in order.
-		buf = t.sortedChildren(it.n, buf)
-		x := it.x
-		start := len(stack)
-		for _, c := range buf {
-			cv := t.nodes[c].value
-			if cv > minValue && cv > 0 {
-				stack = append(stack, item{c, x, it.depth + 1})
-			}
-			x += float64(cv) * scale
-		}
-		for i, j := start, len(stack)-1; i < j; i, j = i+1, j-1 {
-			stack[i], stack[j] = stack[j], stack[i]
-		}
-	}
+	})
 	bw.WriteString("</svg>\n")
 	return bw.Flush()
 }
 
-// visibleDepth returns the depth of the deepest drawn frame, the number of
-// frames drawn and the number pruned (whose parent was drawn).
-func (t *Tree) visibleDepth(minValue int64) (depth, shown, pruned int) {
-	type item struct {
-		n int32
-		d int
-	}
-	stack := []item{{0, 0}}
-	for len(stack) > 0 {
-		it := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if it.d > depth {
-			depth = it.d
+// walk visits the tree in pre-order, leaving out every frame whose value is
+// not above minValue with its subtree, and calls fn with each frame's depth
+// and offset from the left edge (in value units). It returns the number of
+// frames left out whose parent was visited.
+func (t *Tree) walk(minValue int64, fn func(i int32, depth int, x int64)) (pruned int) {
+	cursor := make([]int64, t.maxDepth+2)
+	ends := make([]int32, 0, t.maxDepth+1)
+	for i := int32(0); i < int32(len(t.name)); {
+		for len(ends) > 0 && ends[len(ends)-1] <= i {
+			ends = ends[:len(ends)-1]
 		}
-		shown++
-		for c := t.nodes[it.n].first; c >= 0; c = t.nodes[c].next {
-			if v := t.nodes[c].value; v > minValue && v > 0 {
-				stack = append(stack, item{c, it.d + 1})
-			} else {
-				pruned++
-			}
+		d := len(ends)
+		x := cursor[d]
+		cursor[d] += t.value[i]
+		if i != 0 && (t.value[i] <= minValue || t.value[i] <= 0) {
+			pruned++
+			i = t.end[i]
+			continue
 		}
+		fn(i, d, x)
+		cursor[d+1] = x
+		ends = append(ends, t.end[i])
+		i++
 	}
-	return depth, shown - 1, pruned // the root is not a frame
+	return pruned
 }
 
-func (t *Tree) appendFrame(b []byte, i int32, name string, x, y, w float64) []byte {
-	n := &t.nodes[i]
-	cat := n.class.Category()
-	if i == 0 {
-		cat = profiles.Other
-	}
+func (t *Tree) appendFrame(b []byte, i int32, x, y, w float64, colors map[int32]string) []byte {
+	name := t.nodeName(i)
+	cat := t.category(i)
+	v := t.value[i]
 	total := t.Total()
 	pct := 0.0
 	if total > 0 {
-		pct = 100 * float64(n.value) / float64(total)
+		pct = 100 * float64(v) / float64(total)
 	}
 	var fill, tip string
 	if t.diff {
-		fill = diffColor(n.value, n.base)
-		tip = fmt.Sprintf("%s\n%s (%.2f%%), base %s, %s\n%s", name, formatValue(n.value, t.unit), pct,
-			formatValue(n.base, t.unit), changeText(n.value, n.base), cat)
+		fill = diffColor(v, t.base[i])
+		tip = fmt.Sprintf("%s\n%s (%.2f%%), base %s, %s\n%s", name, formatValue(v, t.unit), pct,
+			formatValue(t.base[i], t.unit), changeText(v, t.base[i]), cat)
 	} else {
-		fill = frameColor(cat, name)
-		tip = fmt.Sprintf("%s\n%s (%.2f%%), %s", name, formatValue(n.value, t.unit), pct, cat)
+		key := t.name[i]<<3 | int32(cat.Index())
+		if fill = colors[key]; fill == "" {
+			fill = frameColor(cat, name)
+			colors[key] = fill
+		}
+		tip = fmt.Sprintf("%s\n%s (%.2f%%), %s", name, formatValue(v, t.unit), pct, cat)
 	}
 	b = append(b, `<g class="f"><title>`...)
 	b = appendEsc(b, tip)
@@ -222,6 +202,9 @@ func label(name string, n int) string {
 	}
 	if utf8.RuneCountInString(short) <= n {
 		return short
+	}
+	if n < 5 {
+		return "" // "ab.." says nothing; flamegraph.pl also leaves such frames blank
 	}
 	r := []rune(short)
 	return string(r[:n-2]) + ".."

@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/profiles"
+	"github.com/perflab/perflab/profiles/flame"
+	"github.com/spf13/cobra"
+)
+
+// FlameOptions are the flags of `perflab flame`.
+type FlameOptions struct {
+	Inputs     []string // one profile, or base and new with Diff
+	Out        string
+	Format     string // svg, html or folded; default from Out's extension
+	SampleType string
+	Rules      string
+	Work       []string
+	Kind       string // profile kind inside a run case: wall, cpu, mutex, block
+	Diff       bool
+	Title      string
+	Width      int
+	MinWidth   float64
+}
+
+func newFlameCmd(io *IO) *cobra.Command {
+	opts := &FlameOptions{}
+	cmd := &cobra.Command{
+		Use:   "flame <profile.pb.gz | run-dir/case> [-o out.svg|out.html|out.folded]",
+		Short: "Draw a category-coloured flame graph (SVG, interactive HTML, folded) of any pprof profile",
+		Long: `Draw a flame graph of a pprof profile: perflab's own (a run directory and case
+name, or a case directory) or any other (go test -cpuprofile, /debug/pprof, fgprof,
+Pyroscope exports). Frames are coloured by category (work, lock, alloc, gc, sched,
+other) with each category's share in the legend.
+
+The output format follows -o's extension: .svg (static, no script), .html (one
+self-contained interactive page: zoom, search, category highlights, icicle view,
+focus on a function) or .folded (folded stacks for flamegraph.pl and speedscope).
+Without -o an SVG goes to stdout.
+
+With --diff, two profiles: the graph has the new profile's shape and each frame
+is coloured by its change against the base, scaled to the same total (red
+slower, blue faster), with each category's change in the legend.
+
+Work is what --work patterns (or, for a stored run, the scenario's own patterns)
+match; without them the program's own code is "other". --rules adds rules from
+a file, one "category regexp" a line (see the README).`,
+		Example: `  perflab flame cpu.pb.gz -o cpu.svg
+  perflab flame perflab-runs/<run-id>/variant=mutex/keys=1024/key=ssk/threads=4 -o mutex.html
+  perflab flame --diff before.pb.gz after.pb.gz -o diff.html
+  perflab flame mutex.pb.gz --sample-type delay --work '^example\.com/codec\.' -o m.svg`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Inputs = args
+			return flameRun(io, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Out, "output", "o", "", "output file: .svg, .html or .folded (default SVG on stdout)")
+	f.StringVar(&opts.Format, "format", "", "output format when it cannot be told from -o: svg, html or folded")
+	f.StringVar(&opts.SampleType, "sample-type", "", "sample type to draw: cpu, samples, time, delay, contentions, alloc_space… (default the profile's)")
+	f.StringVar(&opts.Rules, "rules", "", "file of extra classification rules, one `category regexp` a line")
+	f.StringArrayVar(&opts.Work, "work", nil, "regexp of function names that are the useful work (repeatable)")
+	f.StringVar(&opts.Kind, "kind", "wall", "profile kind to draw from a run case: wall, cpu, mutex or block")
+	f.BoolVar(&opts.Diff, "diff", false, "compare two profiles: --diff base new")
+	f.StringVar(&opts.Title, "title", "", "title (default from the input)")
+	f.IntVar(&opts.Width, "width", 1200, "SVG width in pixels")
+	f.Float64Var(&opts.MinWidth, "min-width", 0.1, "leave out frames narrower than this many pixels (SVG)")
+	return cmd
+}
+
+func flameRun(io *IO, o *FlameOptions) error {
+	if o.Diff != (len(o.Inputs) == 2) {
+		if o.Diff {
+			return usagef(errors.New("--diff needs two profiles: --diff base new"))
+		}
+		return usagef(errors.New("one profile, or two with --diff"))
+	}
+	format, err := flameFormat(o.Out, o.Format)
+	if err != nil {
+		return usagef(err)
+	}
+	if o.Diff && format == "folded" {
+		return usagef(errors.New("--diff writes SVG or HTML, not folded stacks"))
+	}
+	rules := profiles.DefaultRules()
+	if o.Rules != "" {
+		if rules, err = profiles.LoadRules(o.Rules); err != nil {
+			return usagef(err)
+		}
+	}
+	var work []string
+	var inputs []*flameInput
+	for _, arg := range o.Inputs {
+		in, err := openFlameInput(arg, o.Kind)
+		if err != nil {
+			return err
+		}
+		if in.scenario != nil {
+			work = append(work, in.scenario.Work...)
+		}
+		inputs = append(inputs, in)
+	}
+	work = append(work, o.Work...)
+	if rules, err = rules.WithWork(work...); err != nil {
+		return usagef(err)
+	}
+	last := inputs[len(inputs)-1]
+	opts := flame.Options{Title: o.Title, SampleType: o.SampleType, Rules: rules, Width: o.Width, MinWidth: o.MinWidth}
+	if opts.Title == "" {
+		opts.Title = last.title
+		if o.Diff {
+			opts.Title = inputs[0].title + " → " + last.title
+		}
+	}
+
+	var out bytes.Buffer
+	if format == "folded" {
+		idx, err := profiles.SampleIndex(last.p, o.SampleType)
+		if err != nil {
+			return usagef(err)
+		}
+		if err := profiles.WriteFolded(&out, last.p, idx); err != nil {
+			return err
+		}
+	} else {
+		var t *flame.Tree
+		if o.Diff {
+			t, err = flame.Diff(inputs[0].p, last.p, opts)
+		} else {
+			t, err = flame.Build(last.p, opts)
+		}
+		if err != nil {
+			return usagef(err)
+		}
+		if format == "html" {
+			err = t.WriteHTML(&out)
+		} else {
+			err = t.WriteSVG(&out)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if o.Out == "" || o.Out == "-" {
+		_, err := io.Out.Write(out.Bytes())
+		return err
+	}
+	if err := os.WriteFile(o.Out, out.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(io.Err, "wrote %s (%d bytes)\n", o.Out, out.Len())
+	return nil
+}
+
+func flameFormat(out, format string) (string, error) {
+	if format == "" {
+		switch ext := strings.ToLower(filepath.Ext(out)); ext {
+		case ".svg", "":
+			format = "svg"
+		case ".html", ".htm":
+			format = "html"
+		case ".folded", ".txt":
+			format = "folded"
+		default:
+			return "", fmt.Errorf("cannot tell the format of %q: use .svg, .html or .folded, or --format", out)
+		}
+	}
+	switch format {
+	case "svg", "html", "folded":
+		return format, nil
+	}
+	return "", fmt.Errorf("unknown --format %q (svg, html or folded)", format)
+}
+
+// flameInput is a profile to draw, with what is known about where it came
+// from.
+type flameInput struct {
+	p        *profile.Profile
+	title    string
+	scenario *perflab.Scenario // set for a stored run's case
+}
+
+// openFlameInput opens a profile file, a case directory of a stored run, or
+// "run-dir/case name" (case names contain slashes).
+func openFlameInput(arg, kind string) (*flameInput, error) {
+	fi, err := os.Stat(arg)
+	switch {
+	case err == nil && !fi.IsDir():
+		p, err := readProfileFile(arg)
+		if err != nil {
+			return nil, err
+		}
+		return &flameInput{p: p, title: filepath.Base(arg)}, nil
+	case err == nil && fi.IsDir():
+		if _, err := os.Stat(filepath.Join(arg, "run.json")); err == nil {
+			return nil, usagef(fmt.Errorf("%s is a whole run: name a case, e.g. %s/<case> (see `perflab show`)", arg, arg))
+		}
+		// A case directory: <run>/cases/<slug>.
+		path := filepath.Join(arg, kind+".pb.gz")
+		p, err := readProfileFile(path)
+		if err != nil {
+			return nil, err
+		}
+		in := &flameInput{p: p, title: filepath.Base(arg) + " (" + kind + ")"}
+		if run, err := loadRunDir(filepath.Dir(filepath.Dir(arg))); err == nil {
+			in.scenario, _ = perflab.Lookup(run.Scenario)
+		}
+		return in, nil
+	}
+	// run-dir/case: find the nearest ancestor with a run.json.
+	clean := filepath.Clean(arg)
+	for dir := filepath.Dir(clean); dir != "." && dir != string(filepath.Separator); dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "run.json")); err != nil {
+			continue
+		}
+		run, err := loadRunDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		name := filepath.ToSlash(strings.TrimPrefix(clean, dir+string(filepath.Separator)))
+		c, ok := run.Case(name)
+		if !ok {
+			return nil, usagef(fmt.Errorf("no case %q in run %s (see `perflab show %s`)", name, run.ID, run.ID))
+		}
+		rel, ok := c.Profiles[kind]
+		if !ok {
+			return nil, fmt.Errorf("case %s has no %s profile (it has %v)", c.Name, kind, mapKeys(c.Profiles))
+		}
+		p, err := readProfileFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, err
+		}
+		in := &flameInput{p: p, title: run.Scenario + " " + c.Name + " (" + kind + ")"}
+		in.scenario, _ = perflab.Lookup(run.Scenario)
+		return in, nil
+	}
+	return nil, usagef(fmt.Errorf("%s: no such profile file, case directory or run case", arg))
+}
+
+func loadRunDir(dir string) (*store.Run, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	return store.Open(filepath.Dir(abs)).Load(filepath.Base(abs))
+}
+
+func readProfileFile(path string) (*profile.Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := profiles.Read(io.Reader(f))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+func mapKeys(m map[string]string) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
