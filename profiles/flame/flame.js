@@ -2,7 +2,7 @@
 // profiles/flame (Tree.WriteJSON) on a canvas.
 //
 // Usage: PerflabFlame.mount(element, data). Every string from the profile
-// reaches the page through textContent or canvas fillText, never innerHTML.
+// reaches the page through textContent or canvas fillText, never as markup.
 (function () {
   'use strict';
 
