@@ -58,6 +58,8 @@ func (c *uploadCache) get(token string) *upload {
 
 type uploadFormView struct {
 	MaxMiB int64
+	// Pyroscope says whether /pyroscope can fetch profiles.
+	Pyroscope bool
 }
 
 type uploadView struct {
@@ -69,7 +71,7 @@ type uploadView struct {
 }
 
 func (s *Server) uploadForm(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, "upload", uploadFormView{MaxMiB: s.opts.MaxUpload >> 20})
+	s.render(w, r, http.StatusOK, "upload", uploadFormView{MaxMiB: s.opts.MaxUpload >> 20, Pyroscope: s.opts.Profiles != nil})
 }
 
 // errTooLarge marks an upload over the limit.

@@ -45,6 +45,9 @@ type Options struct {
 	// MaxUpload bounds an uploaded file's size in bytes; 0 means
 	// DefaultMaxUpload.
 	MaxUpload int64
+	// Profiles, if set, lets users fetch merged profiles from a
+	// continuous-profiling server (/pyroscope).
+	Profiles ProfileSource
 	// Logf, if set, receives one line per server-side error.
 	Logf func(format string, args ...any)
 }
@@ -89,6 +92,8 @@ func New(st *store.Store, opts Options) *Server {
 	s.mux.HandleFunc("GET /upload/{token}", s.uploadPage)
 	s.mux.HandleFunc("GET /upload/{token}/flame.json", s.uploadFlameJSON)
 	s.mux.HandleFunc("POST /upload/{token}/save", s.uploadSave)
+	s.mux.HandleFunc("GET /pyroscope", s.pyroscopeForm)
+	s.mux.HandleFunc("POST /pyroscope", s.pyroscopePost)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "There is no page at %s.", r.URL.Path)
 	})

@@ -1,0 +1,100 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// ProfileSource fetches merged profiles from a continuous-profiling server:
+// `perflab serve --pyroscope URL` passes a Pyroscope client. It is an
+// interface so this package does not depend on the client.
+type ProfileSource interface {
+	// URL names the server, for the page.
+	URL() string
+	// Fetch returns the profiles of profileType matching selector over
+	// the last since, merged into one.
+	Fetch(ctx context.Context, selector, profileType string, since time.Duration) (*profile.Profile, error)
+}
+
+// pyroscopeTypes are the profile types offered in the form: the short names
+// the Pyroscope client understands, as perflab pushes them.
+var pyroscopeTypes = []string{"wall", "cpu", "mutex", "block"}
+
+type pyroscopeView struct {
+	Server   string
+	Selector string
+	Type     string
+	Types    []string
+	Since    string
+	Error    string
+}
+
+func (s *Server) pyroscopeForm(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Profiles == nil {
+		s.fail(w, r, http.StatusNotFound, "No Pyroscope server is configured: start perflab serve with --pyroscope URL to read profiles from one.")
+		return
+	}
+	s.render(w, r, http.StatusOK, "pyroscope", pyroscopeView{
+		Server: s.opts.Profiles.URL(), Selector: `{service_name="perflab"}`, Type: "wall", Types: pyroscopeTypes, Since: "1h",
+	})
+}
+
+// pyroscopePost fetches the merged profile and shows it like an uploaded
+// file, with perflab's categories; it is kept in memory under a token until
+// newer uploads push it out, and can be saved as a run.
+func (s *Server) pyroscopePost(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Profiles == nil {
+		s.fail(w, r, http.StatusNotFound, "No Pyroscope server is configured: start perflab serve with --pyroscope URL to read profiles from one.")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	v := pyroscopeView{
+		Server:   s.opts.Profiles.URL(),
+		Selector: strings.TrimSpace(r.PostFormValue("query")),
+		Type:     strings.TrimSpace(r.PostFormValue("type")),
+		Types:    pyroscopeTypes,
+		Since:    strings.TrimSpace(r.PostFormValue("since")),
+	}
+	since, err := time.ParseDuration(v.Since)
+	switch {
+	case err != nil || since <= 0:
+		v.Error = fmt.Sprintf("%q is not a time range: use a Go duration such as 15m, 1h or 24h.", v.Since)
+	case v.Selector == "":
+		v.Error = `Enter a label selector, such as {service_name="perflab",scenario="cipher-cache"}.`
+	}
+	if v.Error != "" {
+		s.render(w, r, http.StatusBadRequest, "pyroscope", v)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
+	defer cancel()
+	p, err := s.opts.Profiles.Fetch(ctx, v.Selector, v.Type, since)
+	if err != nil {
+		v.Error = err.Error()
+		status := http.StatusBadGateway
+		if errors.Is(err, context.DeadlineExceeded) {
+			status = http.StatusGatewayTimeout
+		}
+		s.render(w, r, status, "pyroscope", v)
+		return
+	}
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "The profile from %s could not be encoded: %v", v.Server, err)
+		return
+	}
+	u := &upload{
+		Token: newToken(),
+		Name:  fmt.Sprintf("pyroscope %s %s last %s", v.Type, v.Selector, since),
+		Size:  buf.Len(), Added: time.Now(), Data: buf.Bytes(), Prof: p,
+	}
+	s.uploads.add(u)
+	http.Redirect(w, r, "/upload/"+u.Token, http.StatusSeeOther)
+}
