@@ -10,6 +10,7 @@ import (
 
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/web"
 	"github.com/spf13/cobra"
 )
 
@@ -151,3 +152,6 @@ func pushStoredRun(ctx context.Context, io *IO, summary io.Writer, c *pyroscope.
 	}
 	return err
 }
+
+// The Pyroscope client is what `perflab serve --pyroscope` reads from.
+var _ web.ProfileSource = (*pyroscope.Client)(nil)

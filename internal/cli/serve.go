@@ -16,6 +16,8 @@ import (
 type serveOptions struct {
 	Addr string
 	Dir  string
+	// Pyroscope is a server to read merged profiles from (/pyroscope).
+	Pyroscope string
 	// ready, if set, receives the listening address (tests).
 	ready func(addr string)
 }
@@ -37,18 +39,28 @@ other machines in, listen on another address, e.g. --addr :8080.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on; a non-loopback address opens the server to other machines")
+	cmd.Flags().StringVar(&opts.Pyroscope, "pyroscope", "", "also read merged profiles from the Pyroscope server at `URL` (page /pyroscope)")
 	cmd.Flags().StringVar(&opts.Dir, "dir", "", "run store directory (default $"+store.EnvDir+" or ./"+store.DefaultDir+")")
 	return cmd
 }
 
 func serveRun(ctx context.Context, io *IO, opts serveOptions) error {
 	dir := store.Dir(opts.Dir)
+	wopts := web.Options{}
+	if opts.Pyroscope != "" {
+		c, err := pyroscopeClient(opts.Pyroscope, "", "", "")
+		if err != nil {
+			return err
+		}
+		wopts.Profiles = c
+	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return usagef(fmt.Errorf("cannot listen on %s: %w", opts.Addr, err))
 	}
 	remote := !web.LoopbackOnly(opts.Addr)
-	h := web.New(store.Open(dir), web.Options{AllowRemote: remote})
+	wopts.AllowRemote = remote
+	h := web.New(store.Open(dir), wopts)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -57,6 +69,9 @@ func serveRun(ctx context.Context, io *IO, opts serveOptions) error {
 		IdleTimeout:       2 * time.Minute,
 	}
 	fmt.Fprintf(io.Err, "perflab: serving runs from %s on http://%s/ (Ctrl-C to stop)\n", dir, ln.Addr())
+	if wopts.Profiles != nil {
+		fmt.Fprintf(io.Err, "perflab: reading profiles from Pyroscope at %s on http://%s/pyroscope\n", wopts.Profiles.URL(), ln.Addr())
+	}
 	if remote {
 		fmt.Fprintf(io.Err, "perflab: %s is not a loopback address: other machines can read these runs\n", opts.Addr)
 	}

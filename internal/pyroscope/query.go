@@ -121,6 +121,17 @@ func (c *Client) SelectMergeProfile(ctx context.Context, q Query) (*profile.Prof
 	return p, nil
 }
 
+// Fetch returns the profiles of profileType (an id or a short name, see
+// ParseProfileType) matching selector over the last since, merged into one:
+// what `perflab flame --from-pyroscope` and `perflab serve --pyroscope` show.
+func (c *Client) Fetch(ctx context.Context, selector, profileType string, since time.Duration) (*profile.Profile, error) {
+	if since <= 0 {
+		return nil, fmt.Errorf("the time range must be positive, not %v", since)
+	}
+	end := time.Now()
+	return c.SelectMergeProfile(ctx, Query{ProfileType: profileType, Selector: selector, Start: end.Add(-since), End: end})
+}
+
 // ProfileTypes lists the profile type ids the server has between start and
 // end.
 func (c *Client) ProfileTypes(ctx context.Context, start, end time.Time) ([]string, error) {
