@@ -2,15 +2,19 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
 	"github.com/perflab/perflab/profiles/flame"
@@ -30,6 +34,13 @@ type FlameOptions struct {
 	Title      string
 	Width      int
 	MinWidth   float64
+	// FromPyroscope reads the profile from a Pyroscope server instead:
+	// the profiles of ProfileType matching Query over the last Since,
+	// merged.
+	FromPyroscope string
+	Query         string
+	ProfileType   string
+	Since         time.Duration
 }
 
 func newFlameCmd(io *IO) *cobra.Command {
@@ -57,11 +68,12 @@ a file, one "category regexp" a line (see the README).`,
 		Example: `  perflab flame cpu.pb.gz -o cpu.svg
   perflab flame perflab-runs/<run-id>/variant=mutex/keys=1024/key=ssk/threads=4 -o mutex.html
   perflab flame --diff before.pb.gz after.pb.gz -o diff.html
-  perflab flame mutex.pb.gz --sample-type delay --work '^example\.com/codec\.' -o m.svg`,
-		Args: cobra.RangeArgs(1, 2),
+  perflab flame mutex.pb.gz --sample-type delay --work '^example\.com/codec\.' -o m.svg
+  perflab flame --from-pyroscope http://127.0.0.1:4040 --query '{service_name="perflab",scenario="cipher-cache"}' --profile-type wall --since 1h -o prod.html`,
+		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Inputs = args
-			return flameRun(io, opts)
+			return flameRun(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()
@@ -75,10 +87,20 @@ a file, one "category regexp" a line (see the README).`,
 	f.StringVar(&opts.Title, "title", "", "title (default from the input)")
 	f.IntVar(&opts.Width, "width", 1200, "SVG width in pixels")
 	f.Float64Var(&opts.MinWidth, "min-width", 0.1, "leave out frames narrower than this many pixels (SVG)")
+	f.StringVar(&opts.FromPyroscope, "from-pyroscope", "", "draw the merged profiles from the Pyroscope server at `URL` instead of a file")
+	f.StringVar(&opts.Query, "query", `{service_name="perflab"}`, "with --from-pyroscope: label selector of the profiles to merge")
+	f.StringVar(&opts.ProfileType, "profile-type", "wall", "with --from-pyroscope: wall, cpu, mutex, block or a full Pyroscope profile type id")
+	f.DurationVar(&opts.Since, "since", time.Hour, "with --from-pyroscope: how far back to read")
 	return cmd
 }
 
-func flameRun(io *IO, o *FlameOptions) error {
+func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
+	switch {
+	case o.FromPyroscope != "" && (len(o.Inputs) > 0 || o.Diff):
+		return usagef(errors.New("--from-pyroscope draws one merged profile: give no profile file and no --diff"))
+	case o.FromPyroscope == "" && len(o.Inputs) == 0:
+		return usagef(errors.New("name a profile to draw, or read one with --from-pyroscope URL"))
+	}
 	if o.Diff != (len(o.Inputs) == 2) {
 		if o.Diff {
 			return usagef(errors.New("--diff needs two profiles: --diff base new"))
@@ -100,6 +122,16 @@ func flameRun(io *IO, o *FlameOptions) error {
 	}
 	var work []string
 	var inputs []*flameInput
+	if o.FromPyroscope != "" {
+		in, err := pyroscopeFlameInput(ctx, o)
+		if err != nil {
+			return err
+		}
+		if in.scenario != nil {
+			work = append(work, in.scenario.Work...)
+		}
+		inputs = append(inputs, in)
+	}
 	for _, arg := range o.Inputs {
 		in, err := openFlameInput(arg, o.Kind)
 		if err != nil {
@@ -245,6 +277,30 @@ func openFlameInput(arg, kind string) (*flameInput, error) {
 		return in, nil
 	}
 	return nil, usagef(fmt.Errorf("%s: no such profile file, case directory or run case", arg))
+}
+
+// scenarioLabel finds scenario="name" in a label selector.
+var scenarioLabel = regexp.MustCompile(`\bscenario\s*=\s*"([^"]+)"`)
+
+// pyroscopeFlameInput fetches the merged profile; when the selector names
+// one scenario, its work patterns classify the frames as for a lab run.
+func pyroscopeFlameInput(ctx context.Context, o *FlameOptions) (*flameInput, error) {
+	c, err := pyroscopeClient(o.FromPyroscope, "", "", "")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := pyroscope.ParseProfileType(o.ProfileType); err != nil {
+		return nil, usagef(err)
+	}
+	p, err := c.Fetch(ctx, o.Query, o.ProfileType, o.Since)
+	if err != nil {
+		return nil, err
+	}
+	in := &flameInput{p: p, title: fmt.Sprintf("%s %s, last %s", o.ProfileType, o.Query, o.Since)}
+	if m := scenarioLabel.FindStringSubmatch(o.Query); m != nil {
+		in.scenario, _ = perflab.Lookup(m[1])
+	}
+	return in, nil
 }
 
 func loadRunDir(dir string) (*store.Run, error) {

@@ -61,7 +61,7 @@ func TestFlameErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no args", []string{"flame"}, 2, "accepts between 1 and 2"},
+		{"no args", []string{"flame"}, 2, "name a profile to draw"},
 		{"missing", []string{"flame", filepath.Join(dir, "nope.pb.gz")}, 2, "no such profile file"},
 		{"junk", []string{"flame", junk}, 1, "not a pprof profile"},
 		{"two without diff", []string{"flame", realCPU, realCPU}, 2, "two with --diff"},

@@ -55,6 +55,10 @@ func TestPushErrors(t *testing.T) {
 		{"no profiles", []string{"push", "-o", dir, "--url", down.URL, "--profile", "wall"}, 1, "no stored profiles to push"},
 		{"server down", []string{"push", "-o", dir, "--url", down.URL}, 1, "(the run is still stored; `perflab push"},
 		{"run --push checks the url first", []string{"run", "cipher-cache", "--push", "ftp://x", "-o", empty}, 2, "want http://host:port"},
+		{"flame from pyroscope and a file", []string{"flame", "--from-pyroscope", down.URL, "x.pb.gz"}, 2, "give no profile file"},
+		{"flame from pyroscope bad type", []string{"flame", "--from-pyroscope", down.URL, "--profile-type", "heap"}, 2, `unknown profile type "heap"`},
+		{"flame from pyroscope down", []string{"flame", "--from-pyroscope", down.URL}, 1, "connection refused"},
+		{"flame without input", []string{"flame"}, 2, "or read one with --from-pyroscope"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -215,6 +219,17 @@ func TestPushIntegration(t *testing.T) {
 			t.Errorf("%s: %s is %d of %d ns (%v)", variant, cat, by[cat], total, by)
 		}
 		t.Logf("%s read back: %s %.0f%% of %v", variant, cat, 100*float64(by[cat])/float64(total), time.Duration(total))
+	}
+
+	// perflab flame draws the same from the server, with the scenario's
+	// work patterns found through the selector.
+	folded := filepath.Join(t.TempDir(), "mutex.folded")
+	_, errs, code = execute(t, "flame", "--from-pyroscope", url, "--query", sel+`,variant="sum256"}`, "--profile-type", "cpu", "--since", "10m", "-o", folded)
+	if code != 0 {
+		t.Fatalf("flame --from-pyroscope: exit %d\n%s", code, errs)
+	}
+	if data, err := os.ReadFile(folded); err != nil || !strings.Contains(string(data), "sha256") {
+		t.Errorf("folded stacks from Pyroscope lack sha256: %v\n%.2000s", err, data)
 	}
 
 	// The run pushed by `perflab run --push` is there too, as "perflab".
