@@ -17,6 +17,7 @@ test:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./scenarios/...
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./profiles/...
 	# web UI load check: concurrent clients on loopback, bounded requests
 	$(GO) test -run '^TestLoad$$' -count 1 -v ./web -load
 
