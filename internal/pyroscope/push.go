@@ -69,7 +69,8 @@ type sampleTypeConfig struct {
 //     wall time shown as CPU. We rename the time sample type to
 //     wall/nanoseconds (and the period type to wall/nanoseconds), giving
 //     wall:wall:nanoseconds:wall:nanoseconds, Pyroscope's wall-clock type.
-//   - cpu and mutex: runtime/pprof's sample types already map right.
+//   - cpu and mutex: runtime/pprof's sample types already map right (so do
+//     heap and allocs, as "memory").
 //   - block: has the same sample types as mutex (contentions, delay), so
 //     we send display names block_count and block_duration, as pyroscope-go
 //     does for its block profiles.
@@ -104,10 +105,10 @@ func prepare(kind string, p *profile.Profile) (map[string]sampleTypeConfig, erro
 			"contentions": {DisplayName: "block_count", Units: "lock_samples"},
 			"delay":       {DisplayName: "block_duration", Units: "lock_nanoseconds"},
 		}, nil
-	case KindCPU, KindMutex:
-		return nil, nil
 	}
-	return nil, fmt.Errorf("unknown profile kind %q (want wall, cpu, mutex or block)", kind)
+	// cpu and mutex, and kinds perflab may capture later (heap, allocs):
+	// the server's defaults name them from their sample types.
+	return nil, nil
 }
 
 // ProfileTypes returns the Pyroscope profile type ids a pushed profile of
