@@ -266,7 +266,7 @@ func TestBrowser(t *testing.T) {
 		if got := eval[string](b, `new URLSearchParams(location.search).get("b")`); got != bb {
 			t.Errorf("compare URL has b=%q, want %q", got, bb)
 		}
-		verdict := eval[string](b, `document.querySelector("table.compare tbody tr td.verdict").textContent`)
+		verdict := eval[string](b, `document.querySelector("table.compare tbody tr .verdict").textContent`)
 		if verdict != "higher, worse" {
 			t.Errorf("time/op verdict %q, want \"higher, worse\" (rwmutex is slower in the fixture)", verdict)
 		}
