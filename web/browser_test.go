@@ -7,10 +7,12 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -180,6 +182,29 @@ func (b *browser) viewport(w, h int64, mobile bool) {
 	b.do(chromedp.EmulateViewport(w, h, opts...))
 }
 
+type point struct{ X, Y float64 }
+
+// findFrame hovers over the flame canvas until the details line names fn,
+// and returns that point in page coordinates.
+func (b *browser) findFrame(fn string) point {
+	b.t.Helper()
+	p := eval[*point](b, fmt.Sprintf(`(() => {
+		const c = document.querySelector("#flame canvas");
+		c.scrollIntoView({block: "center"});
+		const r = c.getBoundingClientRect();
+		const d = document.querySelector("#flame .pf-details");
+		for (let y = r.top + 2; y < r.bottom; y += 4)
+			for (let x = r.left + 2; x < r.right; x += 5) {
+				c.dispatchEvent(new MouseEvent("mousemove", {clientX: x, clientY: y, bubbles: true}));
+				if (d.textContent.startsWith(%q + " — ")) return {X: x + 2, Y: y};
+			}
+		return null; })()`, fn))
+	if p == nil {
+		b.t.Fatalf("no frame %s on the flame graph", fn)
+	}
+	return *p
+}
+
 func TestBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser tests are not short")
@@ -232,7 +257,68 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("run page is wider than a phone screen: %v > %v", eval[int](b, `document.documentElement.scrollWidth`), eval[int](b, `window.innerWidth`))
 		}
 		b.shot("run-phone")
-		b.do(chromedp.EmulateReset())
+		b.viewport(1280, 900, false)
+		b.noConsoleErrors()
+	})
+
+	t.Run("flame", func(t *testing.T) {
+		b.t = t
+		c := &run.Cases[4] // rwmutex, keys=128, threads=4
+		b.open("/runs/" + run.ID + "/cases/" + store.Slug(c.Name))
+		b.waitFor(`document.getElementById("flame").dataset.state === "ready"`)
+		if h := eval[float64](b, `document.querySelector("#flame canvas").getBoundingClientRect().height`); h < 60 {
+			t.Fatalf("flame canvas is %vpx high", h)
+		}
+		b.shot("case-flame")
+		before := eval[string](b, `document.querySelector("#flame canvas").toDataURL()`)
+
+		// Zoom: click main.worker, then hover the same row at the far
+		// right: with the zoom, main.worker spans the whole width.
+		at := b.findFrame("main.worker")
+		b.do(chromedp.MouseClickXY(at.X, at.Y))
+		right := eval[string](b, fmt.Sprintf(`(() => {
+			const c = document.querySelector("#flame canvas"), r = c.getBoundingClientRect();
+			c.dispatchEvent(new MouseEvent("mousemove", {clientX: r.right - 3, clientY: %v, bubbles: true}));
+			return document.querySelector("#flame .pf-details").textContent; })()`, at.Y))
+		if !strings.HasPrefix(right, "main.worker — ") || !strings.Contains(right, "of zoom") {
+			t.Errorf("after zooming into main.worker, the right edge of its row shows %q", right)
+		}
+		zoomed := eval[string](b, `document.querySelector("#flame canvas").toDataURL()`)
+		if zoomed == before {
+			t.Error("zooming did not change the canvas")
+		}
+		b.shot("case-flame-zoomed")
+		b.do(chromedp.Evaluate[chromedp.Void](`Array.from(document.querySelectorAll("#flame .pf-btn")).find(b => b.textContent === "Reset zoom").click()`))
+
+		// Search: the share of the matched frames is shown.
+		b.do(chromedp.SendKeys(`#flame .pf-search`, "blockSHANI"))
+		b.waitFor(`document.querySelector("#flame .pf-match").textContent.startsWith("matched")`)
+		match := eval[string](b, `document.querySelector("#flame .pf-match").textContent`)
+		if want := "(38.10%)"; !strings.Contains(match, want) { // 40 of 105 samples
+			t.Errorf("search shows %q, want the share %s", match, want)
+		}
+		b.shot("case-flame-search")
+		b.do(chromedp.Evaluate[chromedp.Void](`(s => { s.value = ""; s.dispatchEvent(new Event("input")); })(document.querySelector("#flame .pf-search"))`))
+		b.waitFor(`document.querySelector("#flame .pf-match").textContent === ""`)
+
+		// Category highlight: toggling lock dims the other frames.
+		plain := eval[string](b, `document.querySelector("#flame canvas").toDataURL()`)
+		lock := `Array.from(document.querySelectorAll("#flame .pf-cat")).find(b => b.textContent.startsWith("lock"))`
+		b.do(chromedp.Evaluate[chromedp.Void](lock + `.click()`))
+		if p := eval[string](b, lock+`.getAttribute("aria-pressed")`); p != "true" {
+			t.Errorf("lock toggle aria-pressed=%q after a click", p)
+		}
+		if eval[string](b, `document.querySelector("#flame canvas").toDataURL()`) == plain {
+			t.Error("highlighting lock did not change the canvas")
+		}
+		b.shot("case-flame-lock")
+
+		// The other profile kinds load too.
+		b.open("/runs/" + run.ID + "/cases/" + store.Slug(c.Name) + "?kind=mutex")
+		b.waitFor(`document.getElementById("flame").dataset.state === "ready"`)
+		if sub := eval[string](b, `document.querySelector("#flame .pf-sub").textContent`); !strings.HasPrefix(sub, "delay") {
+			t.Errorf("mutex flame graph subtitle %q", sub)
+		}
 		b.noConsoleErrors()
 	})
 
@@ -270,6 +356,10 @@ func TestBrowser(t *testing.T) {
 		if verdict != "higher, worse" {
 			t.Errorf("time/op verdict %q, want \"higher, worse\" (rwmutex is slower in the fixture)", verdict)
 		}
+		b.waitFor(`document.getElementById("flame").dataset.state === "ready"`)
+		if sub := eval[string](b, `document.querySelector("#flame .pf-sub").textContent`); !strings.Contains(sub, "diff against a base") {
+			t.Errorf("differential flame graph subtitle %q", sub)
+		}
 		b.shot("compare")
 		b.noConsoleErrors()
 	})
@@ -291,6 +381,7 @@ func TestBrowser(t *testing.T) {
 		if n := eval[int](b, `document.querySelectorAll("table.budget tr").length`); n < 3 {
 			t.Errorf("upload shows %d categories, want several", n)
 		}
+		b.waitFor(`document.getElementById("flame").dataset.state === "ready"`)
 		b.shot("upload-view")
 		// Nothing was stored.
 		if runs, _, _ := store.Open(f.root).List(); len(runs) != 3 {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
+	"github.com/perflab/perflab/profiles/flame"
 )
 
 type caseView struct {
@@ -126,13 +127,14 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 			v.Profile = newProfileView(prof, base+"/flame.json?kind="+url.QueryEscape(kind), rulesFor(run.Scenario))
 		}
 		files := "/runs/" + run.ID + "/files/"
+		q := "?kind=" + url.QueryEscape(kind)
+		v.FlameSVG = base + "/flame.svg" + q
 		v.Downloads = append(v.Downloads,
 			link{Label: kind + ".pb.gz (pprof)", URL: files + c.Profiles[kind]},
-			link{Label: kind + ".folded (flamegraph.pl, speedscope)", URL: base + "/folded?kind=" + url.QueryEscape(kind)})
-	}
-	if c.Flame != "" && (kind == "wall" || kind == "") {
+			link{Label: kind + ".folded (flamegraph.pl, speedscope)", URL: base + "/folded" + q},
+			link{Label: kind + ".svg (flame graph)", URL: v.FlameSVG + "&download=1"})
+	} else if c.Flame != "" {
 		v.FlameSVG = "/runs/" + run.ID + "/files/" + c.Flame
-		v.Downloads = append(v.Downloads, link{Label: "flame graph (.svg)", URL: v.FlameSVG + "?download=1"})
 	}
 	v.CompareTo = s.compareCandidates(run, c)
 	s.render(w, r, http.StatusOK, "case", v)
@@ -195,7 +197,36 @@ func (s *Server) caseFlameJSON(w http.ResponseWriter, r *http.Request) {
 		s.failJSON(w, status, err)
 		return
 	}
-	s.writeFlameJSON(w, r, prof)
+	key := "run\x00" + run.ID + "\x00" + c.Name + "\x00" + kind
+	s.writeFlameJSON(w, r, key, func() (*flame.Tree, error) {
+		return flame.Build(prof, flame.Options{Title: kind + " · " + c.Name, Rules: rulesFor(run.Scenario)})
+	})
+}
+
+func (s *Server) caseFlameSVG(w http.ResponseWriter, r *http.Request) {
+	run, c, ok := s.loadCase(w, r)
+	if !ok {
+		return
+	}
+	kind, err := caseKind(r, c)
+	if err == nil && kind == "" {
+		err = fmt.Errorf("case %s has no profiles", c.Name)
+	}
+	if err != nil {
+		s.fail(w, r, http.StatusNotFound, "%v", err)
+		return
+	}
+	prof, status, err := s.caseProfile(run, c, kind)
+	if err != nil {
+		s.fail(w, r, status, "%v", err)
+		return
+	}
+	t, err := flame.Build(prof, flame.Options{Title: kind + " · " + c.Name, Rules: rulesFor(run.Scenario)})
+	if err != nil {
+		s.fail(w, r, http.StatusUnprocessableEntity, "%v", err)
+		return
+	}
+	s.writeFlameSVG(w, r, t, run.ID+"-"+store.Slug(c.Name)+"-"+kind+".svg")
 }
 
 func (s *Server) caseFolded(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/profiles/flame"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -258,5 +259,8 @@ func (s *Server) compareFlameJSON(w http.ResponseWriter, r *http.Request) {
 		s.failJSON(w, st, err)
 		return
 	}
-	s.writeDiffJSON(w, r, pa, pb)
+	key := "diff\x00" + a.Run.ID + "\x00" + a.Case.Name + "\x00" + b.Run.ID + "\x00" + b.Case.Name + "\x00" + kind
+	s.writeFlameJSON(w, r, key, func() (*flame.Tree, error) {
+		return flame.Diff(pa, pb, flame.Options{Title: kind + " · " + b.Case.Name + " against " + a.Case.Name, Rules: rulesFor(b.Run.Scenario)})
+	})
 }

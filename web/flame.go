@@ -1,24 +1,105 @@
 package web
 
 import (
-	"errors"
+	"bytes"
 	"io"
+	"mime"
 	"net/http"
+	"sync"
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/profiles"
+	"github.com/perflab/perflab/profiles/flame"
 )
 
-// This file is where the web UI meets the flame graph package (issue 3).
-// Until profiles/flame lands, flame JSON answers 501 and the case page
-// falls back to the stored SVG.
+// The interactive flame graph is package flame's viewer (issue 3): its
+// script and style are served from /static, and pages mount it on
+// <div class="flame" data-src="…flame.json"> (app.js). Flame JSON is built
+// once per profile and kept: a stored profile does not change, and an
+// upload lives under its own token.
 
-func (s *Server) writeFlameJSON(w http.ResponseWriter, r *http.Request, p *profile.Profile) {
-	s.failJSON(w, http.StatusNotImplemented, errors.New("the interactive flame graph is not built into this perflab yet"))
+// flameCache keeps recent flame JSON documents by key.
+type flameCache struct {
+	mu    sync.Mutex
+	max   int
+	items map[string][]byte
+	order []string
 }
 
-func (s *Server) writeDiffJSON(w http.ResponseWriter, r *http.Request, a, b *profile.Profile) {
-	s.failJSON(w, http.StatusNotImplemented, errors.New("the differential flame graph is not built into this perflab yet"))
+var flames = &flameCache{max: 64, items: map[string][]byte{}}
+
+func (c *flameCache) get(key string, build func() ([]byte, error)) ([]byte, error) {
+	c.mu.Lock()
+	b, ok := c.items[key]
+	c.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	b, err := build()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[key]; !ok {
+		c.items[key] = b
+		c.order = append(c.order, key)
+		if len(c.order) > c.max {
+			delete(c.items, c.order[0])
+			c.order = c.order[1:]
+		}
+	}
+	return b, nil
+}
+
+// writeFlameJSON answers with the flame graph JSON of p, built by build
+// unless key is cached.
+func (s *Server) writeFlameJSON(w http.ResponseWriter, r *http.Request, key string, build func() (*flame.Tree, error)) {
+	data, err := flames.get(key, func() ([]byte, error) {
+		t, err := build()
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		if err := t.WriteJSON(&buf); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	})
+	if err != nil {
+		s.failJSON(w, http.StatusUnprocessableEntity, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(data)
+}
+
+// writeFlameSVG answers with the static SVG flame graph of t.
+func (s *Server) writeFlameSVG(w http.ResponseWriter, r *http.Request, t *flame.Tree, filename string) {
+	var buf bytes.Buffer
+	if err := t.WriteSVG(&buf); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "Cannot draw the flame graph: %v", err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "image/svg+xml")
+	h.Set("Content-Security-Policy", svgCSP)
+	if r.URL.Query().Get("download") != "" {
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": filename}))
+	}
+	w.Write(buf.Bytes())
+}
+
+// svgCSP is the policy for SVG served on its own: it holds names from the
+// profile, and even if one escaped its escaping it could run nothing.
+const svgCSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+
+func serveAsset(ctype, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ctype)
+		w.Header().Set("Cache-Control", "no-cache")
+		io.WriteString(w, body)
+	}
 }
 
 // profileBudget splits a profile's total by category.

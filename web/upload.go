@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/profiles/flame"
 )
 
 // An uploaded profile lives in memory only, under an unguessable token,
@@ -206,7 +207,9 @@ func (s *Server) uploadFlameJSON(w http.ResponseWriter, r *http.Request) {
 		s.failJSON(w, http.StatusNotFound, errors.New("this upload is no longer in memory"))
 		return
 	}
-	s.writeFlameJSON(w, r, u.Prof)
+	s.writeFlameJSON(w, r, "upload\x00"+u.Token, func() (*flame.Tree, error) {
+		return flame.Build(u.Prof, flame.Options{Title: u.Name})
+	})
 }
 
 func (s *Server) uploadSave(w http.ResponseWriter, r *http.Request) {

@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/profiles/flame"
 )
 
 //go:embed templates/*.html
@@ -79,11 +80,14 @@ func New(st *store.Store, opts Options) *Server {
 	static, _ := fs.Sub(staticFS, "static")
 	fileServer := http.StripPrefix("/static/", http.FileServerFS(static))
 	s.mux.Handle("GET /static/", fileServer)
+	s.mux.HandleFunc("GET /static/flame.js", serveAsset("text/javascript; charset=utf-8", flame.Script))
+	s.mux.HandleFunc("GET /static/flame.css", serveAsset("text/css; charset=utf-8", flame.Style))
 	s.mux.HandleFunc("GET /{$}", s.runsPage)
 	s.mux.HandleFunc("GET /runs/{id}", s.runPage)
 	s.mux.HandleFunc("GET /runs/{id}/cases/{case}", s.casePage)
 	s.mux.HandleFunc("GET /runs/{id}/cases/{case}/flame.json", s.caseFlameJSON)
 	s.mux.HandleFunc("GET /runs/{id}/cases/{case}/folded", s.caseFolded)
+	s.mux.HandleFunc("GET /runs/{id}/cases/{case}/flame.svg", s.caseFlameSVG)
 	s.mux.HandleFunc("GET /runs/{id}/files/{path...}", s.runFile)
 	s.mux.HandleFunc("GET /compare", s.comparePage)
 	s.mux.HandleFunc("GET /compare/flame.json", s.compareFlameJSON)

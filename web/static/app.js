@@ -30,3 +30,29 @@ for (const sel of document.querySelectorAll("select[data-autosubmit]")) {
     if (input.files.length > 0) drop.querySelector("span").textContent = input.files[0].name;
   });
 })();
+
+// Flame graphs: package flame's viewer (flame.js) draws the JSON that
+// data-src points at. data-state tells tests (and curious people) where it
+// got to: loading, ready or error.
+for (const box of document.querySelectorAll(".flame[data-src]")) {
+  box.dataset.state = "loading";
+  const note = document.createElement("p");
+  note.className = "note";
+  note.textContent = "Loading the flame graph…";
+  box.appendChild(note);
+  fetch(box.dataset.src)
+    .then((r) => r.json().then((data) => {
+      if (!r.ok) throw new Error(data.error || r.statusText);
+      return data;
+    }))
+    .then((data) => {
+      box.removeChild(note);
+      window.PerflabFlame.mount(box, data);
+      box.dataset.state = "ready";
+    })
+    .catch((err) => {
+      note.className = "error";
+      note.textContent = "No flame graph: " + err.message;
+      box.dataset.state = "error";
+    });
+}
