@@ -26,6 +26,7 @@
 package perflab
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -101,10 +102,17 @@ type Variant struct {
 	Name string
 	Doc  string
 	// New builds the shared state of one case. It runs outside the timed
-	// region; an error marks the case as failed (or not applicable) and the
-	// run goes on with the other cases.
+	// region; an error marks the case as failed and the run goes on with the
+	// other cases. A variant that does not apply to a point of the matrix
+	// returns an error wrapping ErrNotApplicable.
 	New func(p Params) (Case, error)
 }
+
+// ErrNotApplicable is wrapped by a Variant.New error that says the variant
+// does not exist at these parameters (crypto/tls has no lookup by name),
+// as opposed to failing: results can show such a case as "n/a" rather than
+// as a failure, and the testing.B adapter skips it.
+var ErrNotApplicable = errors.New("not applicable")
 
 // Case is the shared state of one case: a variant at one point of the
 // parameter matrix.
