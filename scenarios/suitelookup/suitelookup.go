@@ -103,10 +103,11 @@ func newCase(v variant) func(perflab.Params) (perflab.Case, error) {
 		c := &lookupCase{v: v, byName: p.String("by") == "name", want: table[pos]}
 		if v == stdlib {
 			if c.byName {
-				return nil, fmt.Errorf("not applicable: crypto/tls has no lookup by name")
+				return nil, fmt.Errorf("%w: crypto/tls has no lookup by name", perflab.ErrNotApplicable)
 			}
 			if pos >= knownToTLS {
-				return nil, fmt.Errorf("not applicable: crypto/tls does not implement %s (table position %d); CipherSuiteName would return fmt.Sprintf(\"0x%%04X\")", c.want.Name, pos+1)
+				// CipherSuiteName would return fmt.Sprintf("0x%04X", id).
+				return nil, fmt.Errorf("%w: crypto/tls does not know suite %#04x", perflab.ErrNotApplicable, c.want.ID)
 			}
 		}
 		return c, nil
