@@ -20,6 +20,8 @@
 #   PYROSCOPE_API_VERSION  matching github.com/grafana/pyroscope/api version
 #   PYROSCOPE_PORT         HTTP port (default 4040)
 #   PERFLAB_CACHE          cache root (default ~/.cache/perflab)
+#   PYROSCOPE_EXTRA_ARGS   more server flags, split at spaces (e.g.
+#                          -auth.multitenancy-enabled=true)
 #
 # The integration tests find the server through PERFLAB_PYROSCOPE_URL:
 #   export PERFLAB_PYROSCOPE_URL=$(scripts/pyroscope.sh start)
@@ -127,6 +129,7 @@ start() {
 		-storage.backend=filesystem \
 		-storage.filesystem.dir="$data/shared" \
 		-compactor.data-dir="$data/compactor" \
+		${PYROSCOPE_EXTRA_ARGS:-} \
 		>"$STATE/log" 2>&1 &
 	echo $! >"$STATE/pid"
 	local i
