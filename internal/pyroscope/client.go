@@ -157,6 +157,11 @@ func unreachable(err error) bool {
 // do sends the request made by newReq, retrying transient failures with
 // exponential backoff. It returns the body of a 200 response and how many
 // attempts it took.
+//
+// A retried push can be stored twice if the server kept a profile and then
+// failed to answer (a timeout); a 5xx from Pyroscope's distributor means it
+// was not stored, and losing a lab run's profiles is worse than counting
+// one twice.
 func (c *Client) do(ctx context.Context, newReq func() (*http.Request, error)) ([]byte, int, error) {
 	delay := c.cfg.RetryDelay
 	for attempt := 1; ; attempt++ {
