@@ -55,8 +55,9 @@ func writeTable(w io.Writer, run *store.Run) {
 			hasMB = true
 		}
 	}
-	var warnings []string
+	var warnings, notes []string
 	for _, g := range groups {
+		notes = append(notes, allocNotes(g, byGroup[g])...)
 		fmt.Fprintf(w, "\n%s\n", g)
 		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
 		head := []string{"variant", "time/op", "±", "cpu/op", "ops/s"}
@@ -108,6 +109,12 @@ func writeTable(w io.Writer, run *store.Run) {
 			}
 		}
 		tw.Flush()
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "\nallocation rate vs B/op (rate = B/op × ops/s: it follows throughput; B/op is the cost of one operation):")
+		for _, m := range notes {
+			fmt.Fprintln(w, "  "+m)
+		}
 	}
 	if len(warnings) > 0 {
 		fmt.Fprintln(w, "\nwarnings:")
