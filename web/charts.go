@@ -154,17 +154,21 @@ func xTicks(ticks []float64, scale func(float64) float64, unit string, y float64
 // interval.
 func timeChart(rows []caseRow, colors map[string]string) barChart {
 	var c barChart
-	var max float64
+	// The axis fits the medians and their intervals, but an interval
+	// wider than twice the largest median (a noisy case) is clipped at the
+	// edge rather than squeezing every bar into a corner.
+	var maxMed, maxHi float64
 	unit := ""
 	for _, r := range rows {
 		if st, u, ok := timeStat(r.Case); ok {
 			unit = u
-			max = math.Max(max, st.Median)
+			maxMed = math.Max(maxMed, st.Median)
 			if finiteCI(st) {
-				max = math.Max(max, st.MedianHi)
+				maxHi = math.Max(maxHi, st.MedianHi)
 			}
 		}
 	}
+	max := math.Max(maxMed, math.Min(maxHi, 2*maxMed))
 	if max <= 0 || math.IsInf(max, 0) || math.IsNaN(max) {
 		return c
 	}
@@ -196,7 +200,7 @@ func timeChart(rows []caseRow, colors map[string]string) barChart {
 		b.Lo, b.Hi = scale(st.Median), scale(st.Median)
 		if st.N > 1 && finiteCI(st) && st.MedianHi > st.MedianLo {
 			b.HasCI = true
-			b.Lo, b.Hi = scale(st.MedianLo), scale(st.MedianHi)
+			b.Lo, b.Hi = scale(st.MedianLo), math.Min(scale(st.MedianHi), scale(top))
 		}
 		b.ValueX = math.Max(b.Hi, b.X+b.W) + 4
 		c.Rows = append(c.Rows, b)
