@@ -14,8 +14,8 @@ import (
 )
 
 // maxProfileBytes bounds a profile after decompression. A gzip bomb stops
-// here instead of filling memory.
-const maxProfileBytes = 256 << 20
+// here instead of filling memory. (A variable so tests can lower it.)
+var maxProfileBytes int64 = 256 << 20
 
 // parseProfile parses pprof data (gzipped or not) with bounded memory:
 // a server holds several profiles at once, so it decompresses with a lower
@@ -30,7 +30,7 @@ func parseProfile(data []byte) (*profile.Profile, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: corrupt or truncated gzip data (%v)", profiles.ErrNotProfile, err)
 		}
-		if len(raw) > maxProfileBytes {
+		if int64(len(raw)) > maxProfileBytes {
 			return nil, fmt.Errorf("profile is larger than %d MiB uncompressed; refused", maxProfileBytes>>20)
 		}
 		data = raw

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -272,6 +273,19 @@ func TestUpload(t *testing.T) {
 		})
 	}
 
+	// A gzip bomb: a small upload that expands past the limit.
+	defer func(old int64) { maxProfileBytes = old }(maxProfileBytes)
+	maxProfileBytes = 4 << 20
+	var bomb bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&bomb, gzip.BestCompression)
+	zw.Write(make([]byte, 8<<20))
+	zw.Close()
+	resp = postFile(t, srv.URL+"/upload", bomb.Bytes(), false, nil)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(b), "larger than") {
+		t.Errorf("gzip bomb: status %d: %s", resp.StatusCode, b)
+	}
+
 	req, _ = http.NewRequest("POST", srv.URL+"/upload", strings.NewReader("x"))
 	req.Header.Set("Content-Type", "text/plain")
 	resp3, err := client.Do(req)
@@ -301,6 +315,22 @@ func TestHostileNamesEscaped(t *testing.T) {
 		if !strings.Contains(h.Get("Content-Security-Policy"), "script-src 'self'") {
 			t.Errorf("GET %s: no Content-Security-Policy", path)
 		}
+	}
+	// Flame JSON sits in the page's script context: no raw '<' at all.
+	for _, path := range []string{caseURL(f.small, 1) + "/flame.json?kind=wall",
+		"/compare/flame.json?a=" + url.QueryEscape(f.small.ID+"/"+store.Slug(f.small.Cases[0].Name)) + "&b=" + url.QueryEscape(f.small.ID+"/"+store.Slug(f.small.Cases[1].Name)) + "&kind=cpu"} {
+		status, h, body := get(t, srv.URL+path)
+		if status != 200 || !strings.HasPrefix(h.Get("Content-Type"), "application/json") {
+			t.Fatalf("GET %s: %d %s", path, status, h.Get("Content-Type"))
+		}
+		if strings.ContainsAny(body, "<>") || !strings.Contains(body, `\u003cimg src=x`) {
+			t.Errorf("GET %s: hostile name not escaped in JSON", path)
+		}
+	}
+	// The generated SVG escapes it and cannot run script anyway.
+	status, h, body := get(t, srv.URL+caseURL(f.small, 1)+"/flame.svg?kind=wall")
+	if status != 200 || strings.Contains(body, "<img") || !strings.Contains(h.Get("Content-Security-Policy"), "sandbox") {
+		t.Errorf("flame.svg: status %d, CSP %q, raw <img: %v", status, h.Get("Content-Security-Policy"), strings.Contains(body, "<img"))
 	}
 }
 
