@@ -76,7 +76,7 @@ func writeTable(w io.Writer, run *store.Run) {
 				if c.Error != "" {
 					msg += ": " + firstLineOf(c.Error)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t\n", c.Variant, msg)
+				fmt.Fprintf(tw, "%s\t  %s\n", c.Variant, msg) // unterminated: the message does not widen the time/op column
 				continue
 			}
 			ns := c.Stats["ns/op"]
