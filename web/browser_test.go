@@ -7,6 +7,7 @@ package web
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -331,6 +332,18 @@ func TestBrowser(t *testing.T) {
 		}
 		b.shot("case-flame-lock")
 
+		// Icicle: the graph turns upside down.
+		b.do(chromedp.Evaluate[chromedp.Void](lock + `.click()`))
+		upright := eval[string](b, `document.querySelector("#flame canvas").toDataURL()`)
+		icicle := `Array.from(document.querySelectorAll("#flame .pf-btn")).find(b => b.textContent === "Icicle")`
+		b.do(chromedp.Evaluate[chromedp.Void](icicle + `.click()`))
+		if p := eval[string](b, icicle+`.getAttribute("aria-pressed")`); p != "true" {
+			t.Errorf("Icicle aria-pressed=%q after a click", p)
+		}
+		if eval[string](b, `document.querySelector("#flame canvas").toDataURL()`) == upright {
+			t.Error("the icicle view did not change the canvas")
+		}
+
 		// The other profile kinds load too.
 		b.open("/runs/" + run.ID + "/cases/" + store.Slug(c.Name) + "?kind=mutex")
 		b.waitFor(`document.getElementById("flame").dataset.state === "ready"`)
@@ -404,6 +417,20 @@ func TestBrowser(t *testing.T) {
 		// Nothing was stored.
 		if runs, _, _ := store.Open(f.root).List(); len(runs) != 3 {
 			t.Errorf("viewing an upload stored it: %d runs", len(runs))
+		}
+
+		// Drag and drop: a file dropped on the zone is opened the same way.
+		b.open("/upload")
+		data := base64.StdEncoding.EncodeToString(testProfile(t, "wall", 0))
+		b.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+			const bytes = Uint8Array.from(atob(%q), c => c.charCodeAt(0));
+			const dt = new DataTransfer();
+			dt.items.add(new File([bytes], "dropped.pb.gz"));
+			document.getElementById("drop").dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}));
+		})()`, data)))
+		b.waitFor(`location.pathname.startsWith("/upload/") && document.readyState === "complete" && !!document.querySelector("h1")`)
+		if h := eval[string](b, `document.querySelector("h1").textContent`); h != "dropped.pb.gz" {
+			t.Errorf("dropped upload page title %q", h)
 		}
 		b.noConsoleErrors()
 	})

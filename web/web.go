@@ -98,9 +98,6 @@ func New(st *store.Store, opts Options) *Server {
 	s.mux.HandleFunc("POST /upload/{token}/save", s.uploadSave)
 	s.mux.HandleFunc("GET /pyroscope", s.pyroscopeForm)
 	s.mux.HandleFunc("POST /pyroscope", s.pyroscopePost)
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, http.StatusNotFound, "There is no page at %s.", r.URL.Path)
-	})
 	return s
 }
 
@@ -128,8 +125,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusForbidden, "Cross-origin request refused: %v.", err)
 		return
 	}
+	route, pattern := s.mux.Handler(r)
+	if pattern == "" {
+		// No route: ServeMux would answer a plain-text 404 or 405; give
+		// the same status as a page.
+		rec := &statusRecorder{header: http.Header{}}
+		route.ServeHTTP(rec, r)
+		if rec.status == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", rec.header.Get("Allow"))
+			s.fail(w, r, http.StatusMethodNotAllowed, "%s is not allowed on %s (allowed: %s).", r.Method, r.URL.Path, rec.header.Get("Allow"))
+			return
+		}
+		s.fail(w, r, http.StatusNotFound, "There is no page at %s.", r.URL.Path)
+		return
+	}
+	// ServeHTTP again rather than route: only it sets r's path values.
 	s.mux.ServeHTTP(w, r)
 }
+
+// statusRecorder captures the status and headers of ServeMux's own
+// not-found and method-not-allowed answers.
+type statusRecorder struct {
+	header http.Header
+	status int
+}
+
+func (r *statusRecorder) Header() http.Header         { return r.header }
+func (r *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
+func (r *statusRecorder) WriteHeader(status int)      { r.status = status }
 
 // loopbackAddr reports whether a "host:port" remote address is on a
 // loopback interface.

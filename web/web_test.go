@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -92,12 +93,49 @@ func TestRoutes(t *testing.T) {
 			if status != tt.status {
 				t.Fatalf("GET %s: status %d, want %d\n%s", tt.path, status, tt.status, body)
 			}
+			if status >= 400 && !strings.Contains(h1(body), fmt.Sprint(status)) && !strings.HasSuffix(tt.path, "flame.json") {
+				t.Errorf("GET %s: error %d is not a page with its status", tt.path, status)
+			}
 			for _, s := range tt.contains {
 				if !strings.Contains(body, s) {
 					t.Errorf("GET %s: body lacks %q", tt.path, s)
 				}
 			}
 		})
+	}
+}
+
+func h1(body string) string {
+	_, after, _ := strings.Cut(body, "<h1>")
+	h, _, _ := strings.Cut(after, "</h1>")
+	return h
+}
+
+func TestMethods(t *testing.T) {
+	srv, f := newTestServer(t)
+	for _, tt := range []struct {
+		method, path string
+		status       int
+	}{
+		{"POST", "/runs/" + f.full.ID, http.StatusMethodNotAllowed},
+		{"DELETE", "/", http.StatusMethodNotAllowed},
+		{"GET", "/upload/abc/save", http.StatusMethodNotAllowed},
+		{"PUT", "/upload", http.StatusMethodNotAllowed},
+		{"POST", "/nowhere", http.StatusNotFound},
+	} {
+		req, _ := http.NewRequest(tt.method, srv.URL+tt.path, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || !strings.Contains(h1(string(body)), fmt.Sprint(tt.status)) {
+			t.Errorf("%s %s: status %d, want %d as a page", tt.method, tt.path, resp.StatusCode, tt.status)
+		}
+		if tt.status == http.StatusMethodNotAllowed && resp.Header.Get("Allow") == "" {
+			t.Errorf("%s %s: 405 without Allow", tt.method, tt.path)
+		}
 	}
 }
 
