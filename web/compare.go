@@ -144,7 +144,8 @@ func (s *Server) caseGroups(sides ...*compareSide) []optionGroup {
 	for _, run := range runs {
 		g := optionGroup{Label: run.ID}
 		for _, c := range run.Cases {
-			g.Options = append(g.Options, caseOption{Value: run.ID + "/" + store.Slug(c.Name), Label: c.Name})
+			// The closed select shows only the option: name the run too.
+			g.Options = append(g.Options, caseOption{Value: run.ID + "/" + store.Slug(c.Name), Label: c.Name + " · " + run.ID})
 		}
 		groups = append(groups, g)
 	}
@@ -177,8 +178,8 @@ func compareStats(a, b *store.Case) (rows []compareRow, warnings []string) {
 		sumA := benchmath.AssumeNothing.Summary(smA, 0.95)
 		sumB := benchmath.AssumeNothing.Summary(smB, 0.95)
 		cmp := benchmath.AssumeNothing.Compare(smA, smB)
-		row.A = fmtValue(sumA.Center, unit) + " " + ciText(sumA)
-		row.B = fmtValue(sumB.Center, unit) + " " + ciText(sumB)
+		row.A = fmtValue(sumA.Center, unit) + " " + ciText(sumA, sa)
+		row.B = fmtValue(sumB.Center, unit) + " " + ciText(sumB, sb)
 		row.Delta = cmp.FormatDelta(sumA.Center, sumB.Center)
 		row.P = fmt.Sprintf("p=%.3f n=%d+%d", cmp.P, cmp.N1, cmp.N2)
 		row.Verdict, row.Class = verdict(unit, cmp, sumA.Center, sumB.Center)
@@ -194,8 +195,14 @@ func compareStats(a, b *store.Case) (rows []compareRow, warnings []string) {
 	return rows, warnings
 }
 
-func ciText(s benchmath.Summary) string {
-	if s.Center == 0 || math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) {
+func ciText(s benchmath.Summary, xs []float64) string {
+	if slices.Min(xs) == slices.Max(xs) {
+		return "" // exact: every repetition measured the same
+	}
+	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) {
+		return "±∞" // too few samples for an interval
+	}
+	if s.Center == 0 {
 		return ""
 	}
 	return fmt.Sprintf("±%.0f%%", 100*math.Max(s.Hi-s.Center, s.Center-s.Lo)/math.Abs(s.Center))
