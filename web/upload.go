@@ -21,12 +21,15 @@ import (
 // An uploaded profile lives in memory only, under an unguessable token,
 // until it is evicted or the user asks to save it as a run.
 type upload struct {
-	Token string
-	Name  string
-	Size  int
-	Added time.Time
-	Data  []byte
-	Prof  *profile.Profile
+	// View and Budget are computed once, when the upload arrives.
+	View   *profileView
+	Budget []budgetPart
+	Token  string
+	Name   string
+	Size   int
+	Added  time.Time
+	Data   []byte
+	Prof   *profile.Profile
 }
 
 type uploadCache struct {
@@ -40,7 +43,13 @@ func newUploadCache(max int) *uploadCache {
 	return &uploadCache{max: max, items: map[string]*upload{}}
 }
 
+// add keeps u, first computing what its page shows (outside the lock).
 func (c *uploadCache) add(u *upload) {
+	if u.View == nil {
+		rules := rulesFor("")
+		u.View = newProfileView(u.Prof, "/upload/"+u.Token+"/flame.json", rules)
+		u.Budget = profileBudget(u.Prof, sampleIndex(u.Prof), rules)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.items[u.Token] = u
@@ -189,12 +198,10 @@ func (s *Server) uploadPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rules := rulesFor("")
-	v := uploadView{Upload: u, Profile: newProfileView(u.Prof, "/upload/"+u.Token+"/flame.json", rules)}
+	v := uploadView{Upload: u, Profile: u.View, Budget: u.Budget}
 	for _, st := range u.Prof.SampleType {
 		v.Types = append(v.Types, st.Type+" ("+st.Unit+")")
 	}
-	v.Budget = profileBudget(u.Prof, sampleIndex(u.Prof), rules)
 	for _, p := range v.Budget {
 		v.Legend = append(v.Legend, legendItem{Label: p.Category, Color: p.Color})
 	}
