@@ -81,6 +81,7 @@ func newBrowser(t *testing.T, base string) *browser {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("disable-dev-shm-usage", true), // small /dev/shm in containers
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
@@ -308,6 +309,15 @@ func TestBrowser(t *testing.T) {
 		}
 		b.shot("case-flame-zoomed")
 		b.do(chromedp.Evaluate[chromedp.Void](`Array.from(document.querySelectorAll("#flame .pf-btn")).find(b => b.textContent === "Reset zoom").click()`))
+
+		// Focus: shift-click shows a function's callers and callees.
+		at = b.findFrame("internal/sync.(*Mutex).lockSlow")
+		b.do(chromedp.MouseClickXY(at.X, at.Y, chromedp.ButtonModifiers(chromedp.ModifierShift)))
+		if d := eval[string](b, `document.querySelector("#flame .pf-details").textContent`); !strings.HasPrefix(d, "Focus on internal/sync.(*Mutex).lockSlow") {
+			t.Errorf("after a shift-click, details say %q", d)
+		}
+		b.shot("case-flame-focus")
+		b.do(chromedp.Evaluate[chromedp.Void](`Array.from(document.querySelectorAll("#flame .pf-btn")).find(b => b.textContent === "Exit focus").click()`))
 
 		// Search: the share of the matched frames is shown.
 		b.do(chromedp.SendKeys(`#flame .pf-search`, "blockSHANI"))
