@@ -86,19 +86,21 @@ func caseKind(r *http.Request, c *store.Case) (string, error) {
 }
 
 // caseProfile loads the kind profile of case c in run.
-func (s *Server) caseProfile(run *store.Run, c *store.Case, kind string) (*profile.Profile, int, error) {
+//
+// The key identifies the file's content, for caching what is built from it.
+func (s *Server) caseProfile(run *store.Run, c *store.Case, kind string) (prof *profile.Profile, key string, status int, err error) {
 	p, err := s.store.Path(run.ID, c.Profiles[kind])
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, http.StatusNotFound, fmt.Errorf("the %s profile of %s is missing from run %s", kind, c.Name, run.ID)
+		return nil, "", http.StatusNotFound, fmt.Errorf("the %s profile of %s is missing from run %s", kind, c.Name, run.ID)
 	}
 	if err != nil {
-		return nil, http.StatusForbidden, err
+		return nil, "", http.StatusForbidden, err
 	}
-	prof, err := runProfiles.load(p)
+	prof, key, err = s.profiles.load(p)
 	if err != nil {
-		return nil, http.StatusUnprocessableEntity, fmt.Errorf("the %s profile of %s: %v", kind, c.Name, err)
+		return nil, "", http.StatusUnprocessableEntity, fmt.Errorf("the %s profile of %s: %v", kind, c.Name, err)
 	}
-	return prof, http.StatusOK, nil
+	return prof, key + "\x00" + run.Scenario, http.StatusOK, nil
 }
 
 func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
@@ -121,12 +123,11 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		v.Legend = append(v.Legend, legendItem{Label: p.Category, Color: p.Color})
 	}
 	if kind != "" {
-		prof, _, err := s.caseProfile(run, c, kind)
+		prof, key, _, err := s.caseProfile(run, c, kind)
 		if err != nil {
 			v.ProfileErr = err.Error()
 		} else {
-			key := "run\x00" + run.ID + "\x00" + c.Name + "\x00" + kind
-			v.Profile = views.get(key, func() *profileView {
+			v.Profile = s.views.get(key+"\x00"+kind, func() *profileView {
 				return newProfileView(prof, base+"/flame.json?kind="+url.QueryEscape(kind), rulesFor(run.Scenario))
 			})
 		}
@@ -153,7 +154,9 @@ type viewCache struct {
 	order []string
 }
 
-var views = &viewCache{max: 64, items: map[string]*profileView{}}
+func newViewCache(max int) *viewCache {
+	return &viewCache{max: max, items: map[string]*profileView{}}
+}
 
 func (c *viewCache) get(key string, build func() *profileView) *profileView {
 	c.mu.Lock()
@@ -228,13 +231,12 @@ func (s *Server) caseFlameJSON(w http.ResponseWriter, r *http.Request) {
 		s.failJSON(w, http.StatusNotFound, err)
 		return
 	}
-	prof, status, err := s.caseProfile(run, c, kind)
+	prof, key, status, err := s.caseProfile(run, c, kind)
 	if err != nil {
 		s.failJSON(w, status, err)
 		return
 	}
-	key := "run\x00" + run.ID + "\x00" + c.Name + "\x00" + kind
-	s.writeFlameJSON(w, r, key, func() (*flame.Tree, error) {
+	s.writeFlameJSON(w, r, key+"\x00"+kind+"\x00"+c.Name, func() (*flame.Tree, error) {
 		return flame.Build(prof, flame.Options{Title: kind + " · " + c.Name, Rules: rulesFor(run.Scenario)})
 	})
 }
@@ -252,7 +254,7 @@ func (s *Server) caseFlameSVG(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "%v", err)
 		return
 	}
-	prof, status, err := s.caseProfile(run, c, kind)
+	prof, _, status, err := s.caseProfile(run, c, kind)
 	if err != nil {
 		s.fail(w, r, status, "%v", err)
 		return
@@ -278,7 +280,7 @@ func (s *Server) caseFolded(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "%v", err)
 		return
 	}
-	prof, status, err := s.caseProfile(run, c, kind)
+	prof, _, status, err := s.caseProfile(run, c, kind)
 	if err != nil {
 		s.fail(w, r, status, "%v", err)
 		return

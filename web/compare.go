@@ -256,17 +256,17 @@ func (s *Server) compareFlameJSON(w http.ResponseWriter, r *http.Request) {
 		s.failJSON(w, http.StatusNotFound, fmt.Errorf("both cases need a %q profile", kind))
 		return
 	}
-	pa, st, err := s.caseProfile(a.Run, a.Case, kind)
+	pa, ka, st, err := s.caseProfile(a.Run, a.Case, kind)
 	if err != nil {
 		s.failJSON(w, st, err)
 		return
 	}
-	pb, st, err := s.caseProfile(b.Run, b.Case, kind)
+	pb, kb, st, err := s.caseProfile(b.Run, b.Case, kind)
 	if err != nil {
 		s.failJSON(w, st, err)
 		return
 	}
-	key := "diff\x00" + a.Run.ID + "\x00" + a.Case.Name + "\x00" + b.Run.ID + "\x00" + b.Case.Name + "\x00" + kind
+	key := "diff\x00" + ka + "\x00" + kb + "\x00" + a.Case.Name + "\x00" + b.Case.Name
 	s.writeFlameJSON(w, r, key, func() (*flame.Tree, error) {
 		return flame.Diff(pa, pb, flame.Options{Title: kind + " · " + b.Case.Name + " against " + a.Case.Name, Rules: rulesFor(b.Run.Scenario)})
 	})

@@ -26,7 +26,9 @@ type flameCache struct {
 	order []string
 }
 
-var flames = &flameCache{max: 64, items: map[string][]byte{}}
+func newFlameCache(max int) *flameCache {
+	return &flameCache{max: max, items: map[string][]byte{}}
+}
 
 func (c *flameCache) get(key string, build func() ([]byte, error)) ([]byte, error) {
 	c.mu.Lock()
@@ -55,7 +57,7 @@ func (c *flameCache) get(key string, build func() ([]byte, error)) ([]byte, erro
 // writeFlameJSON answers with the flame graph JSON of p, built by build
 // unless key is cached.
 func (s *Server) writeFlameJSON(w http.ResponseWriter, r *http.Request, key string, build func() (*flame.Tree, error)) {
-	data, err := flames.get(key, func() ([]byte, error) {
+	data, err := s.flames.get(key, func() ([]byte, error) {
 		t, err := build()
 		if err != nil {
 			return nil, err

@@ -55,30 +55,35 @@ type profileCache struct {
 	order []string
 }
 
-var runProfiles = &profileCache{max: 16, items: map[string]*profile.Profile{}}
+func newProfileCache(max int) *profileCache {
+	return &profileCache{max: max, items: map[string]*profile.Profile{}}
+}
 
-func (c *profileCache) load(path string) (*profile.Profile, error) {
+// load returns the profile in file path and a key that identifies its
+// content (path, size and modification time), for caches of what is
+// derived from it.
+func (c *profileCache) load(path string) (*profile.Profile, string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	key := fmt.Sprintf("%s\x00%d\x00%d", path, fi.Size(), fi.ModTime().UnixNano())
 	c.mu.Lock()
 	p := c.items[key]
 	c.mu.Unlock()
 	if p != nil {
-		return p, nil
+		return p, key, nil
 	}
 	if fi.Size() > maxProfileBytes {
-		return nil, fmt.Errorf("%s is larger than %d MiB; refused", path, maxProfileBytes>>20)
+		return nil, "", fmt.Errorf("%s is larger than %d MiB; refused", path, maxProfileBytes>>20)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	p, err = parseProfile(data)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -90,7 +95,7 @@ func (c *profileCache) load(path string) (*profile.Profile, error) {
 			c.order = c.order[1:]
 		}
 	}
-	return c.items[key], nil
+	return c.items[key], key, nil
 }
 
 // sampleIndex picks the sample type to show: the profile's default if it

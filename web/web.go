@@ -62,6 +62,13 @@ type Server struct {
 	uploads *uploadCache
 	csrf    *http.CrossOriginProtection
 	runs    *runCache
+	// Caches of stored profiles and what is derived from them, keyed by
+	// the file's identity (profileCache.load). Parsed profiles are large
+	// (a 100,000-stack one takes a few hundred MB), so only a few are
+	// kept; the tables and flame JSON built from them are small.
+	profiles *profileCache
+	views    *viewCache
+	flames   *flameCache
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -75,7 +82,8 @@ func New(st *store.Store, opts Options) *Server {
 	if opts.Logf == nil {
 		opts.Logf = log.Printf
 	}
-	s := &Server{store: st, opts: opts, mux: http.NewServeMux(), uploads: newUploadCache(8), csrf: http.NewCrossOriginProtection(), runs: newRunCache(st)}
+	s := &Server{store: st, opts: opts, mux: http.NewServeMux(), uploads: newUploadCache(8), csrf: http.NewCrossOriginProtection(), runs: newRunCache(st),
+		profiles: newProfileCache(4), views: newViewCache(64), flames: newFlameCache(64)}
 	s.pages = parsePages()
 	static, _ := fs.Sub(staticFS, "static")
 	fileServer := http.StripPrefix("/static/", http.FileServerFS(static))
