@@ -21,15 +21,20 @@ import (
 // An uploaded profile lives in memory only, under an unguessable token,
 // until it is evicted or the user asks to save it as a run.
 type upload struct {
-	// View and Budget are computed once, when the upload arrives.
-	View   *profileView
-	Budget []budgetPart
-	Token  string
-	Name   string
-	Size   int
-	Added  time.Time
-	Data   []byte
-	Prof   *profile.Profile
+	// View, Budget, Types and Flame are computed once, when the upload
+	// arrives; then Prof is dropped, since a parsed profile of 100,000
+	// stacks takes tens of MB more than the file itself.
+	View     *profileView
+	Budget   []budgetPart
+	Types    []string
+	Flame    []byte
+	FlameErr error
+	Token    string
+	Name     string
+	Size     int
+	Added    time.Time
+	Data     []byte
+	Prof     *profile.Profile
 }
 
 type uploadCache struct {
@@ -37,7 +42,12 @@ type uploadCache struct {
 	max   int
 	items map[string]*upload
 	order []string
+	bytes int64 // of Data and Flame, over all items
 }
+
+// maxUploadBytes bounds the memory uploads hold (files and their flame
+// JSON); the oldest are dropped first.
+const maxUploadBytes = 256 << 20
 
 func newUploadCache(max int) *uploadCache {
 	return &uploadCache{max: max, items: map[string]*upload{}}
@@ -45,16 +55,37 @@ func newUploadCache(max int) *uploadCache {
 
 // add keeps u, first computing what its page shows (outside the lock).
 func (c *uploadCache) add(u *upload) {
-	if u.View == nil {
+	if u.Prof != nil {
+		p := u.Prof
 		rules := rulesFor("")
-		u.View = newProfileView(u.Prof, "/upload/"+u.Token+"/flame.json", rules)
-		u.Budget = profileBudget(u.Prof, sampleIndex(u.Prof), rules)
+		u.View = newProfileView(p, "/upload/"+u.Token+"/flame.json", rules)
+		u.Budget = profileBudget(p, sampleIndex(p), rules)
+		for _, st := range p.SampleType {
+			u.Types = append(u.Types, st.Type+" ("+st.Unit+")")
+		}
+		var buf bytes.Buffer
+		t, err := flame.Build(p, flame.Options{Title: u.Name, Rules: rules})
+		if err == nil {
+			err = t.WriteJSON(&buf)
+		}
+		u.Flame, u.FlameErr = buf.Bytes(), err
+		if len(u.Data) < 2 || u.Data[0] != 0x1f || u.Data[1] != 0x8b {
+			// Stored profiles are gzipped, as Go writes them.
+			var gz bytes.Buffer
+			if err := p.Write(&gz); err == nil {
+				u.Data = gz.Bytes()
+			}
+		}
+		u.Prof = nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.items[u.Token] = u
 	c.order = append(c.order, u.Token)
-	for len(c.order) > c.max {
+	c.bytes += int64(len(u.Data) + len(u.Flame))
+	for len(c.order) > c.max || (c.bytes > maxUploadBytes && len(c.order) > 1) {
+		old := c.items[c.order[0]]
+		c.bytes -= int64(len(old.Data) + len(old.Flame))
 		delete(c.items, c.order[0])
 		c.order = c.order[1:]
 	}
@@ -141,6 +172,12 @@ func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
 	}
 	u := &upload{Token: newToken(), Name: orUnnamed(name), Size: len(data), Added: time.Now(), Data: data, Prof: prof}
 	if save {
+		if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+			var gz bytes.Buffer
+			if err := prof.Write(&gz); err == nil {
+				u.Data = gz.Bytes()
+			}
+		}
 		s.saveUpload(w, r, u)
 		return
 	}
@@ -198,10 +235,7 @@ func (s *Server) uploadPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v := uploadView{Upload: u, Profile: u.View, Budget: u.Budget}
-	for _, st := range u.Prof.SampleType {
-		v.Types = append(v.Types, st.Type+" ("+st.Unit+")")
-	}
+	v := uploadView{Upload: u, Profile: u.View, Budget: u.Budget, Types: u.Types}
 	for _, p := range v.Budget {
 		v.Legend = append(v.Legend, legendItem{Label: p.Category, Color: p.Color})
 	}
@@ -214,9 +248,12 @@ func (s *Server) uploadFlameJSON(w http.ResponseWriter, r *http.Request) {
 		s.failJSON(w, http.StatusNotFound, errors.New("this upload is no longer in memory"))
 		return
 	}
-	s.writeFlameJSON(w, r, "upload\x00"+u.Token, func() (*flame.Tree, error) {
-		return flame.Build(u.Prof, flame.Options{Title: u.Name})
-	})
+	if u.FlameErr != nil {
+		s.failJSON(w, http.StatusUnprocessableEntity, u.FlameErr)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(u.Flame)
 }
 
 func (s *Server) uploadSave(w http.ResponseWriter, r *http.Request) {
@@ -250,14 +287,7 @@ func (s *Server) saveUpload(w http.ResponseWriter, r *http.Request, u *upload) {
 		s.fail(w, r, http.StatusInternalServerError, "Cannot save the upload: %v", err)
 		return
 	}
-	data := u.Data
-	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
-		var buf bytes.Buffer
-		if err := u.Prof.Write(&buf); err == nil {
-			data = buf.Bytes()
-		}
-	}
-	if err := wr.WriteFile(rel, data); err != nil {
+	if err := wr.WriteFile(rel, u.Data); err != nil {
 		s.fail(w, r, http.StatusInternalServerError, "Cannot save the upload: %v", err)
 		return
 	}

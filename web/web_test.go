@@ -311,6 +311,18 @@ func TestUpload(t *testing.T) {
 		})
 	}
 
+	// An uncompressed profile is stored gzipped, as Go writes them.
+	p, _ := parseProfile(prof)
+	var raw bytes.Buffer
+	p.WriteUncompressed(&raw)
+	resp = postFile(t, srv.URL+"/upload", raw.Bytes(), true, nil)
+	loc := resp.Header.Get("Location")
+	id, slug, _ := strings.Cut(strings.TrimPrefix(loc, "/runs/"), "/cases/")
+	stored, err := os.ReadFile(filepath.Join(f.root, id, "cases", slug, "profile.pb.gz"))
+	if resp.StatusCode != http.StatusSeeOther || err != nil || len(stored) < 2 || stored[0] != 0x1f {
+		t.Errorf("uncompressed upload: %d %q, stored: %v", resp.StatusCode, loc, err)
+	}
+
 	// A gzip bomb: a small upload that expands past the limit.
 	defer func(old int64) { maxProfileBytes = old }(maxProfileBytes)
 	maxProfileBytes = 4 << 20
