@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"bytes"
+	"fmt"
+
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
+	"github.com/perflab/perflab/profiles/flame"
 )
 
 // classifierFor builds a scenario's classifier: user rules, then the
@@ -30,5 +34,21 @@ func categoriser(rulesFile string) (classifierFor, flameWriter, error) {
 		}
 		return func(stack []string) string { return string(r.Classify(stack)) }, nil
 	}
-	return classify, nil, nil
+	svg := func(s *perflab.Scenario, run *store.Run, c *store.Case, wall []byte) ([]byte, error) {
+		r, err := base.WithWork(s.Work...)
+		if err != nil {
+			return nil, err
+		}
+		p, err := profiles.Read(bytes.NewReader(wall))
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		title := fmt.Sprintf("%s %s — wall clock, worker goroutines (run %s)", s.Name, c.Name, run.ID)
+		if err := flame.WriteSVG(&buf, p, flame.Options{Title: title, SampleType: "time", Rules: r}); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
+	return classify, svg, nil
 }

@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/perflab/perflab"
 	_ "github.com/perflab/perflab/scenarios/ciphercache"
 )
 
@@ -93,5 +95,48 @@ func TestRunErrors(t *testing.T) {
 				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", code, errs, tt.code, tt.msg)
 			}
 		})
+	}
+}
+
+func init() {
+	// A scenario with a broken variant, registered only in this test binary.
+	perflab.Register(&perflab.Scenario{Name: "test-broken", Doc: "a panicking and an n/a variant",
+		Variants: []perflab.Variant{
+			{Name: "ok", New: func(perflab.Params) (perflab.Case, error) {
+				return perflab.CaseFunc(func(int) perflab.Worker { return perflab.WorkerFunc(func(int) {}) }), nil
+			}},
+			{Name: "panics", New: func(perflab.Params) (perflab.Case, error) {
+				return perflab.CaseFunc(func(int) perflab.Worker {
+					return perflab.WorkerFunc(func(n int) {
+						if n > 10 {
+							panic("worker exploded")
+						}
+					})
+				}), nil
+			}},
+			{Name: "absent", New: func(perflab.Params) (perflab.Case, error) {
+				return nil, fmt.Errorf("no such lookup: %w", perflab.ErrNotApplicable)
+			}},
+		}})
+}
+
+func TestRunReportsFailedVariant(t *testing.T) {
+	dir := t.TempDir()
+	out, errs, code := execute(t, "run", "test-broken", "--count", "2", "--time", "2ms", "--warmup", "1ms", "--profile", "none", "-o", dir)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 for a failed case\n%s", code, errs)
+	}
+	for _, want := range []string{"failed: worker panicked: worker exploded", "n/a: setup: no such lookup"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "1 of 3 cases failed") {
+		t.Errorf("stderr:\n%s", errs)
+	}
+	// The good case is saved all the same.
+	show, _, code := execute(t, "show", "-o", dir)
+	if code != 0 || !strings.Contains(show, "ok") {
+		t.Errorf("show exit %d:\n%s", code, show)
 	}
 }

@@ -267,6 +267,19 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perf
 	if errors.Is(runErr, runner.ErrInterrupted) {
 		return &ExitError{Code: 130, Err: runErr}
 	}
+	if runErr == nil {
+		// Every other case is measured and saved; still say so in the
+		// exit code, so a script or CI notices a broken variant.
+		var failed []string
+		for _, c := range run.Cases {
+			if c.Status == store.StatusFailed {
+				failed = append(failed, c.Name)
+			}
+		}
+		if len(failed) > 0 {
+			runErr = fmt.Errorf("%d of %d cases failed (the others are measured and saved): %s", len(failed), len(run.Cases), strings.Join(failed, ", "))
+		}
+	}
 	return runErr
 }
 

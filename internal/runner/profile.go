@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -137,7 +138,7 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 
 	if wall != nil && r.Classify != nil {
 		if ns, ok := sc.Stats["ns/op"]; ok {
-			sc.Budget = Budget(wall, r.Classify, ns.Mean, sc.Stats["cpu-ns/op"].Mean, c.spec.Threads)
+			sc.Budget = Budget(wall, cpu, c.name, r.Classify, ns.Mean, sc.Stats["cpu-ns/op"].Mean, c.spec.Threads)
 		}
 	}
 	if wall != nil && r.WriteFlame != nil {
@@ -276,51 +277,81 @@ func keepWorkers(p *profile.Profile) *profile.Profile {
 	return p.Compact()
 }
 
-// onCPU are the categories whose wall time is time on a CPU or waiting for
-// one; lock and sched stacks are goroutines parked off the CPU.
-var onCPU = []string{"work", "alloc", "gc", "other"}
+// parked reports whether a wall-clock stack (leaf first) is a goroutine
+// parked off the CPU: fgprof shows such a goroutine in runtime.gopark.
+func parked(stack []string) bool {
+	return len(stack) > 0 && (stack[0] == "runtime.gopark" || stack[0] == "runtime.goparkunlock")
+}
 
-// Budget splits nsPerOp into categories in the proportions of the
-// wall-clock profile's worker samples, then corrects for time the workers
-// were runnable but had no CPU, which a wall-clock profile cannot see (a
-// runnable goroutine shows the stack it will resume in).
+// Budget splits nsPerOp into categories. Each profile is used for what it
+// sees well:
 //
-// The correction uses the timing pass's own figures, which rest on many
-// repetitions rather than a few hundred profile samples: workers spend
-// nsPerOp×threads of goroutine time per operation, the process spent
-// cpuPerOp of CPU, so the share off the CPU is 1 − cpuPerOp/(nsPerOp×threads).
-// What of it is not already parked in lock or sched stacks was spent
-// runnable: it moves to sched, taken from the on-CPU categories in
-// proportion. (CPU used by GC background workers counts as the process's
-// CPU, so this errs towards less sched, never more.)
-func Budget(wall *profile.Profile, classify func([]string) string, nsPerOp, cpuPerOp float64, threads int) map[string]float64 {
-	share := byCategory(wall, "nanoseconds", classify)
-	var total float64
-	for _, v := range share {
-		total += v
-	}
-	if total == 0 || nsPerOp <= 0 {
+//   - The wall-clock profile (worker goroutines only) gives the share of
+//     goroutine time parked off the CPU, by category: waiting for a lock,
+//     a channel, a sleep.
+//   - The timing pass's robust figures give the share off the CPU in all:
+//     workers spend nsPerOp×threads of goroutine time per operation and the
+//     process spent cpuPerOp of CPU, so 1 − cpuPerOp/(nsPerOp×threads).
+//     What of it is not parked was spent runnable without a CPU: sched.
+//   - The rest was on a CPU. The CPU profile (samples labelled with this
+//     case) splits it between work, lock spinning, alloc, gc and other. A
+//     wall-clock profile cannot: fgprof only sees a goroutine at a safe
+//     point, so time inside assembly (SHA-256, AES, MD5 blocks) is charged
+//     to the Go function after it. Without a CPU profile the wall profile's
+//     own running stacks are used.
+//
+// CPU used by GC background workers counts as the process's CPU, so the
+// sched estimate errs low, never high.
+func Budget(wall, cpu *profile.Profile, caseName string, classify func([]string) string, nsPerOp, cpuPerOp float64, threads int) map[string]float64 {
+	if wall == nil || nsPerOp <= 0 {
 		return nil
 	}
-	for cat := range share {
-		share[cat] /= total
+	parkedBy, runningBy := map[string]float64{}, map[string]float64{}
+	var total float64
+	idx := sampleIndex(wall, "nanoseconds")
+	if idx < 0 {
+		return nil
 	}
+	for _, s := range wall.Sample {
+		st := stack(s)
+		v := float64(s.Value[idx])
+		total += v
+		if parked(st) {
+			parkedBy[classify(st)] += v
+		} else {
+			runningBy[classify(st)] += v
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	share := map[string]float64{}
+	var parkedShare float64
+	for cat, v := range parkedBy {
+		share[cat] += v / total
+		parkedShare += v / total
+	}
+	run := 1 - parkedShare
 	if cpuPerOp > 0 && threads > 0 {
 		off := 1 - cpuPerOp/(nsPerOp*float64(threads))
-		missing := off - share["lock"] - share["sched"]
-		var on float64
-		for _, cat := range onCPU {
-			on += share[cat]
+		if extra := off - parkedShare; extra > 0 {
+			extra = math.Min(extra, run)
+			share["sched"] += extra
+			run -= extra
 		}
-		if missing > 0 && on > 0 {
-			if missing > on {
-				missing = on
-			}
-			for _, cat := range onCPU {
-				share[cat] -= missing * share[cat] / on
-			}
-			share["sched"] += missing
+	}
+	onCPU := runningBy
+	if cpu != nil {
+		if byCase := byCategory(cpu, "nanoseconds", caseName, classify); sum(byCase) > 0 {
+			onCPU = byCase
 		}
+	}
+	if t := sum(onCPU); t > 0 {
+		for cat, v := range onCPU {
+			share[cat] += run * v / t
+		}
+	} else {
+		share["other"] += run
 	}
 	out := map[string]float64{}
 	for cat, v := range share {
@@ -331,21 +362,38 @@ func Budget(wall *profile.Profile, classify func([]string) string, nsPerOp, cpuP
 	return out
 }
 
-// byCategory sums the sample values of unit (the first sample type in that
-// unit) per category.
-func byCategory(p *profile.Profile, unit string, classify func([]string) string) map[string]float64 {
-	idx := -1
+func sum(m map[string]float64) float64 {
+	var t float64
+	for _, v := range m {
+		t += v
+	}
+	return t
+}
+
+func sampleIndex(p *profile.Profile, unit string) int {
 	for i, st := range p.SampleType {
 		if st.Unit == unit {
-			idx = i
-			break
+			return i
 		}
 	}
+	return -1
+}
+
+// byCategory sums the sample values of unit (the first sample type in that
+// unit) per category; with caseName set, only samples labelled with that
+// case count (the CPU profile also sees the profiler and the harness).
+func byCategory(p *profile.Profile, unit, caseName string, classify func([]string) string) map[string]float64 {
 	out := map[string]float64{}
+	idx := sampleIndex(p, unit)
 	if idx < 0 {
 		return out
 	}
 	for _, s := range p.Sample {
+		if caseName != "" {
+			if l := s.Label["case"]; len(l) != 1 || l[0] != caseName {
+				continue
+			}
+		}
 		out[classify(stack(s))] += float64(s.Value[idx])
 	}
 	return out

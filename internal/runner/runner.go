@@ -159,7 +159,11 @@ func (r *Runner) setup(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := r.setupCase(c); err != nil {
+		if err := r.setupCase(c); errors.Is(err, perflab.ErrNotApplicable) {
+			c.failed = err
+			r.Run.Cases[i].Status = store.StatusNotApplicable
+			r.Run.Cases[i].Error = err.Error()
+		} else if err != nil {
 			r.fail(i, err)
 		}
 		r.Progress.Step(c.name)

@@ -290,37 +290,60 @@ func TestKeepWorkers(t *testing.T) {
 
 func TestBudget(t *testing.T) {
 	classify := func(st []string) string {
-		switch st[0] {
-		case "lock":
-			return "lock"
-		case "malloc":
-			return "alloc"
+		for _, f := range st {
+			switch f {
+			case "lock":
+				return "lock"
+			case "malloc":
+				return "alloc"
+			case "sha":
+				return "work"
+			}
 		}
-		return "work"
+		return "other"
 	}
-	wall := fakeProfile(map[string]int64{"hash": 60, "lock": 30, "malloc": 10})
+	// Wall: 30% parked on the lock, the rest running in Go code after the
+	// hash (fgprof cannot see inside it).
+	wall := fakeProfile(map[string]int64{
+		"runtime.gopark;lock;run": 30, "after;run": 60, "malloc;run": 10,
+	})
+	// CPU: 80% hashing, 20% allocating; a sample of another case and one
+	// without a label are ignored.
+	cpu := fakeProfile(map[string]int64{"sha;run": 80, "malloc;run": 20, "sha;other-case": 500, "profiler": 300})
+	for _, s := range cpu.Sample {
+		switch stack(s)[len(stack(s))-1] {
+		case "run":
+			s.Label = map[string][]string{"case": {"c"}}
+		case "other-case":
+			s.Label = map[string][]string{"case": {"d"}}
+		}
+	}
 	tests := []struct {
-		name              string
-		ns, cpu           float64
-		threads           int
-		work, lock, sched float64
+		name                            string
+		cpu                             *profile.Profile
+		ns, cpuPerOp                    float64
+		threads                         int
+		work, lock, alloc, sched, other float64
 	}{
-		// One goroutine always on CPU: the profile's shares as they are.
-		{"on cpu", 100, 100, 1, 60, 30, 0},
-		// Four goroutines, two cores' worth of CPU: half the goroutine
-		// time is off CPU; 30% is parked on the lock, 20% more was
-		// runnable, taken from work and alloc in proportion (60:10).
-		{"oversubscribed", 100, 200, 4, 60 - 20*60.0/70, 30, 20},
-		// Nearly all off CPU: almost every on-CPU share moves to sched.
-		{"nearly all off cpu", 100, 1, 4, 60 - 69.75*60/70, 30, 69.75},
-		// No CPU figure: no correction.
-		{"no cpu", 100, 0, 4, 60, 30, 0},
+		// One goroutine: 70% off CPU would need cpu/op 30; here cpu/op
+		// 70 means no runnable time: the running 70% splits 80:20.
+		{"cpu splits running time", cpu, 100, 70, 1, 56, 30, 14, 0, 0},
+		// Four goroutines with two cores' worth of CPU: half the goroutine
+		// time off CPU, 30% parked, 20% runnable; the 50% on CPU splits 80:20.
+		{"oversubscribed", cpu, 100, 200, 4, 40, 30, 10, 20, 0},
+		// Without a CPU profile the wall profile's running stacks split it.
+		{"no cpu profile", nil, 100, 70, 1, 0, 30, 10, 0, 60},
+		// No CPU figure: no sched estimate.
+		{"no cpu figure", cpu, 100, 0, 4, 56, 30, 14, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := Budget(wall, classify, tt.ns, tt.cpu, tt.threads)
-			if math.Abs(b["work"]-tt.work) > 1e-9 || math.Abs(b["lock"]-tt.lock) > 1e-9 || math.Abs(b["sched"]-tt.sched) > 1e-9 {
-				t.Errorf("budget %v, want work %v lock %v sched %v", b, tt.work, tt.lock, tt.sched)
+			b := Budget(wall, tt.cpu, "c", classify, tt.ns, tt.cpuPerOp, tt.threads)
+			want := map[string]float64{"work": tt.work, "lock": tt.lock, "alloc": tt.alloc, "sched": tt.sched, "other": tt.other}
+			for cat, w := range want {
+				if math.Abs(b[cat]-w) > 1e-9 {
+					t.Errorf("%s = %v, want %v (budget %v)", cat, b[cat], w, b)
+				}
 			}
 			var sum float64
 			for _, v := range b {

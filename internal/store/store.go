@@ -93,6 +93,9 @@ const (
 	StatusOK      = "ok"
 	StatusFailed  = "failed"
 	StatusSkipped = "skipped" // not measured: the run was interrupted first
+	// StatusNotApplicable: the variant does not exist at these parameters
+	// (its New returned perflab.ErrNotApplicable).
+	StatusNotApplicable = "n/a"
 )
 
 // Case is one measured case: a variant at one point of the matrix.
