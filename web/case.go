@@ -51,6 +51,9 @@ type profileView struct {
 	TopSelf    []fnRow
 	TopTotal   []fnRow
 	FlameURL   string // the interactive flame graph's JSON
+	// FlameData is that JSON itself when it is small enough to put in the
+	// page (inlineFlame).
+	FlameData json.RawMessage
 }
 
 // loadCase resolves {id} and {case}; it writes the error page itself.
@@ -127,9 +130,13 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			v.ProfileErr = err.Error()
 		} else {
-			v.Profile = s.views.get(key+"\x00"+kind, func() *profileView {
+			pv := *s.views.get(key+"\x00"+kind, func() *profileView {
 				return newProfileView(prof, base+"/flame.json?kind="+url.QueryEscape(kind), rulesFor(run.Scenario))
 			})
+			if data, err := s.flameJSON(key+"\x00"+kind+"\x00"+c.Name, caseFlame(run, c, kind, prof)); err == nil {
+				pv.FlameData = inlineFlame(data)
+			}
+			v.Profile = &pv
 		}
 		files := "/runs/" + run.ID + "/files/"
 		q := "?kind=" + url.QueryEscape(kind)
@@ -236,9 +243,14 @@ func (s *Server) caseFlameJSON(w http.ResponseWriter, r *http.Request) {
 		s.failJSON(w, status, err)
 		return
 	}
-	s.writeFlameJSON(w, r, key+"\x00"+kind+"\x00"+c.Name, func() (*flame.Tree, error) {
+	s.writeFlameJSON(w, r, key+"\x00"+kind+"\x00"+c.Name, caseFlame(run, c, kind, prof))
+}
+
+// caseFlame builds the flame graph of one profile of a case.
+func caseFlame(run *store.Run, c *store.Case, kind string, prof *profile.Profile) func() (*flame.Tree, error) {
+	return func() (*flame.Tree, error) {
 		return flame.Build(prof, flame.Options{Title: kind + " · " + c.Name, Rules: rulesFor(run.Scenario)})
-	})
+	}
 }
 
 func (s *Server) caseFlameSVG(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
@@ -54,10 +55,10 @@ func (c *flameCache) get(key string, build func() ([]byte, error)) ([]byte, erro
 	return b, nil
 }
 
-// writeFlameJSON answers with the flame graph JSON of p, built by build
-// unless key is cached.
-func (s *Server) writeFlameJSON(w http.ResponseWriter, r *http.Request, key string, build func() (*flame.Tree, error)) {
-	data, err := s.flames.get(key, func() ([]byte, error) {
+// flameJSON returns the flame graph JSON built by build, unless key is
+// cached.
+func (s *Server) flameJSON(key string, build func() (*flame.Tree, error)) ([]byte, error) {
+	return s.flames.get(key, func() ([]byte, error) {
 		t, err := build()
 		if err != nil {
 			return nil, err
@@ -68,6 +69,28 @@ func (s *Server) writeFlameJSON(w http.ResponseWriter, r *http.Request, key stri
 		}
 		return buf.Bytes(), nil
 	})
+}
+
+// inlineFlameMax is the largest flame JSON put into the page itself, in a
+// <script type="application/json"> (one request instead of two); larger
+// graphs are fetched from their flame.json URL so the page comes first.
+const inlineFlameMax = 512 << 10
+
+// inlineFlame returns data for a page's <script type="application/json">,
+// or nil if it is too large to inline. html/template marshals a
+// json.RawMessage with <, > and & escaped, so nothing in it can close the
+// script element.
+func inlineFlame(data []byte) json.RawMessage {
+	if len(data) > inlineFlameMax {
+		return nil
+	}
+	return json.RawMessage(data)
+}
+
+// writeFlameJSON answers with the flame graph JSON built by build, unless
+// key is cached.
+func (s *Server) writeFlameJSON(w http.ResponseWriter, r *http.Request, key string, build func() (*flame.Tree, error)) {
+	data, err := s.flameJSON(key, build)
 	if err != nil {
 		s.failJSON(w, http.StatusUnprocessableEntity, err)
 		return

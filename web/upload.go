@@ -235,7 +235,11 @@ func (s *Server) uploadPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v := uploadView{Upload: u, Profile: u.View, Budget: u.Budget, Types: u.Types}
+	pv := *u.View
+	if u.FlameErr == nil {
+		pv.FlameData = inlineFlame(u.Flame)
+	}
+	v := uploadView{Upload: u, Profile: &pv, Budget: u.Budget, Types: u.Types}
 	for _, p := range v.Budget {
 		v.Legend = append(v.Legend, legendItem{Label: p.Category, Color: p.Color})
 	}

@@ -63,7 +63,7 @@ func TestRoutes(t *testing.T) {
 		{"runs filter no match", "/?scenario=nothing", 200, []string{"No runs of nothing"}},
 		{"run", "/runs/" + full.ID, 200, []string{"keys=128 key=ssk threads=4", "time/op", "±", "<svg class=\"chart\"", "Scaling", "rwmutex"}},
 		{"latest", "/runs/latest", 302, nil},
-		{"case", c0, 200, []string{"Top functions by self", "blockSHANI", "wall.pb.gz", "aria-current"}},
+		{"case", c0, 200, []string{"Top functions by self", "blockSHANI", "wall.pb.gz", "aria-current", `<script type="application/json" id="flame-data">{"v":1,`}},
 		{"case cpu", c0 + "?kind=cpu", 200, []string{"cpu.pb.gz"}},
 		{"case mutex", c0 + "?kind=mutex", 200, []string{"delay (nanoseconds)"}},
 		{"case bad kind", c0 + "?kind=heap", 404, []string{"has no"}},

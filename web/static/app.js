@@ -31,23 +31,27 @@ for (const sel of document.querySelectorAll("select[data-autosubmit]")) {
   });
 })();
 
-// Flame graphs: package flame's viewer (flame.js) draws the JSON that
-// data-src points at. data-state tells tests (and curious people) where it
-// got to: loading, ready or error.
+// Flame graphs: package flame's viewer (flame.js) draws the JSON that the
+// page carries in <script id="flame-data" type="application/json">, or, for
+// large graphs and comparisons, fetches from data-src. data-state tells
+// tests (and curious people) where it got to: loading, ready or error.
 for (const box of document.querySelectorAll(".flame[data-src]")) {
   box.dataset.state = "loading";
   const note = document.createElement("p");
   note.className = "note";
   note.textContent = "Loading the flame graph…";
   box.appendChild(note);
-  fetch(box.dataset.src)
-    .then((r) => r.json().then((data) => {
-      if (!r.ok) throw new Error(data.error || r.statusText);
-      return data;
-    }))
-    .then((data) => {
+  const inline = box.id === "flame" && document.getElementById("flame-data");
+  const data = inline
+    ? Promise.resolve().then(() => JSON.parse(inline.textContent))
+    : fetch(box.dataset.src).then((r) => r.json().then((d) => {
+      if (!r.ok) throw new Error(d.error || r.statusText);
+      return d;
+    }));
+  data
+    .then((d) => {
       box.removeChild(note);
-      window.PerflabFlame.mount(box, data);
+      window.PerflabFlame.mount(box, d);
       box.dataset.state = "ready";
     })
     .catch((err) => {
