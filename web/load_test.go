@@ -21,6 +21,7 @@ var (
 	loadClients  = flag.Int("load-clients", 32, "concurrent clients in the load check")
 	loadRequests = flag.Int("load-requests", 4000, "total requests in the load check")
 	loadTime     = flag.Duration("load-time", 20*time.Second, "time limit of the load check")
+	loadDir      = flag.String("load-dir", "", "run store for the load check (default: the test fixture); its largest run is fetched")
 )
 
 // TestLoad is the bounded load check of `make bench`: many clients on
@@ -33,17 +34,35 @@ func TestLoad(t *testing.T) {
 	if !*loadCheck {
 		t.Skip("the load check runs with -load (make bench)")
 	}
-	f := writeFixture(t, t.TempDir())
-	srv := httptest.NewServer(New(store.Open(f.root), Options{Logf: t.Logf}))
+	var run *store.Run
+	root := *loadDir
+	if root == "" {
+		root = writeFixture(t, t.TempDir()).root
+	}
+	runs, _, err := store.Open(root).List()
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("no runs in %s: %v", root, err)
+	}
+	for _, r := range runs { // the newest of the largest runs
+		if len(r.Cases) >= 2 && (run == nil || len(r.Cases) > len(run.Cases)) {
+			run = r
+		}
+	}
+	if run == nil {
+		t.Fatalf("no run with two cases in %s", root)
+	}
+	srv := httptest.NewServer(New(store.Open(root), Options{Logf: t.Logf}))
 	defer srv.Close()
 
-	var urls []string
-	urls = append(urls, "/", "/runs/"+f.full.ID, "/runs/"+f.small.ID)
-	for i := range f.full.Cases {
-		c := caseURL(f.full, i)
-		urls = append(urls, c, c+"/flame.json?kind=wall", c+"/flame.json?kind=cpu")
+	urls := []string{"/", "/runs/" + run.ID}
+	for i, c := range run.Cases {
+		u := caseURL(run, i)
+		urls = append(urls, u)
+		for _, kind := range profileKinds(&c) {
+			urls = append(urls, u+"/flame.json?kind="+kind)
+		}
 	}
-	a, b := f.full.ID+"/"+store.Slug(f.full.Cases[0].Name), f.full.ID+"/"+store.Slug(f.full.Cases[1].Name)
+	a, b := run.ID+"/"+store.Slug(run.Cases[0].Name), run.ID+"/"+store.Slug(run.Cases[1].Name)
 	urls = append(urls, "/compare?a="+a+"&b="+b, "/compare/flame.json?a="+a+"&b="+b+"&kind=wall")
 
 	// Until the flame graph package is built in, flame JSON answers 501:
@@ -110,8 +129,8 @@ func TestLoad(t *testing.T) {
 	elapsed := time.Since(start)
 	slices.Sort(lat)
 	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
-	t.Logf("load check: %d clients, %d requests over %d URLs in %.2fs: %.0f requests/s, p50 %v, p99 %v, max %v, %.1f MB, %d errors",
-		*loadClients, len(lat), len(urls), elapsed.Seconds(), float64(len(lat))/elapsed.Seconds(),
+	t.Logf("load check on run %s: %d clients, %d requests over %d URLs in %.2fs: %.0f requests/s, p50 %v, p99 %v, max %v, %.1f MB, %d errors",
+		run.ID, *loadClients, len(lat), len(urls), elapsed.Seconds(), float64(len(lat))/elapsed.Seconds(),
 		pct(0.50).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), lat[len(lat)-1].Round(time.Microsecond),
 		float64(bytes.Load())/1e6, errs.Load())
 	if errs.Load() > 0 {
