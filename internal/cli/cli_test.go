@@ -140,3 +140,18 @@ func TestRunReportsFailedVariant(t *testing.T) {
 		t.Errorf("show exit %d:\n%s", code, show)
 	}
 }
+
+func TestWarningsGroupAcrossCases(t *testing.T) {
+	var l warningList
+	l.add("a", "time/op confidence interval ±16% is wide: noisy")
+	l.add("b", "time/op confidence interval ±128% is wide: noisy")
+	l.add("c", "need >= 6 samples for confidence interval at level 0.95")
+	var b bytes.Buffer
+	l.write(&b)
+	want := "\nwarnings:\n" +
+		"  2 cases: time/op confidence interval ±16–128% is wide: noisy (a, b)\n" +
+		"  c: need >= 6 samples for confidence interval at level 0.95\n"
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -55,7 +57,8 @@ func writeTable(w io.Writer, run *store.Run) {
 			hasMB = true
 		}
 	}
-	var warnings, notes []string
+	var warnings warningList
+	var notes []string
 	for _, g := range groups {
 		notes = append(notes, allocNotes(g, byGroup[g])...)
 		fmt.Fprintf(w, "\n%s\n", g)
@@ -105,7 +108,7 @@ func writeTable(w io.Writer, run *store.Run) {
 			}
 			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 			for _, wmsg := range c.Warnings {
-				warnings = append(warnings, c.Name+": "+wmsg)
+				warnings.add(c.Name, wmsg)
 			}
 		}
 		tw.Flush()
@@ -116,11 +119,69 @@ func writeTable(w io.Writer, run *store.Run) {
 			fmt.Fprintln(w, "  "+m)
 		}
 	}
-	if len(warnings) > 0 {
-		fmt.Fprintln(w, "\nwarnings:")
-		for _, m := range warnings {
-			fmt.Fprintln(w, "  "+firstLineOf(m))
+	warnings.write(w)
+}
+
+// warningList groups the same warning across cases, so a noisy machine
+// gives one line, not one per case. Figures in a message (±37%) are
+// replaced by their range over the group.
+type warningList struct {
+	order  []string
+	groups map[string]*warningGroup
+}
+
+type warningGroup struct {
+	cases    []string
+	lo, hi   float64
+	hasRange bool
+}
+
+var pctRE = regexp.MustCompile(`±(\d+)%`)
+
+func (l *warningList) add(caseName, msg string) {
+	msg = firstLineOf(msg)
+	key := pctRE.ReplaceAllString(msg, "±{}%")
+	if l.groups == nil {
+		l.groups = map[string]*warningGroup{}
+	}
+	g, ok := l.groups[key]
+	if !ok {
+		g = &warningGroup{lo: math.Inf(1), hi: math.Inf(-1)}
+		l.groups[key] = g
+		l.order = append(l.order, key)
+	}
+	g.cases = append(g.cases, caseName)
+	if m := pctRE.FindStringSubmatch(msg); m != nil {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		g.lo, g.hi, g.hasRange = math.Min(g.lo, v), math.Max(g.hi, v), true
+	}
+}
+
+func (l *warningList) write(w io.Writer) {
+	if len(l.order) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nwarnings:")
+	for _, key := range l.order {
+		g := l.groups[key]
+		msg := key
+		if g.hasRange {
+			r := fmt.Sprintf("±%.0f%%", g.lo)
+			if g.hi != g.lo {
+				r = fmt.Sprintf("±%.0f–%.0f%%", g.lo, g.hi)
+			}
+			msg = strings.Replace(msg, "±{}%", r, 1)
 		}
+		if len(g.cases) == 1 {
+			fmt.Fprintf(w, "  %s: %s\n", g.cases[0], msg)
+			continue
+		}
+		names := g.cases
+		more := ""
+		if len(names) > 3 {
+			names, more = names[:3], fmt.Sprintf(", and %d more", len(g.cases)-3)
+		}
+		fmt.Fprintf(w, "  %d cases: %s (%s%s)\n", len(g.cases), msg, strings.Join(names, ", "), more)
 	}
 }
 

@@ -37,7 +37,7 @@ func Summarise(values []float64) (store.Stat, []string) {
 		st.MeanLo, st.MeanHi = math.Inf(-1), math.Inf(1)
 	}
 	if hw := HalfWidth(st); !math.IsInf(hw, 0) && hw > WideCI {
-		warns = append(warns, fmt.Sprintf("confidence interval ±%.0f%% is wide: the machine is noisy or the case unstable; use more --count or a quieter machine", 100*hw))
+		warns = append(warns, fmt.Sprintf("time/op confidence interval ±%.0f%% is wide: the machine is noisy or the case unstable; use more --count, a quieter machine, or compare cpu/op", 100*hw))
 	}
 	return st, warns
 }
