@@ -3,13 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/store"
 	_ "github.com/perflab/perflab/scenarios/ciphercache"
 )
 
@@ -153,5 +156,33 @@ func TestWarningsGroupAcrossCases(t *testing.T) {
 		"  c: need >= 6 samples for confidence interval at level 0.95\n"
 	if b.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestRunInterruptedIsSavedIncomplete(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	var out, errb bytes.Buffer
+	root := NewRoot(&IO{Out: &out, Err: &errb})
+	root.SetArgs([]string{"run", "cipher-cache", "--variant", "sum256", "-p", "keys=128", "--threads", "1",
+		"--count", "1000", "--time", "5ms", "--warmup", "1ms", "--profile", "none", "-o", dir})
+	err := root.ExecuteContext(ctx)
+	if code := exitCode(err); code != 130 {
+		t.Fatalf("exit %d (%v), want 130\n%s", code, err, errb.String())
+	}
+	if !strings.Contains(out.String(), "INCOMPLETE") {
+		t.Errorf("table does not say the run is incomplete:\n%s", out.String())
+	}
+	show, _, code := execute(t, "show", "--json", "-o", dir)
+	if code != 0 {
+		t.Fatalf("show exit %d", code)
+	}
+	var run store.Run
+	if err := json.Unmarshal([]byte(show), &run); err != nil {
+		t.Fatal(err)
+	}
+	if run.Complete || len(run.Cases) != 1 || len(run.Cases[0].Reps) == 0 {
+		t.Fatalf("stored run complete=%v cases=%d, want incomplete with the measured reps", run.Complete, len(run.Cases))
 	}
 }
