@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
-	"sync"
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
@@ -99,7 +99,7 @@ func (s *Server) caseProfile(run *store.Run, c *store.Case, kind string) (prof *
 	if err != nil {
 		return nil, "", http.StatusForbidden, err
 	}
-	prof, key, err = s.profiles.load(p)
+	prof, key, err = s.loadProfile(p)
 	if err != nil {
 		return nil, "", http.StatusUnprocessableEntity, fmt.Errorf("the %s profile of %s: %v", kind, c.Name, err)
 	}
@@ -130,9 +130,10 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			v.ProfileErr = err.Error()
 		} else {
-			pv := *s.views.get(key+"\x00"+kind, func() *profileView {
-				return newProfileView(prof, base+"/flame.json?kind="+url.QueryEscape(kind), rulesFor(run.Scenario))
+			cached, _ := s.views.get(key+"\x00"+kind, func() (*profileView, error) {
+				return newProfileView(prof, base+"/flame.json?kind="+url.QueryEscape(kind), rulesFor(run.Scenario)), nil
 			})
+			pv := *cached
 			if data, err := s.flameJSON(key+"\x00"+kind+"\x00"+c.Name, caseFlame(run, c, kind, prof)); err == nil {
 				pv.FlameData = inlineFlame(data)
 			}
@@ -150,40 +151,6 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.CompareTo = s.compareCandidates(run, c)
 	s.render(w, r, http.StatusOK, "case", v)
-}
-
-// viewCache keeps the top-function tables of recent profiles: on a
-// profile of 100,000 stacks they take most of a second to compute.
-type viewCache struct {
-	mu    sync.Mutex
-	max   int
-	items map[string]*profileView
-	order []string
-}
-
-func newViewCache(max int) *viewCache {
-	return &viewCache{max: max, items: map[string]*profileView{}}
-}
-
-func (c *viewCache) get(key string, build func() *profileView) *profileView {
-	c.mu.Lock()
-	v, ok := c.items[key]
-	c.mu.Unlock()
-	if ok {
-		return v
-	}
-	v = build()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.items[key]; !ok {
-		c.items[key] = v
-		c.order = append(c.order, key)
-		if len(c.order) > c.max {
-			delete(c.items, c.order[0])
-			c.order = c.order[1:]
-		}
-	}
-	return c.items[key]
 }
 
 func newProfileView(p *profile.Profile, flameURL string, rules *profiles.Rules) *profileView {
@@ -225,25 +192,57 @@ func (s *Server) compareCandidates(run *store.Run, c *store.Case) []caseOption {
 	return out
 }
 
-func (s *Server) caseFlameJSON(w http.ResponseWriter, r *http.Request) {
+// caseProfileRequest is one profile of one case, as a request names it.
+type caseProfileRequest struct {
+	run  *store.Run
+	c    *store.Case
+	kind string
+	prof *profile.Profile
+	key  string // identifies the profile file's content (caseProfile)
+}
+
+// loadCaseProfile resolves {id}, {case} and ?kind= and loads the profile.
+// On a failure it answers itself, with JSON if asJSON, and returns false.
+func (s *Server) loadCaseProfile(w http.ResponseWriter, r *http.Request, asJSON bool) (caseProfileRequest, bool) {
+	fail := func(status int, err error) {
+		if asJSON {
+			s.failJSON(w, status, err)
+		} else {
+			s.fail(w, r, status, "%v", err)
+		}
+	}
+	var q caseProfileRequest
 	run, c, ok := s.loadCase(w, r)
 	if !ok {
-		return
+		return q, false
 	}
 	kind, err := caseKind(r, c)
 	if err == nil && kind == "" {
 		err = fmt.Errorf("case %s has no profiles", c.Name)
 	}
 	if err != nil {
-		s.failJSON(w, http.StatusNotFound, err)
-		return
+		fail(http.StatusNotFound, err)
+		return q, false
 	}
 	prof, key, status, err := s.caseProfile(run, c, kind)
 	if err != nil {
-		s.failJSON(w, status, err)
+		fail(status, err)
+		return q, false
+	}
+	return caseProfileRequest{run: run, c: c, kind: kind, prof: prof, key: key}, true
+}
+
+// filename names a download of this profile: RUN-CASE-KIND.ext.
+func (q caseProfileRequest) filename(ext string) string {
+	return q.run.ID + "-" + store.Slug(q.c.Name) + "-" + q.kind + ext
+}
+
+func (s *Server) caseFlameJSON(w http.ResponseWriter, r *http.Request) {
+	q, ok := s.loadCaseProfile(w, r, true)
+	if !ok {
 		return
 	}
-	s.writeFlameJSON(w, r, key+"\x00"+kind+"\x00"+c.Name, caseFlame(run, c, kind, prof))
+	s.writeFlameJSON(w, r, q.key+"\x00"+q.kind+"\x00"+q.c.Name, caseFlame(q.run, q.c, q.kind, q.prof))
 }
 
 // caseFlame builds the flame graph of one profile of a case.
@@ -254,52 +253,26 @@ func caseFlame(run *store.Run, c *store.Case, kind string, prof *profile.Profile
 }
 
 func (s *Server) caseFlameSVG(w http.ResponseWriter, r *http.Request) {
-	run, c, ok := s.loadCase(w, r)
+	q, ok := s.loadCaseProfile(w, r, false)
 	if !ok {
 		return
 	}
-	kind, err := caseKind(r, c)
-	if err == nil && kind == "" {
-		err = fmt.Errorf("case %s has no profiles", c.Name)
-	}
-	if err != nil {
-		s.fail(w, r, http.StatusNotFound, "%v", err)
-		return
-	}
-	prof, _, status, err := s.caseProfile(run, c, kind)
-	if err != nil {
-		s.fail(w, r, status, "%v", err)
-		return
-	}
-	t, err := flame.Build(prof, flame.Options{Title: kind + " · " + c.Name, Rules: rulesFor(run.Scenario)})
+	t, err := caseFlame(q.run, q.c, q.kind, q.prof)()
 	if err != nil {
 		s.fail(w, r, http.StatusUnprocessableEntity, "%v", err)
 		return
 	}
-	s.writeFlameSVG(w, r, t, run.ID+"-"+store.Slug(c.Name)+"-"+kind+".svg")
+	s.writeFlameSVG(w, r, t, q.filename(".svg"))
 }
 
 func (s *Server) caseFolded(w http.ResponseWriter, r *http.Request) {
-	run, c, ok := s.loadCase(w, r)
+	q, ok := s.loadCaseProfile(w, r, false)
 	if !ok {
 		return
 	}
-	kind, err := caseKind(r, c)
-	if err == nil && kind == "" {
-		err = fmt.Errorf("case %s has no profiles", c.Name)
-	}
-	if err != nil {
-		s.fail(w, r, http.StatusNotFound, "%v", err)
-		return
-	}
-	prof, _, status, err := s.caseProfile(run, c, kind)
-	if err != nil {
-		s.fail(w, r, status, "%v", err)
-		return
-	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", run.ID+"-"+store.Slug(c.Name)+"-"+kind+".folded"))
-	writeFolded(w, prof, sampleIndex(prof))
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": q.filename(".folded")}))
+	writeFolded(w, q.prof, sampleIndex(q.prof))
 }
 
 func (s *Server) failJSON(w http.ResponseWriter, status int, err error) {

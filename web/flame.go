@@ -6,7 +6,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"sync"
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/profiles"
@@ -18,42 +17,6 @@ import (
 // <div class="flame" data-src="…flame.json"> (app.js). Flame JSON is built
 // once per profile and kept: a stored profile does not change, and an
 // upload lives under its own token.
-
-// flameCache keeps recent flame JSON documents by key.
-type flameCache struct {
-	mu    sync.Mutex
-	max   int
-	items map[string][]byte
-	order []string
-}
-
-func newFlameCache(max int) *flameCache {
-	return &flameCache{max: max, items: map[string][]byte{}}
-}
-
-func (c *flameCache) get(key string, build func() ([]byte, error)) ([]byte, error) {
-	c.mu.Lock()
-	b, ok := c.items[key]
-	c.mu.Unlock()
-	if ok {
-		return b, nil
-	}
-	b, err := build()
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.items[key]; !ok {
-		c.items[key] = b
-		c.order = append(c.order, key)
-		if len(c.order) > c.max {
-			delete(c.items, c.order[0])
-			c.order = c.order[1:]
-		}
-	}
-	return b, nil
-}
 
 // flameJSON returns the flame graph JSON built by build, unless key is
 // cached.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"sync"
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/profiles"
@@ -45,57 +44,27 @@ func parseProfile(data []byte) (*profile.Profile, error) {
 	return p, nil
 }
 
-// profileCache keeps recently parsed run profiles. Stored runs do not change
-// once committed, so the file's path, size and modification time identify
-// its content.
-type profileCache struct {
-	mu    sync.Mutex
-	max   int
-	items map[string]*profile.Profile
-	order []string
-}
-
-func newProfileCache(max int) *profileCache {
-	return &profileCache{max: max, items: map[string]*profile.Profile{}}
-}
-
-// load returns the profile in file path and a key that identifies its
-// content (path, size and modification time), for caches of what is
-// derived from it.
-func (c *profileCache) load(path string) (*profile.Profile, string, error) {
+// loadProfile returns the profile in file path, from s.profiles if it
+// was parsed before, and a key that identifies the file's content (path,
+// size and modification time) for the caches of what is derived from it.
+// Stored runs do not change once committed; a rewritten file changes key.
+func (s *Server) loadProfile(path string) (*profile.Profile, string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, "", err
 	}
 	key := fmt.Sprintf("%s\x00%d\x00%d", path, fi.Size(), fi.ModTime().UnixNano())
-	c.mu.Lock()
-	p := c.items[key]
-	c.mu.Unlock()
-	if p != nil {
-		return p, key, nil
-	}
-	if fi.Size() > maxProfileBytes {
-		return nil, "", fmt.Errorf("%s is larger than %d MiB; refused", path, maxProfileBytes>>20)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, "", err
-	}
-	p, err = parseProfile(data)
-	if err != nil {
-		return nil, "", err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.items[key]; !ok {
-		c.items[key] = p
-		c.order = append(c.order, key)
-		if len(c.order) > c.max {
-			delete(c.items, c.order[0])
-			c.order = c.order[1:]
+	p, err := s.profiles.get(key, func() (*profile.Profile, error) {
+		if fi.Size() > maxProfileBytes {
+			return nil, fmt.Errorf("%s is larger than %d MiB; refused", path, maxProfileBytes>>20)
 		}
-	}
-	return c.items[key], key, nil
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return parseProfile(data)
+	})
+	return p, key, err
 }
 
 // sampleIndex picks the sample type to show: the profile's default if it

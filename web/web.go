@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles/flame"
 )
@@ -63,12 +64,12 @@ type Server struct {
 	csrf    *http.CrossOriginProtection
 	runs    *runCache
 	// Caches of stored profiles and what is derived from them, keyed by
-	// the file's identity (profileCache.load). Parsed profiles are large
+	// the file's identity (Server.loadProfile). Parsed profiles are large
 	// (a 100,000-stack one takes a few hundred MB), so only a few are
 	// kept; the tables and flame JSON built from them are small.
-	profiles *profileCache
-	views    *viewCache
-	flames   *flameCache
+	profiles *cache[*profile.Profile]
+	views    *cache[*profileView]
+	flames   *cache[[]byte]
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -83,7 +84,7 @@ func New(st *store.Store, opts Options) *Server {
 		opts.Logf = log.Printf
 	}
 	s := &Server{store: st, opts: opts, mux: http.NewServeMux(), uploads: newUploadCache(8), csrf: http.NewCrossOriginProtection(), runs: newRunCache(st),
-		profiles: newProfileCache(4), views: newViewCache(64), flames: newFlameCache(64)}
+		profiles: newCache[*profile.Profile](4), views: newCache[*profileView](64), flames: newCache[[]byte](64)}
 	s.pages = parsePages()
 	static, _ := fs.Sub(staticFS, "static")
 	fileServer := http.StripPrefix("/static/", http.FileServerFS(static))
