@@ -1,6 +1,7 @@
 package perflab
 
 import (
+	"errors"
 	"sync"
 	"testing"
 )
@@ -15,8 +16,11 @@ func Benchmark(b *testing.B, s *Scenario, c CaseSpec) {
 		b.Fatal(err)
 	}
 	cs, err := v.New(c.Params)
-	if err != nil {
+	if errors.Is(err, ErrNotApplicable) {
 		b.Skipf("%s: %v", s.CaseName(c), err)
+	}
+	if err != nil {
+		b.Fatalf("%s: %v", s.CaseName(c), err)
 	}
 	if cl, ok := cs.(interface{ Close() error }); ok {
 		defer cl.Close()
@@ -58,6 +62,9 @@ func Benchmark(b *testing.B, s *Scenario, c CaseSpec) {
 // like a perflab case ("variant=mutex/keys=128/threads=4"), so
 // `go test -bench` and benchstat see the same names as `perflab run`.
 func BenchmarkScenario(b *testing.B, s *Scenario) {
+	if b.Name() != s.BenchName() {
+		b.Fatalf("benchmark %s runs scenario %s, whose results.txt names it %s: rename the function or set Scenario.Benchmark, so benchstat can compare the two", b.Name(), s.Name, s.BenchName())
+	}
 	cases, err := s.Matrix(Selection{})
 	if err != nil {
 		b.Fatal(err)

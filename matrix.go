@@ -9,9 +9,9 @@ import (
 // CaseSpec names one case of a scenario: a variant, a value for every
 // parameter and a goroutine count.
 type CaseSpec struct {
-	Variant string
-	Params  Params
-	Threads int
+	Variant string // the variant's name
+	Params  Params // a value for every parameter
+	Threads int    // worker goroutines
 }
 
 // CaseName returns the case's name in the benchfmt form that benchstat
@@ -32,9 +32,13 @@ func (s *Scenario) CaseName(c CaseSpec) string {
 	return b.String()
 }
 
-// BenchName returns the benchmark name for the scenario, e.g.
-// "BenchmarkCipherCache" for "cipher-cache".
+// BenchName returns the benchmark name for the scenario: s.Benchmark if
+// set, else derived from the name, e.g. "BenchmarkCipherCache" for
+// "cipher-cache".
 func (s *Scenario) BenchName() string {
+	if s.Benchmark != "" {
+		return s.Benchmark
+	}
 	var b strings.Builder
 	b.WriteString("Benchmark")
 	for _, part := range strings.Split(s.Name, "-") {
@@ -49,9 +53,23 @@ func (s *Scenario) BenchName() string {
 
 // Selection narrows a scenario's matrix. Empty fields mean the defaults.
 type Selection struct {
-	Variants []string
-	Params   map[string][]string
-	Threads  []int
+	Variants []string            // variant names; empty means all
+	Params   map[string][]string // values per parameter; a missing parameter takes its defaults
+	Threads  []int               // goroutine counts; empty means the scenario's defaults
+}
+
+// dedup returns xs without repeats, first occurrences kept in order: the
+// same case twice would share one case directory.
+func dedup[T comparable](xs []T) []T {
+	seen := make(map[T]bool, len(xs))
+	out := xs[:0:0]
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // Matrix expands a selection into the cases to run, in a stable order:
@@ -64,6 +82,7 @@ func (s *Scenario) Matrix(sel Selection) ([]CaseSpec, error) {
 			variants = append(variants, v.Name)
 		}
 	}
+	variants = dedup(variants)
 	for _, v := range variants {
 		if _, err := s.Variant(v); err != nil {
 			return nil, err
@@ -74,7 +93,7 @@ func (s *Scenario) Matrix(sel Selection) ([]CaseSpec, error) {
 			return nil, err
 		}
 	}
-	threads := sel.Threads
+	threads := dedup(sel.Threads)
 	if len(threads) == 0 {
 		threads = s.DefaultThreads()
 	}
@@ -85,7 +104,7 @@ func (s *Scenario) Matrix(sel Selection) ([]CaseSpec, error) {
 	}
 	points := []Params{{}}
 	for _, p := range s.Params {
-		values := sel.Params[p.Name]
+		values := dedup(sel.Params[p.Name])
 		if len(values) == 0 {
 			values = p.Default
 		}

@@ -49,6 +49,12 @@ type Scenario struct {
 	Threads []int
 	// Variants are the implementations being compared.
 	Variants []Variant
+	// Benchmark is the name of the scenario's `go test` benchmark function
+	// that runs BenchmarkScenario, e.g. "BenchmarkUUIDHash"; results.txt
+	// uses it so benchstat matches perflab's results with `go test -bench`
+	// output. Empty means derived from Name ("cipher-cache" gives
+	// "BenchmarkCipherCache").
+	Benchmark string
 	// Work lists regular expressions (RE2, matched against full function
 	// names such as "crypto/internal/fips140/sha256.blockSHANI") of the
 	// frames that are this scenario's useful work. The classifier puts a
@@ -70,7 +76,9 @@ const (
 
 // Param is one dimension of a scenario's matrix.
 type Param struct {
+	// Name is the parameter's name in -p name=value and in case names.
 	Name string
+	// Doc says what the parameter means, for perflab list.
 	Doc  string
 	Kind ParamKind
 	// Default values, used when the user does not choose.
@@ -79,8 +87,15 @@ type Param struct {
 	Values []string
 }
 
-// Validate reports whether v is an acceptable value of p.
+var valueRE = regexp.MustCompile(`^[A-Za-z0-9._:+-]+$`)
+
+// Validate reports whether v is an acceptable value of p. Values are
+// limited to letters, digits and ._:+- whatever the kind, because they
+// become part of case names, benchfmt names and directory names.
 func (p Param) Validate(v string) error {
+	if !valueRE.MatchString(v) {
+		return fmt.Errorf("parameter %s: value %q may only use letters, digits and ._:+-", p.Name, v)
+	}
 	if len(p.Values) > 0 {
 		for _, a := range p.Values {
 			if a == v {
@@ -99,8 +114,10 @@ func (p Param) Validate(v string) error {
 
 // Variant is one implementation under test.
 type Variant struct {
+	// Name is the variant's name in --variant and in case names.
 	Name string
-	Doc  string
+	// Doc says what the variant does, for perflab list.
+	Doc string
 	// New builds the shared state of one case. It runs outside the timed
 	// region; an error marks the case as failed and the run goes on with the
 	// other cases. A variant that does not apply to a point of the matrix

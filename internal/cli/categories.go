@@ -24,7 +24,7 @@ func categoriser(rulesFile string) (classifierFor, flameWriter, error) {
 	if rulesFile != "" {
 		var err error
 		if base, err = profiles.LoadRules(rulesFile); err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("--rules: %w", err)
 		}
 	}
 	classify := func(s *perflab.Scenario) (func([]string) string, error) {

@@ -86,7 +86,7 @@ func TestRunErrors(t *testing.T) {
 		{"bad threads", []string{"run", "cipher-cache", "--threads", "0"}, 2, "threads=0"},
 		{"bad profile", []string{"run", "cipher-cache", "--profile", "heap"}, 2, `unknown profile "heap"`},
 		{"bad flag", []string{"run", "cipher-cache", "--frobnicate"}, 2, "unknown flag"},
-		{"no scenario", []string{"run"}, 2, "requires at least 1 arg"},
+		{"no scenario", []string{"run"}, 2, "name a scenario to run"},
 		{"unwritable store", append([]string{"run", "cipher-cache", "--variant", "sum256", "-p", "keys=128", "--threads", "1", "-o", filepath.Join(file, "runs")}, fast...), 1, "run store"},
 		{"show missing run", []string{"show", "nope", "-o", t.TempDir()}, 1, `no run "nope"`},
 		{"show traversal", []string{"show", "../etc", "-o", t.TempDir()}, 1, "invalid run id"},
@@ -129,7 +129,7 @@ func TestRunReportsFailedVariant(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 for a failed case\n%s", code, errs)
 	}
-	for _, want := range []string{"failed: worker panicked: worker exploded", "n/a: setup: no such lookup"} {
+	for _, want := range []string{"failed: worker panicked: worker exploded", "n/a: no such lookup"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -184,5 +184,24 @@ func TestRunInterruptedIsSavedIncomplete(t *testing.T) {
 	}
 	if run.Complete || len(run.Cases) != 1 || len(run.Cases[0].Reps) == 0 {
 		t.Fatalf("stored run complete=%v cases=%d, want incomplete with the measured reps", run.Complete, len(run.Cases))
+	}
+}
+
+func TestMultiScenarioRuns(t *testing.T) {
+	dir := t.TempDir()
+	fast := []string{"--count", "1", "--time", "1ms", "--warmup", "1ms", "--profile", "none", "-o", dir}
+	// A typo that no scenario accepts is an error, not silently ignored.
+	_, errs, code := execute(t, append([]string{"run", "cipher-cache", "test-broken", "-p", "kyes=128"}, fast...)...)
+	if code != 2 || !strings.Contains(errs, `has a parameter "kyes"`) {
+		t.Errorf("exit %d:\n%s", code, errs)
+	}
+	// A failed case in the first scenario does not stop the second.
+	_, errs, code = execute(t, append([]string{"run", "test-broken", "cipher-cache", "--variant", "ok,panics,sum256", "-p", "keys=128", "--threads", "1"}, fast...)...)
+	if code != 1 || !strings.Contains(errs, "test-broken: 1 of") {
+		t.Errorf("exit %d:\n%s", code, errs)
+	}
+	list, _, _ := execute(t, "show", "--list", "-o", dir)
+	if !strings.Contains(list, "cipher-cache") || !strings.Contains(list, "test-broken") {
+		t.Errorf("both scenarios should be stored:\n%s", list)
 	}
 }

@@ -22,6 +22,8 @@ type IO struct {
 	// ErrIsTerminal says whether Err is a terminal (progress bars) or a
 	// pipe or file (plain lines).
 	ErrIsTerminal bool
+	// Args are the command-line arguments, recorded with each run.
+	Args []string
 }
 
 // ExitError carries a specific exit code.
@@ -30,7 +32,10 @@ type ExitError struct {
 	Err  error
 }
 
+// Error returns the wrapped error's message.
 func (e *ExitError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
 func (e *ExitError) Unwrap() error { return e.Err }
 
 // NewRoot builds the perflab command tree.
@@ -64,12 +69,18 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr)}
+	go func() {
+		// After the first Ctrl-C, which saves what was measured, restore
+		// the default handler: a second one ends the process at once.
+		<-ctx.Done()
+		stop()
+	}()
+	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), Args: args}
 	root := NewRoot(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "perflab:", err)
+		fmt.Fprintln(streams.Err, "perflab:", err)
 	}
 	return exitCode(err)
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -53,10 +52,15 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 		Example: `  perflab run cipher-cache
   perflab run cipher-cache -p keys=128,1024 -p key=chk --threads 1,2,4,8
   perflab run cipher-cache --variant mutex,rwmutex --count 20 --profile none`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef(errors.New("name a scenario to run (see perflab list)"))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Scenarios = args
-			opts.Args = os.Args[1:]
+			opts.Args = io.Args
 			return runRun(cmd.Context(), io, opts)
 		},
 	}
@@ -121,6 +125,36 @@ func (o *RunOptions) selection(s *perflab.Scenario, strict bool) (perflab.Select
 	return sel, nil
 }
 
+// checkKnown fails for a -p name or --variant that none of the scenarios
+// has: with several scenarios each one ignores what it lacks, so a typo
+// would otherwise pass silently.
+func (o *RunOptions) checkKnown(scenarios []*perflab.Scenario) error {
+	for _, p := range o.Params {
+		name, _, _ := strings.Cut(p, "=")
+		known := name == "threads"
+		for _, s := range scenarios {
+			if _, err := s.Param(name); err == nil {
+				known = true
+			}
+		}
+		if !known {
+			return fmt.Errorf("-p %s: none of %s has a parameter %q (see perflab list)", p, strings.Join(o.Scenarios, ", "), name)
+		}
+	}
+	for _, v := range o.Variants {
+		known := false
+		for _, s := range scenarios {
+			if _, err := s.Variant(v); err == nil {
+				known = true
+			}
+		}
+		if !known {
+			return fmt.Errorf("--variant %s: none of %s has that variant (see perflab list)", v, strings.Join(o.Scenarios, ", "))
+		}
+	}
+	return nil
+}
+
 func (o *RunOptions) profiles() ([]string, error) {
 	if len(o.Profile) == 1 && (o.Profile[0] == "none" || o.Profile[0] == "") {
 		return []string{}, nil
@@ -156,6 +190,11 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		scenarios = append(scenarios, s)
 		sels = append(sels, sel)
 	}
+	if len(scenarios) > 1 {
+		if err := o.checkKnown(scenarios); err != nil {
+			return usagef(err)
+		}
+	}
 	prof, err := o.profiles()
 	if err != nil {
 		return usagef(err)
@@ -173,12 +212,19 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		}
 	}
 	st := store.Open(store.Dir(o.Out))
+	var errs []error
 	for i, s := range scenarios {
-		if err := runOne(ctx, io, o, st, s, sels[i], prof, classify, flame); err != nil {
-			return err
+		err := runOne(ctx, io, o, st, s, sels[i], prof, classify, flame)
+		var ee *ExitError
+		if errors.As(err, &ee) && ee.Code == 130 {
+			return err // interrupted: do not start the next scenario
+		}
+		if err != nil {
+			// A broken variant in one scenario does not stop the others.
+			errs = append(errs, fmt.Errorf("%s: %w", s.Name, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // saver writes run.json and results.txt at every checkpoint.
@@ -215,6 +261,14 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perf
 			Profile: prof, ProfileTime: store.Duration(o.ProfileTime),
 		},
 	}
+	var classifyFn func([]string) string
+	if classify != nil {
+		// Before Create, so a bad rule leaves no partial run behind.
+		var err error
+		if classifyFn, err = classify(s); err != nil {
+			return err
+		}
+	}
 	w, err := st.Create(run)
 	if err != nil {
 		return err
@@ -230,12 +284,7 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perf
 		Save:     &saver{w: w, s: s, run: run},
 		Progress: prog,
 	}
-	if classify != nil {
-		r.Classify, err = classify(s)
-		if err != nil {
-			return err
-		}
-	}
+	r.Classify = classifyFn
 	if flame != nil {
 		r.WriteFlame = func(c *store.Case, wall []byte) ([]byte, error) { return flame(s, run, c, wall) }
 	}
@@ -256,7 +305,11 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perf
 	} else {
 		writeTable(io.Out, run)
 	}
-	fmt.Fprintf(io.Err, "perflab: saved %s (benchstat %s/results.txt; perflab show %s)\n", dir, dir, run.ID)
+	showArgs := run.ID
+	if st.Root != store.DefaultDir {
+		showArgs += " -o " + st.Root
+	}
+	fmt.Fprintf(io.Err, "perflab: saved %s (benchstat %s/results.txt; perflab show %s)\n", dir, dir, showArgs)
 	if o.pusher != nil && !errors.Is(runErr, runner.ErrInterrupted) {
 		// The run is stored already: a failed push loses nothing and
 		// `perflab push` can send it later.

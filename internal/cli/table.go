@@ -37,7 +37,11 @@ func writeTable(w io.Writer, run *store.Run) {
 		}
 		fmt.Fprintf(w, "  commit %.12s%s", run.Env.Commit, dirty)
 	}
-	fmt.Fprintf(w, "\ntime/op is the median of %d repetitions ± its 95%% confidence interval; budget is %% of time/op\n", run.Config.Count)
+	reps := fmt.Sprintf("%d", run.Config.Count)
+	if !run.Complete {
+		reps = fmt.Sprintf("up to %d", run.Config.Count)
+	}
+	fmt.Fprintf(w, "\ntime/op is the median of %s repetitions ± its 95%% confidence interval; budget is %% of time/op\n", reps)
 
 	// Group cases by everything but the variant, keeping first-seen order.
 	var groups []string

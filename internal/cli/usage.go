@@ -23,7 +23,9 @@ func isUsageError(err error) bool {
 	// cobra reports unknown commands and argument-count errors as plain
 	// errors; recognise them by their fixed wording.
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "invalid argument"} {
+	// Flag errors arrive wrapped (flagErrors); these are cobra's command
+	// and argument-count messages.
+	for _, p := range []string{"unknown command", "accepts at most", "accepts between", "accepts 0 arg", "requires at least", "requires at most", "requires exactly"} {
 		if strings.Contains(msg, p) {
 			return true
 		}

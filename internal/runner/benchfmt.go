@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/store"
@@ -34,7 +35,8 @@ func WriteBenchfmt(w io.Writer, s *perflab.Scenario, run *store.Run) error {
 	if run.Env.Commit != "" {
 		cfg = append(cfg, benchfmt.Config{Key: "commit", Value: []byte(run.Env.Commit), File: true})
 	}
-	prefix := s.BenchName() + "/"
+	// benchfmt.Writer writes the "Benchmark" prefix itself.
+	prefix := strings.TrimPrefix(s.BenchName(), "Benchmark") + "/"
 	for _, c := range run.Cases {
 		if c.Status != store.StatusOK {
 			continue

@@ -23,9 +23,9 @@ const (
 	blockRateNs   = 10_000
 )
 
-// profile runs the profiling pass: for every measured case, a window with
-// the wall-clock (fgprof) and CPU profilers, then a window with the mutex
-// and block profilers, each for ProfileTime. It is separate from the timing
+// profile runs the profiling pass: for every measured case, a window of
+// ProfileTime with the wall-clock (fgprof) and CPU profilers, then a window
+// of ProfileTime/2 with the mutex and block profilers. It is separate from the timing
 // pass so no profiler overhead is in the timed figures.
 func (r *Runner) profile(ctx context.Context) error {
 	want := map[string]bool{}
@@ -104,10 +104,12 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 			if wall, err = profile.ParseData(wbuf.Bytes()); err != nil {
 				return fmt.Errorf("wall-clock profile: %w", err)
 			}
-			wall = keepWorkers(wall)
+			var truncated int
+			wall, truncated = keepWorkers(wall)
 			if err := save("wall", wall); err != nil {
 				return err
 			}
+			sc.Warnings = append(sc.Warnings, sampleWarnings(wall, truncated)...)
 		}
 		if cpuOn {
 			if cpu, err = profile.ParseData(cbuf.Bytes()); err != nil {
@@ -130,15 +132,18 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 			}
 		}
 		if block != nil {
-			if err := save("block", keepWorkers(block)); err != nil {
+			block, _ = keepWorkers(block)
+			if err := save("block", block); err != nil {
 				return err
 			}
 		}
 	}
 
 	if wall != nil && r.Classify != nil {
+		// The median, like the table's time/op, so the budget adds up
+		// to the figure shown next to it.
 		if ns, ok := sc.Stats["ns/op"]; ok {
-			sc.Budget = Budget(wall, cpu, c.name, r.Classify, ns.Mean, sc.Stats["cpu-ns/op"].Mean, c.spec.Threads)
+			sc.Budget = Budget(wall, cpu, c.name, r.Classify, ns.Median, sc.Stats["cpu-ns/op"].Median, c.spec.Threads)
 		}
 	}
 	if wall != nil && r.WriteFlame != nil {
@@ -259,22 +264,53 @@ func stack(s *profile.Sample) []string {
 // the harness's waits, the profiler's own ticker, the progress printer —
 // which would otherwise be 30–50% of a budget. A worker parked on the start
 // channel (a runtime frame right under workerLoop) is harness time too.
-func keepWorkers(p *profile.Profile) *profile.Profile {
+//
+// It also returns how many samples were dropped because their stack was
+// cut before its root (fgprof keeps 32 frames), so whether they were
+// workers cannot be told.
+func keepWorkers(p *profile.Profile) (*profile.Profile, int) {
 	kept := p.Sample[:0]
+	truncated := 0
 	for _, s := range p.Sample {
 		st := stack(s)
+		found := false
 		for k, fn := range st {
 			if fn != workerFrame {
 				continue
 			}
+			found = true
 			if k > 0 && !strings.HasPrefix(st[k-1], "runtime.") && !strings.HasPrefix(st[k-1], "sync.") {
 				kept = append(kept, s)
 			}
 			break
 		}
+		if !found && len(s.Location) >= 32 && (len(st) == 0 || st[len(st)-1] != "runtime.goexit") {
+			truncated++
+		}
 	}
 	p.Sample = kept
-	return p.Compact()
+	return p.Compact(), truncated
+}
+
+// minBudgetSamples is the number of worker samples below which a budget's
+// shares are too coarse to quote (10 samples give shares in 10% steps).
+const minBudgetSamples = 200
+
+// sampleWarnings says when a wall profile is too thin, or lost samples to
+// truncated stacks, for its budget to be trusted.
+func sampleWarnings(wall *profile.Profile, truncated int) []string {
+	var n int64
+	for _, s := range wall.Sample {
+		n += s.Value[0]
+	}
+	var out []string
+	if n < minBudgetSamples {
+		out = append(out, fmt.Sprintf("budget rests on %d wall-clock samples (want %d or more): use a longer --profile-time", n, minBudgetSamples))
+	}
+	if truncated > 0 && float64(truncated) > 0.05*float64(n) {
+		out = append(out, fmt.Sprintf("%d wall-clock samples had stacks deeper than the profiler keeps and were left out of the budget", truncated))
+	}
+	return out
 }
 
 // parked reports whether a wall-clock stack (leaf first) is a goroutine

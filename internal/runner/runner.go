@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"runtime/pprof"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab"
@@ -108,6 +109,7 @@ var ErrInterrupted = errors.New("interrupted: the cases measured so far are save
 // with everything measured so far in r.Run.
 func (r *Runner) Execute(ctx context.Context) error {
 	r.Opts.Defaults()
+	r.Run.Config.Seed = r.Opts.Seed
 	specs, err := r.Scenario.Matrix(r.Opts.Selection)
 	if err != nil {
 		return err
@@ -162,7 +164,11 @@ func (r *Runner) setup(ctx context.Context) error {
 		if err := r.setupCase(c); errors.Is(err, perflab.ErrNotApplicable) {
 			c.failed = err
 			r.Run.Cases[i].Status = store.StatusNotApplicable
-			r.Run.Cases[i].Error = err.Error()
+			// The variant's own reason, without the sentinel's words.
+			na := perflab.ErrNotApplicable.Error()
+			msg := strings.TrimPrefix(err.Error(), "setup: ")
+			msg = strings.TrimSuffix(strings.TrimPrefix(msg, na+": "), ": "+na)
+			r.Run.Cases[i].Error = msg
 		} else if err != nil {
 			r.fail(i, err)
 		}
@@ -200,7 +206,7 @@ func (r *Runner) setupCase(c *liveCase) (err error) {
 			return err
 		}
 	}
-	return nil
+	return c.recalibrate(r.Opts.Time)
 }
 
 func (r *Runner) fail(i int, err error) {

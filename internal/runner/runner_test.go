@@ -141,6 +141,24 @@ func TestExecuteMeasuresAndIsolatesFailures(t *testing.T) {
 	}
 }
 
+func TestAllocationsCountedExactly(t *testing.T) {
+	// Few allocations per repetition: runtime/metrics would miss those
+	// still in a P's span cache.
+	for _, n := range []int{1, 10, 50} {
+		c := &liveCase{workers: []perflab.Worker{&countingWorker{}}, n: n}
+		res, err := c.rep(newSampler())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.metrics["allocs/op"]; got != 1 {
+			t.Errorf("n=%d: allocs/op = %v, want exactly 1", n, got)
+		}
+		if got := res.metrics["B/op"]; got != 64 {
+			t.Errorf("n=%d: B/op = %v, want exactly 64", n, got)
+		}
+	}
+}
+
 func TestExactGoroutineCount(t *testing.T) {
 	var mu sync.Mutex
 	ids := map[int]bool{}
@@ -278,7 +296,7 @@ func TestKeepWorkers(t *testing.T) {
 		"runtime.gopark;time.Sleep;progress":                                        8,
 		"runtime.gopark;sync.(*Mutex).Lock;scenario.Run;" + workerFrame + ";goexit": 16,
 	})
-	got := keepWorkers(p)
+	got, _ := keepWorkers(p)
 	var total int64
 	for _, s := range got.Sample {
 		total += s.Value[1]
@@ -397,6 +415,10 @@ func TestWriteBenchfmtReadsBack(t *testing.T) {
 	if err := WriteBenchfmt(&buf, s, run); err != nil {
 		t.Fatal(err)
 	}
+	// The raw text is what benchstat and `go test -bench` output share.
+	if !strings.Contains(buf.String(), "\nBenchmarkCipherCache/variant=mutex/keys=128/threads=4-2 ") {
+		t.Errorf("raw benchfmt lacks the go test name:\n%s", buf.String())
+	}
 	rd := benchfmt.NewReader(&buf, "results.txt")
 	var n int
 	for rd.Scan() {
@@ -405,7 +427,7 @@ func TestWriteBenchfmtReadsBack(t *testing.T) {
 			t.Fatalf("record %v", rd.Result())
 		}
 		n++
-		if got := string(res.Name); got != "BenchmarkCipherCache/variant=mutex/keys=128/threads=4-2" {
+		if got := string(res.Name); got != "CipherCache/variant=mutex/keys=128/threads=4-2" {
 			t.Errorf("name %q", got)
 		}
 		if v, ok := res.Value("B/op"); n == 1 && (!ok || v != 70.25) {

@@ -1,8 +1,9 @@
 // Package store keeps perflab runs on disk: one directory per run under a
 // root (default ./perflab-runs), named by a sortable id. A run is written
-// into a hidden ".<id>.partial" directory, checkpointed after every case, and
+// into a hidden ".<id>.partial" directory, checkpointed as it goes, and
 // renamed into place when it ends, so a crash or Ctrl-C never leaves a
 // half-written run where readers look, and what was measured is kept.
+// The runner checkpoints after every round and every profiled case.
 //
 // Layout of a run directory:
 //
@@ -84,8 +85,11 @@ type Config struct {
 	Time     Duration            `json:"time"`
 	Warmup   Duration            `json:"warmup"`
 	Profile  []string            `json:"profile"`
-	// ProfileTime is how long each case ran under each profiler.
+	// ProfileTime is how long each case ran under the wall-clock and CPU
+	// profilers (mutex and block get half as long).
 	ProfileTime Duration `json:"profile_time"`
+	// Seed shuffled the order of cases in each round; --seed repeats it.
+	Seed uint64 `json:"seed"`
 }
 
 // Case status values.
@@ -108,8 +112,10 @@ type Case struct {
 	Error   string            `json:"error,omitempty"`
 	// Reps are the raw per-repetition measurements, in the order measured.
 	Reps []Rep `json:"reps,omitempty"`
-	// Stats summarises each metric over the repetitions, keyed by unit
-	// ("sec/op", "cpu-sec/op", "B/op", "allocs/op", "hits/op", …).
+	// Stats summarises each metric over the repetitions, keyed by unit:
+	// "ns/op", "cpu-ns/op", "ops/s", "B/op", "allocs/op", "alloc-MB/s",
+	// "gc/op", "gc-cpu-%", "MB/s" (when the case reports bytes), and the
+	// scenario's own counters ("hits/op", …).
 	Stats map[string]Stat `json:"stats,omitempty"`
 	// Budget splits the wall time per operation (ns/op) into categories
 	// (work, lock, alloc, gc, sched, other) in the proportions of the
