@@ -15,7 +15,8 @@ import (
 // Samples with a zero value are left out. Semicolons and line breaks in
 // names, which would break the format, become underscores.
 func WriteFolded(w io.Writer, p *profile.Profile, sampleIndex int) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
+	var order []string
+	sums := map[string]int64{}
 	var line []byte
 	for _, s := range p.Sample {
 		if sampleIndex < 0 || sampleIndex >= len(s.Value) || s.Value[sampleIndex] == 0 {
@@ -31,8 +32,17 @@ func WriteFolded(w io.Writer, p *profile.Profile, sampleIndex int) error {
 				line = appendFoldedName(line, names[j])
 			}
 		}
+		key := string(line)
+		if _, ok := sums[key]; !ok {
+			order = append(order, key)
+		}
+		sums[key] += s.Value[sampleIndex]
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for _, key := range order {
+		line = append(line[:0], key...)
 		line = append(line, ' ')
-		line = strconv.AppendInt(line, s.Value[sampleIndex], 10)
+		line = strconv.AppendInt(line, sums[key], 10)
 		line = append(line, '\n')
 		if _, err := bw.Write(line); err != nil {
 			return err

@@ -187,21 +187,24 @@ func TestWriteFolded(t *testing.T) {
 	loc1 := &profile.Location{ID: 1, Line: []profile.Line{{Function: leaf}, {Function: work}}} // leaf inlined into work
 	loc2 := &profile.Location{ID: 2, Line: []profile.Line{{Function: main}}}
 	loc3 := &profile.Location{ID: 3, Address: 0x4f2a10}
+	loc4 := &profile.Location{ID: 4, Line: []profile.Line{{Function: leaf, Line: 9}, {Function: work, Line: 7}}}
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
 		Sample: []*profile.Sample{
 			{Location: []*profile.Location{loc1, loc2}, Value: []int64{5}},
 			{Location: []*profile.Location{loc2}, Value: []int64{0}},
 			{Location: []*profile.Location{loc3, loc2}, Value: []int64{2}},
+			// Another line of the same functions: merged into the first stack.
+			{Location: []*profile.Location{loc4, loc2}, Value: []int64{3}},
 		},
-		Location: []*profile.Location{loc1, loc2, loc3},
+		Location: []*profile.Location{loc1, loc2, loc3, loc4},
 		Function: []*profile.Function{main, work, leaf},
 	}
 	var buf bytes.Buffer
 	if err := WriteFolded(&buf, p, 0); err != nil {
 		t.Fatal(err)
 	}
-	want := "main.main;pkg.work_evil_name;pkg.leaf 5\nmain.main;0x4f2a10 2\n"
+	want := "main.main;pkg.work_evil_name;pkg.leaf 8\nmain.main;0x4f2a10 2\n"
 	if buf.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
 	}
