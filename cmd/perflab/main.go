@@ -4,8 +4,8 @@ package main
 import (
 	"os"
 
-	"github.com/perflab/perflab/internal/cli"
+	"github.com/perflab/perflab/perflabcmd"
 	_ "github.com/perflab/perflab/scenarios/all"
 )
 
-func main() { os.Exit(cli.Main(os.Args[1:])) }
+func main() { os.Exit(perflabcmd.Main(os.Args[1:])) }
