@@ -182,8 +182,12 @@ func TestPushIntegration(t *testing.T) {
 		{"sum256", "wall", "sha256"},
 		{"sum256", "cpu", "sha256"},
 	} {
-		if tt.kind == "mutex" && !storedSamples(t, st, run, tt.variant, tt.kind) {
-			t.Logf("no %s contention was recorded for %s; nothing to read back", tt.kind, tt.variant)
+		// A mutex profile is empty when no contention happened, and the
+		// mutex variant's CPU profile can be empty on a loaded machine:
+		// its workers spend the short window parked (seen once in CI).
+		// sum256's CPU profile must have samples, so CPU push is checked.
+		if (tt.kind == "mutex" || tt.variant == "mutex" && tt.kind == "cpu") && !storedSamples(t, st, run, tt.variant, tt.kind) {
+			t.Logf("no %s samples were recorded for %s; nothing to read back", tt.kind, tt.variant)
 			continue
 		}
 		p, err := c.SelectMergeProfile(ctx, pyroscope.Query{ProfileType: tt.kind, Selector: sel + fmt.Sprintf(",variant=%q}", tt.variant), Start: start, End: end})
