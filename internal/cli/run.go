@@ -74,7 +74,7 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 	f.StringSliceVar(&opts.Profile, "profile", runner.ProfileKinds, "profiles to capture: wall,cpu,mutex,block or none")
 	f.DurationVar(&opts.ProfileTime, "profile-time", time.Second, "profiling window per case")
 	f.StringVarP(&opts.Out, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
-	f.BoolVar(&opts.JSON, "json", false, "print the run as JSON instead of a table")
+	f.BoolVar(&opts.JSON, "json", false, "print the run as JSON instead of a table (one document per scenario)")
 	f.StringVar(&opts.Rules, "rules", "", "file of extra classification rules")
 	f.Uint64Var(&opts.Seed, "seed", 0, "seed for the order of cases in each round (default random)")
 	f.StringVar(&opts.Push, "push", "", "after storing the run, send its profiles to the Pyroscope server at `URL` (see perflab push)")
