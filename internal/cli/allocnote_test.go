@@ -42,6 +42,7 @@ func TestAllocNotes(t *testing.T) {
 			cases: []*store.Case{
 				{Variant: "failed", Status: "failed"},
 				allocCase("none", 0, 5e6),
+				allocCase("crumbs", 0.001, 6e6), // a pool refilled after GC
 				allocCase("a", 100, 1e6),
 				allocCase("b", 100, 3e6),
 			},
