@@ -149,11 +149,14 @@ func TestWarningsGroupAcrossCases(t *testing.T) {
 	l.add("a", "time/op confidence interval ±16% is wide: noisy")
 	l.add("b", "time/op confidence interval ±128% is wide: noisy")
 	l.add("c", "need >= 6 samples for confidence interval at level 0.95")
+	l.add("d", "budget rests on 52 wall-clock samples (want 200 or more)")
+	l.add("e", "budget rests on 186 wall-clock samples (want 200 or more)")
 	var b bytes.Buffer
 	l.write(&b)
 	want := "\nwarnings:\n" +
 		"  2 cases: time/op confidence interval ±16–128% is wide: noisy (a, b)\n" +
-		"  c: need >= 6 samples for confidence interval at level 0.95\n"
+		"  c: need >= 6 samples for confidence interval at level 0.95\n" +
+		"  2 cases: budget rests on 52–186 wall-clock samples (want 200 or more) (d, e)\n"
 	if b.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
 	}

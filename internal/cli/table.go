@@ -127,8 +127,9 @@ func writeTable(w io.Writer, run *store.Run) {
 }
 
 // warningList groups the same warning across cases, so a noisy machine
-// gives one line, not one per case. Figures in a message (±37%) are
-// replaced by their range over the group.
+// gives one line, not one per case. The first figure in a message (the 37
+// of ±37%, a sample count) may differ within a group and is shown as its
+// range over the group.
 type warningList struct {
 	order  []string
 	groups map[string]*warningGroup
@@ -140,11 +141,14 @@ type warningGroup struct {
 	hasRange bool
 }
 
-var pctRE = regexp.MustCompile(`±(\d+)%`)
+var numRE = regexp.MustCompile(`\d+(\.\d+)?`)
 
 func (l *warningList) add(caseName, msg string) {
 	msg = firstLineOf(msg)
-	key := pctRE.ReplaceAllString(msg, "±{}%")
+	key := msg
+	if loc := numRE.FindStringIndex(msg); loc != nil {
+		key = msg[:loc[0]] + "{}" + msg[loc[1]:]
+	}
 	if l.groups == nil {
 		l.groups = map[string]*warningGroup{}
 	}
@@ -155,8 +159,8 @@ func (l *warningList) add(caseName, msg string) {
 		l.order = append(l.order, key)
 	}
 	g.cases = append(g.cases, caseName)
-	if m := pctRE.FindStringSubmatch(msg); m != nil {
-		v, _ := strconv.ParseFloat(m[1], 64)
+	if m := numRE.FindString(msg); m != "" {
+		v, _ := strconv.ParseFloat(m, 64)
 		g.lo, g.hi, g.hasRange = math.Min(g.lo, v), math.Max(g.hi, v), true
 	}
 }
@@ -170,11 +174,11 @@ func (l *warningList) write(w io.Writer) {
 		g := l.groups[key]
 		msg := key
 		if g.hasRange {
-			r := fmt.Sprintf("±%.0f%%", g.lo)
+			r := strconv.FormatFloat(g.lo, 'f', -1, 64)
 			if g.hi != g.lo {
-				r = fmt.Sprintf("±%.0f–%.0f%%", g.lo, g.hi)
+				r += "–" + strconv.FormatFloat(g.hi, 'f', -1, 64)
 			}
-			msg = strings.Replace(msg, "±{}%", r, 1)
+			msg = strings.Replace(msg, "{}", r, 1)
 		}
 		if len(g.cases) == 1 {
 			fmt.Fprintf(w, "  %s: %s\n", g.cases[0], msg)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -47,16 +48,20 @@ func singleVariant(name string, mk func() perflab.Worker) *perflab.Scenario {
 	}}}}
 }
 
-// perflabMedian measures the scenario's one case with perflab and returns
-// the median ns/op.
-func perflabMedian(tb testing.TB, s *perflab.Scenario) float64 {
+// perflabSamples measures the scenario's one case with perflab, count
+// repetitions of one second each like testing.B's, and returns their ns/op.
+func perflabSamples(tb testing.TB, s *perflab.Scenario, count int) []float64 {
 	run := &store.Run{}
 	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{},
-		Opts: Options{Count: 10, Time: 100 * time.Millisecond, Warmup: 100 * time.Millisecond, Profile: []string{}}}
+		Opts: Options{Count: count, Time: time.Second, Warmup: 100 * time.Millisecond, Profile: []string{}}}
 	if err := r.Execute(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
-	return run.Cases[0].Stats["ns/op"].Median
+	var xs []float64
+	for _, rep := range run.Cases[0].Reps {
+		xs = append(xs, rep.Metrics["ns/op"])
+	}
+	return xs
 }
 
 // BenchmarkEmptyOp and BenchmarkSHA256Op are the testing.B side of the
@@ -64,12 +69,11 @@ func perflabMedian(tb testing.TB, s *perflab.Scenario) float64 {
 func BenchmarkEmptyOp(b *testing.B)  { (&emptyWorker{}).Run(b.N) }
 func BenchmarkSHA256Op(b *testing.B) { (&shaWorker{}).Run(b.N) }
 
-// testingMedian runs benchmark name with real testing.B, ten times, in a
-// child test process (testing.Benchmark cannot run inside a running
-// benchmark: it waits for the benchmark lock), reads its output with
-// benchfmt and returns the median ns/op.
-func testingMedian(tb testing.TB, name string) float64 {
-	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^"+name+"$", "-test.benchtime=1s", "-test.count=10")
+// testingSamples runs benchmark name with real testing.B in a child test
+// process (testing.Benchmark cannot run inside a running benchmark: it
+// waits for the benchmark lock) and reads its output with benchfmt.
+func testingSamples(tb testing.TB, name string, count int) []float64 {
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^"+name+"$", "-test.benchtime=1s", fmt.Sprintf("-test.count=%d", count))
 	out, err := cmd.Output()
 	if err != nil {
 		tb.Fatalf("%s: %v\n%s", name, err, out)
@@ -83,19 +87,36 @@ func testingMedian(tb testing.TB, name string) float64 {
 			}
 		}
 	}
-	if len(xs) != 10 {
+	if len(xs) != count {
 		tb.Fatalf("%s: read %d results from:\n%s", name, len(xs), out)
 	}
+	return xs
+}
+
+func median(xs []float64) float64 {
+	xs = append([]float64(nil), xs...)
 	sort.Float64s(xs)
-	return (xs[4] + xs[5]) / 2
+	n := len(xs)
+	return (xs[(n-1)/2] + xs[n/2]) / 2
+}
+
+// interleaved measures the same work with testing.B and perflab in
+// alternating blocks, so a change in machine load over the minute it takes
+// falls on both sides, and returns both medians.
+func interleaved(b *testing.B, bench string, s *perflab.Scenario) (tb, pl float64) {
+	var tbs, pls []float64
+	for block := 0; block < 5; block++ {
+		tbs = append(tbs, testingSamples(b, bench, 2)...)
+		pls = append(pls, perflabSamples(b, s, 2)...)
+	}
+	return median(tbs), median(pls)
 }
 
 // BenchmarkHarnessOverhead compares a near-empty operation measured by
 // perflab and by testing.B. Target: ratio ≤ 1.1.
 func BenchmarkHarnessOverhead(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		tb := testingMedian(b, "BenchmarkEmptyOp")
-		pl := perflabMedian(b, singleVariant("empty", func() perflab.Worker { return &emptyWorker{} }))
+		tb, pl := interleaved(b, "BenchmarkEmptyOp", singleVariant("empty", func() perflab.Worker { return &emptyWorker{} }))
 		b.ReportMetric(pl, "perflab-ns/op")
 		b.ReportMetric(tb, "testingB-ns/op")
 		b.ReportMetric(pl/tb, "perflab/testingB")
@@ -106,8 +127,7 @@ func BenchmarkHarnessOverhead(b *testing.B) {
 // perflab and by testing.B. Target: medians within 5%.
 func BenchmarkAgreementSHA256(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		tb := testingMedian(b, "BenchmarkSHA256Op")
-		pl := perflabMedian(b, singleVariant("sha", func() perflab.Worker { return &shaWorker{} }))
+		tb, pl := interleaved(b, "BenchmarkSHA256Op", singleVariant("sha", func() perflab.Worker { return &shaWorker{} }))
 		b.ReportMetric(pl, "perflab-ns/op")
 		b.ReportMetric(tb, "testingB-ns/op")
 		b.ReportMetric(pl/tb, "perflab/testingB")
