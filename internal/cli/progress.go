@@ -20,7 +20,9 @@ type progress struct {
 }
 
 func newProgress(io *IO) *progress {
-	return &progress{io: io, inline: io.ErrIsTerminal, width: 30}
+	// Bar and name fit in 80 columns: a redrawn line that wraps can no
+	// longer be erased with \r.
+	return &progress{io: io, inline: io.ErrIsTerminal, width: 20}
 }
 
 func (p *progress) Phase(name string, total int) {
@@ -45,8 +47,8 @@ func (p *progress) Step(name string) {
 	if p.total > 0 {
 		filled = p.width * p.done / p.total
 	}
-	if len(name) > 50 {
-		name = "…" + name[len(name)-49:]
+	if r := []rune(name); len(r) > 28 {
+		name = "…" + string(r[len(r)-27:])
 	}
 	fmt.Fprintf(p.io.Err, "\r\033[K%-18s [%s%s] %d/%d %s", p.phase,
 		strings.Repeat("█", filled), strings.Repeat("·", p.width-filled), p.done, p.total, name)
