@@ -428,3 +428,37 @@ func TestErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMaxNodesUnitValues prunes a profile whose frames are mostly of value
+// 1 (a million one-count samples): the cap must hold there too, where the
+// page was once sent whole (10 MB for 1M frames).
+func TestMaxNodesUnitValues(t *testing.T) {
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}}}
+	var locs []*profile.Location
+	for i := range 300 {
+		fn := &profile.Function{ID: uint64(i + 1), Name: "pkg.f" + strconv.Itoa(i)}
+		l := &profile.Location{ID: uint64(i + 1), Line: []profile.Line{{Function: fn}}}
+		p.Function = append(p.Function, fn)
+		p.Location = append(p.Location, l)
+		locs = append(locs, l)
+	}
+	for i := range 300 * 300 {
+		p.Sample = append(p.Sample, &profile.Sample{Value: []int64{1}, Location: []*profile.Location{locs[i%300], locs[i/300]}})
+	}
+	tr, err := Build(p, Options{MaxNodes: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	tr.WriteJSON(&buf)
+	var data struct {
+		Nodes  []int64
+		Pruned int
+	}
+	if err := json.Unmarshal(buf.Bytes(), &data); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(data.Nodes) / 4; n > 1001 || data.Pruned < 90000-1000 {
+		t.Errorf("%d frames kept of %d (cap 1000), %d pruned", n, tr.Len(), data.Pruned)
+	}
+}

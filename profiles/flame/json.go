@@ -127,7 +127,10 @@ func (t *Tree) jsonThreshold() int64 {
 		hist[bucket(v)]++
 	}
 	kept := 0
-	for b := len(hist) - 1; b > 0; b-- {
+	// Bucket 0 holds the frames of value 1, in a profile of unit samples
+	// (count, or one sample per event) usually most of them: it must be
+	// able to overflow too, or such a profile is sent whole.
+	for b := len(hist) - 1; b >= 0; b-- {
 		if kept+hist[b] > t.opts.MaxNodes {
 			// Keep buckets above b: the lower bound of bucket b+1.
 			e, m := (b+1)/sub, (b+1)%sub
