@@ -6,6 +6,7 @@ package web
 // test-artifacts/web at the repository root, which git ignores).
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -444,4 +446,58 @@ func TestBrowser(t *testing.T) {
 		}
 		b.noConsoleErrors()
 	})
+	// A recursive stack 10,000 frames deep would need a canvas 180,000 px
+	// high, which browsers refuse (they draw nothing): the viewer shows the
+	// rows a canvas can hold, from the zoomed frame, and says so.
+	t.Run("deep stack", func(t *testing.T) {
+		b.t = t
+		file := filepath.Join(t.TempDir(), "deep.pb.gz")
+		if err := os.WriteFile(file, deepProfile(t, 10000), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b.open("/upload")
+		b.do(chromedp.SetUploadFiles("#file", []string{file}),
+			chromedp.Click(`#upload button[type="submit"]`))
+		b.waitFor(`location.pathname.startsWith("/upload/") && document.readyState === "complete" && !!document.getElementById("flame")`)
+		b.waitFor(`document.getElementById("flame").dataset.state === "ready"`)
+		h := eval[int](b, `document.querySelector("#flame canvas").height`)
+		if h < 1000 || h > 32767 {
+			t.Errorf("canvas for a 10,000-frame stack is %d device px high; want between 1000 and 32767", h)
+		}
+		if note := eval[string](b, `Array.from(document.querySelectorAll("#flame .pf-sub")).map(e => e.hidden ? "" : e.textContent).join("|")`); !strings.Contains(note, "deeper than the") {
+			t.Errorf("no note that the graph is cut: %q", note)
+		}
+		// Zooming into a frame near the top shows the frames above it.
+		top := eval[string](b, `(() => {
+			const c = document.querySelector("#flame canvas"), r = c.getBoundingClientRect();
+			c.dispatchEvent(new MouseEvent("click", {clientX: r.left + 5, clientY: r.top + 5, bubbles: true}));
+			c.dispatchEvent(new MouseEvent("mousemove", {clientX: r.left + 5, clientY: r.top + 5, bubbles: true}));
+			return document.querySelector("#flame .pf-details").textContent; })()`)
+		if !strings.HasPrefix(top, "main.recurse — ") {
+			t.Errorf("after zooming near the top, the top row shows %q", top)
+		}
+		b.noConsoleErrors()
+	})
+}
+
+// deepProfile is one stack of main.main calling main.recurse depth times.
+func deepProfile(t testing.TB, depth int) []byte {
+	t.Helper()
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "cpu", Unit: "nanoseconds"}}}
+	for i, n := range []string{"main.recurse", "main.main"} {
+		fn := &profile.Function{ID: uint64(i + 1), Name: n}
+		p.Function = append(p.Function, fn)
+		p.Location = append(p.Location, &profile.Location{ID: uint64(i + 1), Line: []profile.Line{{Function: fn}}})
+	}
+	s := &profile.Sample{Value: []int64{1e6}}
+	for range depth {
+		s.Location = append(s.Location, p.Location[0])
+	}
+	s.Location = append(s.Location, p.Location[1])
+	p.Sample = []*profile.Sample{s}
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

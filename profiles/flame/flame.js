@@ -9,6 +9,12 @@
   var ROW = 18;           // row height, px
   var MIN_PX = 0.35;      // frames narrower than this are not drawn
   var MATCH = '#e040fb';  // search highlight
+  // Browsers refuse a canvas taller than 32,767 device pixels or larger than
+  // about 268M pixels and then draw nothing at all; a recursive stack 10,000
+  // frames deep would need 180,000. Past these, a view shows the rows it
+  // can, starting at the zoomed frame: clicking a frame goes deeper.
+  var MAX_CANVAS_H = 32000;
+  var MAX_CANVAS_AREA = 1.5e8;
 
   // ---- trees -------------------------------------------------------------
 
@@ -251,6 +257,8 @@
     });
 
     var details = el('div', 'pf-details', '\u00a0');
+    var clipNote = el('div', 'pf-sub');
+    clipNote.hidden = true;
     var canvasBox = el('div', 'pf-canvas-box');
     var canvas = el('canvas', 'pf-canvas');
     var tip = el('div', 'pf-tip');
@@ -261,6 +269,7 @@
     root.appendChild(controls);
     root.appendChild(legend);
     root.appendChild(details);
+    root.appendChild(clipNote);
     root.appendChild(canvasBox);
 
     var ctx = canvas.getContext('2d');
@@ -274,28 +283,39 @@
       this.zoom = 0;
       this.rows = [];
       this.y0 = 0;
+      this.d0 = 0;                      // depth of the lowest row shown
+      this.nRows = tree.maxDepth + 1;   // rows shown
     }
-    View.prototype.height = function () { return (this.t.maxDepth + 1) * ROW; };
+    // layout picks the rows to show when at most maxRows fit: all of them
+    // if the tree is shallow enough, else from the zoomed frame up.
+    View.prototype.layout = function (maxRows) {
+      var t = this.t, all = t.maxDepth + 1;
+      this.d0 = all > maxRows ? t.depth[this.zoom] : 0;
+      this.nRows = Math.min(all - this.d0, maxRows);
+      return all > maxRows;
+    };
+    View.prototype.height = function () { return this.nRows * ROW; };
     View.prototype.rowY = function (d) {
+      d -= this.d0;
       return this.upward ? this.y0 + this.height() - (d + 1) * ROW : this.y0 + d * ROW;
     };
     View.prototype.draw = function (width) {
-      var t = this.t, z = this.zoom, rows = this.rows = [];
-      for (var d = 0; d <= t.maxDepth; d++) rows.push([]);
+      var t = this.t, z = this.zoom, rows = this.rows = [], top = this.d0 + this.nRows;
+      for (var d = 0; d < this.nRows; d++) rows.push([]);
       var scale = t.value[z] > 0 ? width / t.value[z] : 0;
       // Ancestors of the zoomed frame span the full width.
-      for (var a = t.parent[z]; a >= 0; a = t.parent[a]) this.frame(a, 0, width);
+      for (var a = t.parent[z]; a >= 0 && t.depth[a] >= this.d0; a = t.parent[a]) this.frame(a, 0, width);
       var x0 = t.off[z];
       for (var i = z; i < t.end[z];) {
         var w = t.value[i] * scale;
-        if (w < MIN_PX) { i = t.end[i]; continue; }
+        if (w < MIN_PX || t.depth[i] >= top) { i = t.end[i]; continue; }
         this.frame(i, (t.off[i] - x0) * scale, w);
         i++;
       }
     };
     View.prototype.frame = function (i, x, w) {
       var t = this.t, y = this.rowY(t.depth[i]);
-      this.rows[t.depth[i]].push(x, x + w, i);
+      this.rows[t.depth[i] - this.d0].push(x, x + w, i);
       var name = t.name[i] < 0 ? 'all' : names[t.name[i]];
       ctx.globalAlpha = state.highlight.size && !state.highlight.has(t.cat[i]) ? 0.25 : 1;
       ctx.fillStyle = this.color(i, name);
@@ -349,8 +369,17 @@
       var width = Math.max(canvasBox.clientWidth, 200);
       var vs = views(), h = 0;
       main.upward = !state.inverted;
-      vs.forEach(function (v) { v.y0 = h; h += v.height() + (state.focus ? ROW / 2 : 0); });
       var dpr = window.devicePixelRatio || 1;
+      var maxH = Math.min(MAX_CANVAS_H / dpr, MAX_CANVAS_AREA / (width * dpr * dpr));
+      var maxRows = Math.max(4, Math.floor(maxH / vs.length / ROW) - 1), clipped = false;
+      vs.forEach(function (v) {
+        if (v.layout(maxRows)) clipped = true;
+        v.y0 = h;
+        h += v.height() + (state.focus ? ROW / 2 : 0);
+      });
+      clipNote.hidden = !clipped;
+      clipNote.textContent = clipped ? 'Stacks here are deeper than the ' + maxRows +
+        ' rows a canvas can hold: the graph starts at the zoomed frame; click a frame to go deeper, Reset zoom to go back.' : '';
       canvas.width = Math.round(width * dpr);
       canvas.height = Math.round(h * dpr);
       canvas.style.width = width + 'px';
