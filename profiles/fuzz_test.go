@@ -13,7 +13,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0x1f, 0x8b})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := read(bytes.NewReader(data), 1<<20, 8<<20)
+		p, err := read(bytes.NewReader(data), 1<<20, 8<<20, 64<<20)
 		if err != nil {
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -102,14 +103,62 @@ func TestReadLimits(t *testing.T) {
 		w.Write(zeros)
 	}
 	w.Close()
-	_, err := read(bytes.NewReader(buf.Bytes()), MaxCompressed, 4<<20)
+	_, err := read(bytes.NewReader(buf.Bytes()), MaxCompressed, 4<<20, MaxMemory)
 	if err == nil || !strings.Contains(err.Error(), "gzip bomb") {
 		t.Errorf("bomb: err = %v", err)
 	}
-	_, err = read(bytes.NewReader(make([]byte, 2<<20)), 1<<20, MaxUncompressed)
+	_, err = read(bytes.NewReader(make([]byte, 2<<20)), 1<<20, MaxUncompressed, MaxMemory)
 	if err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
 		t.Errorf("too large: err = %v", err)
 	}
+}
+
+// tinySamples is a profile of n one-frame samples: a few bytes each on the
+// wire, a few hundred parsed, and gzip squeezes them to almost nothing.
+func tinySamples(n int) []byte {
+	fn := &profile.Function{ID: 1, Name: "f"}
+	loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}}, Function: []*profile.Function{fn}, Location: []*profile.Location{loc}}
+	for range n {
+		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{loc}, Value: []int64{1}, Label: map[string][]string{"k": {"v"}}})
+	}
+	var buf bytes.Buffer
+	p.Write(&buf)
+	return buf.Bytes()
+}
+
+// TestReadMemoryLimit: a small file whose samples would take far more
+// memory parsed than its size suggests is refused before parsing.
+func TestReadMemoryLimit(t *testing.T) {
+	data := tinySamples(100_000)
+	if len(data) > 64<<10 {
+		t.Fatalf("test profile is %d bytes compressed; it should be tiny", len(data))
+	}
+	_, err := ReadLimited(bytes.NewReader(data), Limits{Memory: 16 << 20})
+	if err == nil || !strings.Contains(err.Error(), "of memory once parsed") {
+		t.Errorf("err = %v, want a refusal for memory", err)
+	}
+	p, err := ReadLimited(bytes.NewReader(data), Limits{Memory: 256 << 20})
+	if err != nil || len(p.Sample) != 100_000 {
+		t.Errorf("with room: %v", err)
+	}
+	// The estimate is an upper bound of what parsing allocates.
+	raw, _ := gzip.NewReader(bytes.NewReader(data))
+	var plain bytes.Buffer
+	plain.ReadFrom(raw)
+	est, ok := estimateMemory(plain.Bytes())
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	q, err := profile.ParseData(plain.Bytes())
+	runtime.ReadMemStats(&m1)
+	if err != nil || !ok {
+		t.Fatal(err, ok)
+	}
+	if got := int64(m1.TotalAlloc - m0.TotalAlloc); got > est {
+		t.Errorf("parsing allocated %d bytes, more than the estimate %d", got, est)
+	}
+	runtime.KeepAlive(q)
 }
 
 func TestSampleIndex(t *testing.T) {

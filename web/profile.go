@@ -2,9 +2,7 @@ package web
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 
@@ -16,32 +14,27 @@ import (
 // here instead of filling memory. (A variable so tests can lower it.)
 var maxProfileBytes int64 = 256 << 20
 
-// parseProfile parses pprof data (gzipped or not) with bounded memory:
-// a server holds several profiles at once, so it decompresses with a lower
-// bound than profiles.Read's before handing the bytes over.
+// maxProfileMemory bounds the memory one parsed profile may take, as
+// profiles.ReadLimited estimates it before parsing: a crafted upload of a
+// few hundred KB can otherwise expand to gigabytes of samples. The
+// yardstick profile of 100,000 stacks is estimated at 130 MB.
+var maxProfileMemory int64 = 1 << 30
+
+// parsing admits two parses at a time: each may take up to
+// maxProfileMemory, and a page of concurrent uploads must not multiply it.
+var parsing = make(chan struct{}, 2)
+
+// parseProfile parses pprof data (gzipped or not) with bounded memory: a
+// server holds several profiles at once, so its limits are lower than
+// profiles.Read's.
 func parseProfile(data []byte) (*profile.Profile, error) {
-	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", profiles.ErrNotProfile, err)
-		}
-		raw, err := io.ReadAll(io.LimitReader(zr, maxProfileBytes+1))
-		if err != nil {
-			return nil, fmt.Errorf("%w: corrupt or truncated gzip data (%v)", profiles.ErrNotProfile, err)
-		}
-		if int64(len(raw)) > maxProfileBytes {
-			return nil, fmt.Errorf("profile is larger than %d MiB uncompressed; refused", maxProfileBytes>>20)
-		}
-		data = raw
-	}
-	p, err := profiles.Read(bytes.NewReader(data))
-	if err != nil {
-		return nil, err
-	}
-	if len(p.SampleType) == 0 {
-		return nil, fmt.Errorf("profile has no sample types")
-	}
-	return p, nil
+	parsing <- struct{}{}
+	defer func() { <-parsing }()
+	return profiles.ReadLimited(bytes.NewReader(data), profiles.Limits{
+		Compressed:   int64(len(data)),
+		Uncompressed: maxProfileBytes,
+		Memory:       maxProfileMemory,
+	})
 }
 
 // loadProfile returns the profile in file path, from s.profiles if it

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -77,7 +78,7 @@ func TestRoutes(t *testing.T) {
 		{"results", "/runs/" + full.ID + "/files/results.txt", 200, []string{"BenchmarkX"}},
 		{"file missing", "/runs/" + full.ID + "/files/cases/x/wall.pb.gz", 404, nil},
 		{"file type refused", "/runs/" + full.ID + "/files/cases/x/wall.exe", 404, []string{"none of those"}},
-		{"broken profile", "/runs/" + f.broken + "/cases/variant=x", 200, []string{"the wall profile of variant=x: not a pprof profile"}},
+		{"broken profile", "/runs/" + f.broken + "/cases/variant=x", 200, []string{"the wall profile of variant=x: decompressing profile"}},
 		{"broken flame json", "/runs/" + f.broken + "/cases/variant=x/flame.json", 422, []string{"error"}},
 		{"compare picker", "/compare", 200, []string{"<optgroup", full.ID}},
 		{"compare", "/compare?" + pair, 200, []string{"verdict", "p=", "Differential flame graph"}},
@@ -337,6 +338,24 @@ func TestUpload(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(b), "larger than") {
 		t.Errorf("gzip bomb: status %d: %s", resp.StatusCode, b)
+	}
+
+	// A sample bomb: 200,000 tiny samples gzip to a few KB and would take
+	// a hundred MB parsed; the server refuses before parsing.
+	defer func(old int64) { maxProfileMemory = old }(maxProfileMemory)
+	maxProfileMemory = 16 << 20
+	fn := &profile.Function{ID: 1, Name: "f"}
+	l := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
+	many := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}}, Function: []*profile.Function{fn}, Location: []*profile.Location{l}}
+	for range 200_000 {
+		many.Sample = append(many.Sample, &profile.Sample{Location: []*profile.Location{l}, Value: []int64{1}})
+	}
+	var manyGz bytes.Buffer
+	many.Write(&manyGz)
+	resp = postFile(t, srv.URL+"/upload", manyGz.Bytes(), false, nil)
+	b, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(b), "of memory once parsed") {
+		t.Errorf("sample bomb (%d bytes): status %d: %s", manyGz.Len(), resp.StatusCode, b)
 	}
 
 	req, _ = http.NewRequest("POST", srv.URL+"/upload", strings.NewReader("x"))
