@@ -155,8 +155,12 @@ func (s *Server) caseGroups(sides ...*compareSide) []optionGroup {
 // compareStats compares every metric the two cases share, on their
 // per-repetition samples, with benchstat's test (Mann–Whitney U, no
 // distributional assumption).
+//
+// A warning that holds for several metrics (too few samples, typically for
+// all of them) is given once, naming the metrics it holds for.
 func compareStats(a, b *store.Case) (rows []compareRow, warnings []string) {
-	seen := map[string]bool{}
+	var msgs []string
+	metricsOf := map[string][]string{}
 	for _, unit := range units([]store.Case{*a, *b}) {
 		if _, ok := a.Stats[unit]; !ok {
 			continue
@@ -185,12 +189,21 @@ func compareStats(a, b *store.Case) (rows []compareRow, warnings []string) {
 		row.Verdict, row.Class = verdict(unit, cmp, sumA.Center, sumB.Center)
 		rows = append(rows, row)
 		for _, w := range append(append(sumA.Warnings, sumB.Warnings...), cmp.Warnings...) {
-			msg := unitLabel(unit) + ": " + w.Error()
-			if !seen[w.Error()] {
-				seen[w.Error()] = true
-				warnings = append(warnings, msg)
+			msg := w.Error()
+			if _, ok := metricsOf[msg]; !ok {
+				msgs = append(msgs, msg)
+			}
+			if m := metricsOf[msg]; len(m) == 0 || m[len(m)-1] != row.Label {
+				metricsOf[msg] = append(m, row.Label)
 			}
 		}
+	}
+	for _, msg := range msgs {
+		who := strings.Join(metricsOf[msg], ", ")
+		if len(metricsOf[msg]) == len(rows) && len(rows) > 1 {
+			who = "every metric"
+		}
+		warnings = append(warnings, who+": "+msg)
 	}
 	return rows, warnings
 }
@@ -213,6 +226,12 @@ var higherIsBetter = map[string]bool{"ops/s": true, "hits/op": true}
 
 func verdict(unit string, cmp benchmath.Comparison, a, b float64) (string, string) {
 	if cmp.P >= cmp.Alpha || a == b {
+		if len(cmp.Warnings) > 0 && a != b {
+			// benchmath warns when no difference could have been
+			// significant (too few samples): "~" would read as "the
+			// same", when the test cannot tell.
+			return "~ cannot tell", "same"
+		}
 		return "~", "same"
 	}
 	better := b < a

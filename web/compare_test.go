@@ -1,0 +1,73 @@
+package web
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/store"
+)
+
+// caseWith makes a case whose repetitions measured ns/op and B/op as given.
+func caseWith(ns, bytes []float64) *store.Case {
+	c := &store.Case{Stats: map[string]store.Stat{"ns/op": {N: len(ns)}, "B/op": {N: len(bytes)}}}
+	for i := range ns {
+		c.Reps = append(c.Reps, store.Rep{Metrics: map[string]float64{"ns/op": ns[i], "B/op": bytes[i]}})
+	}
+	return c
+}
+
+func TestCompareVerdicts(t *testing.T) {
+	tests := []struct {
+		name         string
+		a, b         *store.Case
+		verdicts     []string // time/op, B/op
+		warnings     []string
+		warningsNone bool
+	}{
+		{
+			name:     "slower, enough samples",
+			a:        caseWith([]float64{100, 101, 99, 100, 102, 98}, []float64{64, 64, 64, 64, 64, 64}),
+			b:        caseWith([]float64{150, 151, 149, 150, 152, 148}, []float64{64, 64, 64, 64, 64, 64}),
+			verdicts: []string{"higher, worse", "~"},
+		},
+		{
+			name:     "faster",
+			a:        caseWith([]float64{150, 151, 149, 150, 152, 148}, []float64{64, 64, 64, 64, 64, 64}),
+			b:        caseWith([]float64{100, 101, 99, 100, 102, 98}, []float64{32, 32, 32, 32, 32, 32}),
+			verdicts: []string{"lower, better", "lower, better"},
+		},
+		{
+			// Three repetitions a side: the U test's smallest p is 0.1,
+			// so nothing can be significant; "~" alone would read as
+			// "the same" though the second case is 50% slower.
+			name:     "too few samples",
+			a:        caseWith([]float64{100, 101, 99}, []float64{64, 64, 64}),
+			b:        caseWith([]float64{150, 151, 149}, []float64{64, 65, 66}),
+			verdicts: []string{"~ cannot tell", "~ cannot tell"},
+			warnings: []string{"every metric: need >= 4 samples to detect a difference at alpha level 0.05"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows, warnings := compareStats(tt.a, tt.b)
+			var got []string
+			for _, r := range rows {
+				got = append(got, r.Verdict)
+			}
+			if !slices.Equal(got, tt.verdicts) {
+				t.Errorf("verdicts %q, want %q", got, tt.verdicts)
+			}
+			for _, w := range tt.warnings {
+				if !slices.Contains(warnings, w) {
+					t.Errorf("warnings %q lack %q", warnings, w)
+				}
+			}
+			for _, w := range warnings {
+				if strings.Count(strings.Join(warnings, "\n"), w) > 1 {
+					t.Errorf("warning %q given twice", w)
+				}
+			}
+		})
+	}
+}
