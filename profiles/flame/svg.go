@@ -174,7 +174,7 @@ func (t *Tree) writeLegend(bw *bufio.Writer) {
 			share = 100 * float64(t.byCat[i]) / total
 		}
 		text := fmt.Sprintf("%s %.1f%%", c, share)
-		tip := fmt.Sprintf("%s: %s, %.2f%% of the total (self time of %s frames)", c, formatValue(t.byCat[i], t.unit), share, c)
+		tip := fmt.Sprintf("%s: %s, %.2f%% of the total (the self %s of %s frames)", c, formatValue(t.byCat[i], t.unit), share, t.sampleType, c)
 		if t.diff {
 			baseShare := 0.0
 			if t.baseTotal > 0 {
