@@ -155,6 +155,9 @@ func topFunctions(p *profile.Profile, idx, n int, rules *profiles.Rules) (bySelf
 
 // fmtSample formats a sample value in its pprof unit.
 func fmtSample(v int64, unit string) string {
+	if v == 0 {
+		return "0" // not "0.000s"
+	}
 	switch unit {
 	case "nanoseconds":
 		return fmtValue(float64(v)*1e-9, "sec/op")

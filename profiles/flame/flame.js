@@ -208,6 +208,7 @@
     var subText = data.type + ' (' + data.unit + '), total ' + fmtValue(data.total, data.unit) +
       ', ' + (full.n - 1) + ' frames';
     if (data.pruned) subText += ' (' + data.pruned + ' narrow frames pruned)';
+    if (!(data.total > 0)) subText += ': no samples, nothing to draw (nothing was recorded for this sample type in the profile\u2019s window)';
     if (data.diff) subText += '; diff against a base of ' + fmtValue(data.baseTotal, data.unit) +
       ' scaled to the same total: red is slower, blue faster';
     sub.textContent = subText;

@@ -424,6 +424,9 @@ func TestErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	wellFormed(t, buf.Bytes())
+	if !strings.Contains(buf.String(), "no samples, nothing to draw") {
+		t.Error("the SVG of an empty profile does not say it is empty")
+	}
 	if err := tr.WriteHTML(io.Discard); err != nil {
 		t.Fatal(err)
 	}

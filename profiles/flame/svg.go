@@ -68,6 +68,9 @@ func (t *Tree) WriteSVG(w io.Writer) error {
 	if pruned > 0 {
 		sub += fmt.Sprintf(" (%d narrower than %g px not shown)", pruned, o.MinWidth)
 	}
+	if total <= 0 {
+		sub += ": no samples, nothing to draw"
+	}
 	if t.diff {
 		sub += fmt.Sprintf("; diff against a base of %s, scaled to the same total: red is slower, blue faster", formatValue(t.baseTotal, t.unit))
 	}
