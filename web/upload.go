@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
@@ -270,9 +272,21 @@ func (s *Server) uploadSave(w http.ResponseWriter, r *http.Request) {
 
 // saveUpload stores an uploaded profile as a run of the pseudo-scenario
 // "upload" with one case, and redirects to that case.
+// maxCaseName bounds the file-name part of an uploaded profile's case
+// name, in bytes (the slug has one byte per byte), well under the usual
+// 255-byte limit on a directory name.
+const maxCaseName = 100
+
 func (s *Server) saveUpload(w http.ResponseWriter, r *http.Request, u *upload) {
 	now := time.Now()
 	name := strings.TrimSuffix(strings.TrimSuffix(u.Name, ".gz"), ".pb")
+	// The case's directory is named after the file: a name of 300
+	// characters made it longer than file systems allow (a 500 and a
+	// partial run left behind).
+	for len(name) > maxCaseName {
+		_, size := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-size]
+	}
 	c := store.Case{Name: "profile=" + name, Status: store.StatusOK}
 	slug := store.Slug(c.Name)
 	rel := "cases/" + slug + "/profile.pb.gz"
@@ -291,11 +305,13 @@ func (s *Server) saveUpload(w http.ResponseWriter, r *http.Request, u *upload) {
 		s.fail(w, r, http.StatusInternalServerError, "Cannot save the upload: %v", err)
 		return
 	}
-	if err := wr.WriteFile(rel, u.Data); err != nil {
-		s.fail(w, r, http.StatusInternalServerError, "Cannot save the upload: %v", err)
-		return
+	err = wr.WriteFile(rel, u.Data)
+	if err == nil {
+		_, err = wr.Commit()
 	}
-	if _, err := wr.Commit(); err != nil {
+	if err != nil {
+		// The partial run holds nothing worth keeping.
+		os.RemoveAll(wr.Dir())
 		s.fail(w, r, http.StatusInternalServerError, "Cannot save the upload: %v", err)
 		return
 	}

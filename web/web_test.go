@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -313,6 +314,28 @@ func TestUpload(t *testing.T) {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, b)
 			}
 		})
+	}
+
+	// A file name longer than a directory name may be is cut, not a 500
+	// with a partial run left in the store.
+	var lb bytes.Buffer
+	mw := multipart.NewWriter(&lb)
+	mw.WriteField("save", "1")
+	fw, _ := mw.CreateFormFile("profile", strings.Repeat("é", 200)+".pb.gz")
+	fw.Write(prof)
+	mw.Close()
+	req, _ = http.NewRequest("POST", srv.URL+"/upload", &lb)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	respLong, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	respLong.Body.Close()
+	if respLong.StatusCode != http.StatusSeeOther {
+		t.Errorf("upload+save with a 400-byte name: status %d", respLong.StatusCode)
+	}
+	if entries, _ := os.ReadDir(f.root); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), ".partial") }) {
+		t.Error("a partial run was left in the store")
 	}
 
 	// An uncompressed profile is stored gzipped, as Go writes them.
