@@ -51,6 +51,9 @@ type profileView struct {
 	TopSelf    []fnRow
 	TopTotal   []fnRow
 	FlameURL   string // the interactive flame graph's JSON
+	// Types switches between the profile's sample types (count or
+	// delay, alloc_space or inuse_space…), when it has several.
+	Types []typeLink
 	// FlameData is that JSON itself when it is small enough to put in the
 	// page (inlineFlame).
 	FlameData json.RawMessage
@@ -116,6 +119,7 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "%v", err)
 		return
 	}
+	typ := r.URL.Query().Get("type")
 	slug := store.Slug(c.Name)
 	base := "/runs/" + run.ID + "/cases/" + slug
 	v := caseView{Run: run, Case: c, Slug: slug, Base: base, Params: paramString(c), Kind: kind, Kinds: profileKinds(c), Budget: budgetParts(c.Budget)}
@@ -126,21 +130,31 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		v.Legend = append(v.Legend, legendItem{Label: p.Category, Color: p.Color})
 	}
 	if kind != "" {
+		q := "?kind=" + url.QueryEscape(kind)
+		if typ != "" {
+			q += "&type=" + url.QueryEscape(typ)
+		}
 		prof, key, _, err := s.caseProfile(run, c, kind)
 		if err != nil {
 			v.ProfileErr = err.Error()
 		} else {
-			cached, _ := s.views.get(key+"\x00"+kind, func() (*profileView, error) {
-				return newProfileView(prof, base+"/flame.json?kind="+url.QueryEscape(kind), rulesFor(run.Scenario)), nil
+			idx, err := sampleIndex(prof, typ)
+			if err != nil {
+				s.fail(w, r, http.StatusNotFound, "The %s profile of %s: %v.", kind, c.Name, err)
+				return
+			}
+			cached, _ := s.views.get(key+"\x00"+kind+"\x00"+typ, func() (*profileView, error) {
+				pv := newProfileView(prof, idx, base+"/flame.json"+q, rulesFor(run.Scenario))
+				pv.Types = typeLinks(prof, idx, base+"?kind="+url.QueryEscape(kind)+"&")
+				return pv, nil
 			})
 			pv := *cached
-			if data, err := s.flameJSON(key+"\x00"+kind+"\x00"+c.Name, caseFlame(run, c, kind, prof)); err == nil {
+			if data, err := s.flameJSON(key+"\x00"+kind+"\x00"+typ+"\x00"+c.Name, caseFlame(run, c, kind, typ, prof)); err == nil {
 				pv.FlameData = inlineFlame(data)
 			}
 			v.Profile = &pv
 		}
 		files := "/runs/" + run.ID + "/files/"
-		q := "?kind=" + url.QueryEscape(kind)
 		v.FlameSVG = base + "/flame.svg" + q
 		v.Downloads = append(v.Downloads,
 			link{Label: kind + ".pb.gz (pprof)", URL: files + c.Profiles[kind]},
@@ -153,8 +167,7 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "case", v)
 }
 
-func newProfileView(p *profile.Profile, flameURL string, rules *profiles.Rules) *profileView {
-	idx := sampleIndex(p)
+func newProfileView(p *profile.Profile, idx int, flameURL string, rules *profiles.Rules) *profileView {
 	bySelf, byTotal, total := topFunctions(p, idx, 20, rules)
 	st := p.SampleType[idx]
 	return &profileView{
@@ -197,6 +210,8 @@ type caseProfileRequest struct {
 	run  *store.Run
 	c    *store.Case
 	kind string
+	typ  string // sample type asked for (?type=), "" for the default
+	idx  int    // the sample type's index
 	prof *profile.Profile
 	key  string // identifies the profile file's content (caseProfile)
 }
@@ -229,7 +244,13 @@ func (s *Server) loadCaseProfile(w http.ResponseWriter, r *http.Request, asJSON 
 		fail(status, err)
 		return q, false
 	}
-	return caseProfileRequest{run: run, c: c, kind: kind, prof: prof, key: key}, true
+	typ := r.URL.Query().Get("type")
+	idx, err := sampleIndex(prof, typ)
+	if err != nil {
+		fail(http.StatusNotFound, fmt.Errorf("the %s profile of %s: %v", kind, c.Name, err))
+		return q, false
+	}
+	return caseProfileRequest{run: run, c: c, kind: kind, typ: typ, idx: idx, prof: prof, key: key}, true
 }
 
 // filename names a download of this profile: RUN-CASE-KIND.ext.
@@ -242,13 +263,13 @@ func (s *Server) caseFlameJSON(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.writeFlameJSON(w, r, q.key+"\x00"+q.kind+"\x00"+q.c.Name, caseFlame(q.run, q.c, q.kind, q.prof))
+	s.writeFlameJSON(w, r, q.key+"\x00"+q.kind+"\x00"+q.typ+"\x00"+q.c.Name, caseFlame(q.run, q.c, q.kind, q.typ, q.prof))
 }
 
 // caseFlame builds the flame graph of one profile of a case.
-func caseFlame(run *store.Run, c *store.Case, kind string, prof *profile.Profile) func() (*flame.Tree, error) {
+func caseFlame(run *store.Run, c *store.Case, kind, typ string, prof *profile.Profile) func() (*flame.Tree, error) {
 	return func() (*flame.Tree, error) {
-		return flame.Build(prof, flame.Options{Title: kind + " · " + c.Name, Rules: rulesFor(run.Scenario)})
+		return flame.Build(prof, flame.Options{Title: kind + " · " + c.Name, SampleType: typ, Rules: rulesFor(run.Scenario)})
 	}
 }
 
@@ -257,7 +278,7 @@ func (s *Server) caseFlameSVG(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	t, err := caseFlame(q.run, q.c, q.kind, q.prof)()
+	t, err := caseFlame(q.run, q.c, q.kind, q.typ, q.prof)()
 	if err != nil {
 		s.fail(w, r, http.StatusUnprocessableEntity, "%v", err)
 		return
@@ -272,7 +293,7 @@ func (s *Server) caseFolded(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": q.filename(".folded")}))
-	writeFolded(w, q.prof, sampleIndex(q.prof))
+	writeFolded(w, q.prof, q.idx)
 }
 
 func (s *Server) failJSON(w http.ResponseWriter, status int, err error) {

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"sort"
 
@@ -60,14 +61,34 @@ func (s *Server) loadProfile(path string) (*profile.Profile, string, error) {
 	return p, key, err
 }
 
-// sampleIndex picks the sample type to show: the profile's default if it
-// names one, else the last (pprof's own choice: time over counts).
-func sampleIndex(p *profile.Profile) int {
-	i, err := profiles.SampleIndex(p, "")
-	if err != nil {
-		return len(p.SampleType) - 1
+// sampleIndex picks the sample type to show: typ if it is not empty
+// (?type=, e.g. contentions or inuse_space), else the profile's default if
+// it names one, else the last (pprof's own choice: time over counts).
+func sampleIndex(p *profile.Profile, typ string) (int, error) {
+	i, err := profiles.SampleIndex(p, typ)
+	if err != nil && typ == "" {
+		return len(p.SampleType) - 1, nil
 	}
-	return i
+	return i, err
+}
+
+// typeLink is one entry of a profile's sample-type switch.
+type typeLink struct {
+	Label, URL string
+	Current    bool
+}
+
+// typeLinks offers p's sample types, idx being shown, at url + "type=T";
+// nil when there is only one.
+func typeLinks(p *profile.Profile, idx int, url string) []typeLink {
+	if len(p.SampleType) < 2 {
+		return nil
+	}
+	out := make([]typeLink, len(p.SampleType))
+	for i, st := range p.SampleType {
+		out[i] = typeLink{Label: st.Type, URL: url + "type=" + neturl.QueryEscape(st.Type), Current: i == idx}
+	}
+	return out
 }
 
 // fnRow is one function in a top-functions table.

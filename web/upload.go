@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"strings"
@@ -23,20 +24,41 @@ import (
 // An uploaded profile lives in memory only, under an unguessable token,
 // until it is evicted or the user asks to save it as a run.
 type upload struct {
-	// View, Budget, Types and Flame are computed once, when the upload
-	// arrives; then Prof is dropped, since a parsed profile of 100,000
-	// stacks takes tens of MB more than the file itself.
+	// Views (one per sample type, up to maxUploadTypes) and Types are
+	// computed once, when the upload arrives; then Prof is dropped, since
+	// a parsed profile of 100,000 stacks takes tens of MB more than the
+	// file itself.
+	Views   []*uploadTypeView
+	Default int      // index in Views of the profile's default sample type
+	Types   []string // "type (unit)", per sample type
+	names   []string // the types' names, for ?type=
+	Token   string
+	Name    string
+	Size    int
+	Added   time.Time
+	Data    []byte
+	Prof    *profile.Profile
+}
+
+// uploadTypeView is what an upload's page shows for one sample type.
+type uploadTypeView struct {
 	View     *profileView
 	Budget   []budgetPart
-	Types    []string
 	Flame    []byte
 	FlameErr error
-	Token    string
-	Name     string
-	Size     int
-	Added    time.Time
-	Data     []byte
-	Prof     *profile.Profile
+}
+
+// maxUploadTypes bounds the sample types precomputed per upload (Go's
+// profiles have two or four); each costs a flame graph build.
+const maxUploadTypes = 6
+
+// flameBytes is the size of the flame JSON an upload holds.
+func (u *upload) flameBytes() int {
+	n := 0
+	for _, v := range u.Views {
+		n += len(v.Flame)
+	}
+	return n
 }
 
 type uploadCache struct {
@@ -60,17 +82,25 @@ func (c *uploadCache) add(u *upload) {
 	if u.Prof != nil {
 		p := u.Prof
 		rules := rulesFor("")
-		u.View = newProfileView(p, "/upload/"+u.Token+"/flame.json", rules)
-		u.Budget = profileBudget(p, sampleIndex(p), rules)
-		for _, st := range p.SampleType {
+		u.Default, _ = sampleIndex(p, "")
+		for i, st := range p.SampleType {
 			u.Types = append(u.Types, st.Type+" ("+st.Unit+")")
+			u.names = append(u.names, st.Type)
+			if i >= maxUploadTypes && i != u.Default {
+				u.Views = append(u.Views, nil)
+				continue
+			}
+			q := "?type=" + url.QueryEscape(st.Type)
+			tv := &uploadTypeView{View: newProfileView(p, i, "/upload/"+u.Token+"/flame.json"+q, rules), Budget: profileBudget(p, i, rules)}
+			tv.View.Types = typeLinks(p, i, "/upload/"+u.Token+"?")
+			var buf bytes.Buffer
+			t, err := flame.Build(p, flame.Options{Title: u.Name, SampleType: st.Type, Rules: rules})
+			if err == nil {
+				err = t.WriteJSON(&buf)
+			}
+			tv.Flame, tv.FlameErr = buf.Bytes(), err
+			u.Views = append(u.Views, tv)
 		}
-		var buf bytes.Buffer
-		t, err := flame.Build(p, flame.Options{Title: u.Name, Rules: rules})
-		if err == nil {
-			err = t.WriteJSON(&buf)
-		}
-		u.Flame, u.FlameErr = buf.Bytes(), err
 		if len(u.Data) < 2 || u.Data[0] != 0x1f || u.Data[1] != 0x8b {
 			// Stored profiles are gzipped, as Go writes them.
 			var gz bytes.Buffer
@@ -84,10 +114,10 @@ func (c *uploadCache) add(u *upload) {
 	defer c.mu.Unlock()
 	c.items[u.Token] = u
 	c.order = append(c.order, u.Token)
-	c.bytes += int64(len(u.Data) + len(u.Flame))
+	c.bytes += int64(len(u.Data) + u.flameBytes())
 	for len(c.order) > c.max || (c.bytes > maxUploadBytes && len(c.order) > 1) {
 		old := c.items[c.order[0]]
-		c.bytes -= int64(len(old.Data) + len(old.Flame))
+		c.bytes -= int64(len(old.Data) + old.flameBytes())
 		delete(c.items, c.order[0])
 		c.order = c.order[1:]
 	}
@@ -107,6 +137,7 @@ type uploadFormView struct {
 
 type uploadView struct {
 	Upload  *upload
+	Type    string // the sample type shown
 	Profile *profileView
 	Budget  []budgetPart
 	Legend  []legendItem
@@ -237,11 +268,16 @@ func (s *Server) uploadPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	pv := *u.View
-	if u.FlameErr == nil {
-		pv.FlameData = inlineFlame(u.Flame)
+	tv, status, err := u.typeView(r.URL.Query().Get("type"))
+	if err != nil {
+		s.fail(w, r, status, "%v.", err)
+		return
 	}
-	v := uploadView{Upload: u, Profile: &pv, Budget: u.Budget, Types: u.Types}
+	pv := *tv.View
+	if tv.FlameErr == nil {
+		pv.FlameData = inlineFlame(tv.Flame)
+	}
+	v := uploadView{Upload: u, Type: tv.View.SampleType, Profile: &pv, Budget: tv.Budget, Types: u.Types}
 	for _, p := range v.Budget {
 		v.Legend = append(v.Legend, legendItem{Label: p.Category, Color: p.Color})
 	}
@@ -254,12 +290,34 @@ func (s *Server) uploadFlameJSON(w http.ResponseWriter, r *http.Request) {
 		s.failJSON(w, http.StatusNotFound, errors.New("this upload is no longer in memory"))
 		return
 	}
-	if u.FlameErr != nil {
-		s.failJSON(w, http.StatusUnprocessableEntity, u.FlameErr)
+	tv, status, err := u.typeView(r.URL.Query().Get("type"))
+	if err != nil {
+		s.failJSON(w, status, err)
+		return
+	}
+	if tv.FlameErr != nil {
+		s.failJSON(w, http.StatusUnprocessableEntity, tv.FlameErr)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(u.Flame)
+	w.Write(tv.Flame)
+}
+
+// typeView returns what the upload shows for sample type typ ("" for the
+// default).
+func (u *upload) typeView(typ string) (*uploadTypeView, int, error) {
+	if typ == "" {
+		return u.Views[u.Default], http.StatusOK, nil
+	}
+	for i, name := range u.names {
+		if name == typ {
+			if u.Views[i] == nil {
+				return nil, http.StatusNotFound, fmt.Errorf("this upload shows only its first %d sample types", maxUploadTypes)
+			}
+			return u.Views[i], http.StatusOK, nil
+		}
+	}
+	return nil, http.StatusNotFound, fmt.Errorf("this profile has no sample type %q (it has: %s)", typ, strings.Join(u.Types, ", "))
 }
 
 func (s *Server) uploadSave(w http.ResponseWriter, r *http.Request) {

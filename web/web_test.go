@@ -72,6 +72,13 @@ func TestRoutes(t *testing.T) {
 		{"case cpu", c0 + "?kind=cpu", 200, []string{"cpu.pb.gz"}},
 		{"case mutex", c0 + "?kind=mutex", 200, []string{"delay (nanoseconds)"}},
 		{"case bad kind", c0 + "?kind=heap", 404, []string{"has no"}},
+		{"case sample types", c0 + "?kind=mutex", 200, []string{`aria-label="sample type"`, `href="` + c0 + `?kind=mutex&amp;type=contentions"`}},
+		{"case sample type", c0 + "?kind=mutex&type=contentions", 200, []string{"contentions (count)", `/flame.json?kind=mutex&amp;type=contentions`, `/folded?kind=mutex&amp;type=contentions`}},
+		{"case bad sample type", c0 + "?kind=mutex&type=inuse_space", 404, []string{`no sample type &#34;inuse_space&#34;`}},
+		{"flame json sample type", c0 + "/flame.json?kind=mutex&type=contentions", 200, []string{`"type":"contentions"`}},
+		{"flame json bad sample type", c0 + "/flame.json?kind=mutex&type=nope", 404, []string{`no sample type`}},
+		{"folded sample type", c0 + "/folded?kind=mutex&type=contentions", 200, []string{"runtime.goexit;main.worker;"}},
+		{"svg sample type", c0 + "/flame.svg?kind=mutex&type=contentions", 200, []string{"contentions (count)"}},
 		{"case missing", "/runs/" + full.ID + "/cases/variant=nope", 404, []string{"no case"}},
 		{"folded", c0 + "/folded", 200, []string{"runtime.goexit;main.worker;"}},
 		{"profile file", "/runs/" + full.ID + "/files/" + full.Cases[0].Profiles["wall"], 200, nil},
@@ -98,7 +105,7 @@ func TestRoutes(t *testing.T) {
 			if status != tt.status {
 				t.Fatalf("GET %s: status %d, want %d\n%s", tt.path, status, tt.status, body)
 			}
-			if status >= 400 && !strings.Contains(h1(body), fmt.Sprint(status)) && !strings.HasSuffix(tt.path, "flame.json") {
+			if status >= 400 && !strings.Contains(h1(body), fmt.Sprint(status)) && !strings.Contains(tt.path, "flame.json") {
 				t.Errorf("GET %s: error %d is not a page with its status", tt.path, status)
 			}
 			for _, s := range tt.contains {
@@ -264,6 +271,19 @@ func TestUpload(t *testing.T) {
 	status, _, body := get(t, srv.URL+view)
 	if status != 200 || !strings.Contains(body, "blockSHANI") || !strings.Contains(body, "Save to the run store") {
 		t.Fatalf("upload view: %d\n%s", status, body)
+	}
+	// Each sample type has its own view, flame graph and category table.
+	for path, want := range map[string]string{
+		view + "?type=samples":                "samples (count) · total 10",
+		view + "/flame.json?type=samples":     `"type":"samples"`,
+		view + "/flame.json":                  `"type":"time"`,
+		view + "?type=alloc_space":            "no sample type",
+		view + "/flame.json?type=alloc_space": "no sample type",
+	} {
+		status, _, body := get(t, srv.URL+path)
+		if !strings.Contains(body, want) || (status == 200) != !strings.Contains(want, "no sample type") {
+			t.Errorf("GET %s: %d, want %q in\n%.300s", path, status, want, body)
+		}
 	}
 	if strings.Contains(body, "<img src=x") {
 		t.Fatal("hostile function name reached the page unescaped")
