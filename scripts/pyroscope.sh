@@ -6,6 +6,10 @@
 #   scripts/pyroscope.sh build   # build (or reuse) the cached binary, print its path
 #   scripts/pyroscope.sh start   # build if needed, start, wait for /ready, print the URL
 #   scripts/pyroscope.sh stop    # stop the server started by `start`, remove its data
+#
+# start refuses a port already in use (the server needs PYROSCOPE_PORT and
+# the ports 5055 and 3906 above it) and checks that a pid file names the
+# server it started before reporting or stopping it.
 #   scripts/pyroscope.sh url     # print the URL of the running server
 #
 # Pyroscope ships no Debian or npm package and we cannot download release
@@ -43,6 +47,14 @@ URL=http://127.0.0.1:$PORT
 
 log() { echo "pyroscope.sh: $*" >&2; }
 
+# SRC is the writable copy of the server's source during a build; the EXIT
+# trap removes it however the script ends. (A RETURN trap set inside build
+# stayed set after it returned and fired again, with $src unset, at the next
+# function's return: under set -u that killed `start` on every cold build.)
+SRC=
+cleanup() { if [ -n "$SRC" ]; then rm -rf "$SRC"; fi; }
+trap cleanup EXIT
+
 build() {
 	if [ -x "$BIN" ]; then
 		echo "$BIN"
@@ -52,44 +64,120 @@ build() {
 		log "no known api module version for $VERSION; set PYROSCOPE_API_VERSION"
 		exit 2
 	fi
+	if ! command -v go >/dev/null 2>&1; then
+		log "building Pyroscope needs Go, and there is no go command on PATH"
+		exit 1
+	fi
 	mkdir -p "$BIN_DIR"
-	local src
-	src=$(mktemp -d "${TMPDIR:-/tmp}/pyroscope-src.XXXXXX")
-	trap 'rm -rf "$src"' RETURN
+	SRC=$(mktemp -d "${TMPDIR:-/tmp}/pyroscope-src.XXXXXX")
 	log "building Pyroscope $VERSION from the Go module proxy (cold: ~4 min on 2 cores)"
-	local dir
-	dir=$(cd "$src" && GOFLAGS=-mod=mod go mod download -json "github.com/grafana/pyroscope@$VERSION" |
-		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+	# go mod download -json reports a failure in the JSON on stdout, not
+	# on stderr: keep it to show it.
+	local info dir
+	if ! info=$(cd "$SRC" && GOFLAGS=-mod=mod go mod download -json "github.com/grafana/pyroscope@$VERSION"); then
+		log "could not download github.com/grafana/pyroscope@$VERSION:"
+		printf '%s\n' "$info" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",*$/\1/p' | sed 's/\\n\\t*/ /g' >&2
+		exit 1
+	fi
+	dir=$(printf '%s\n' "$info" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
 	if [ -z "$dir" ] || [ ! -d "$dir" ]; then
-		log "could not download github.com/grafana/pyroscope@$VERSION"
+		log "could not download github.com/grafana/pyroscope@$VERSION: go mod download named no directory"
 		exit 1
 	fi
 	# The module cache is read-only; build from a writable copy.
-	cp -r "$dir/." "$src/"
-	chmod -R u+w "$src"
-	rm -f "$src/go.work" "$src/go.work.sum"
-	(
-		cd "$src"
-		export GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0
-		go mod edit -dropreplace=github.com/grafana/pyroscope/api \
-			-require="github.com/grafana/pyroscope/api@$API_VERSION"
-		go build -trimpath -o "$BIN.tmp" ./cmd/pyroscope
-	)
+	cp -r "$dir/." "$SRC/"
+	chmod -R u+w "$SRC"
+	rm -f "$SRC/go.work" "$SRC/go.work.sum"
+	# set -e does not apply inside an if's condition: chain with &&.
+	if ! (
+		cd "$SRC" &&
+			export GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 &&
+			go mod edit -dropreplace=github.com/grafana/pyroscope/api \
+				-require="github.com/grafana/pyroscope/api@$API_VERSION" &&
+			go build -trimpath -o "$BIN.tmp" ./cmd/pyroscope
+	); then
+		rm -f "$BIN.tmp"
+		log "building Pyroscope $VERSION failed (see above)"
+		exit 1
+	fi
 	mv "$BIN.tmp" "$BIN"
+	rm -rf "$SRC"
+	SRC=
 	log "built $BIN"
 	echo "$BIN"
 }
 
-ready() { curl -fsS -o /dev/null --max-time 2 "$URL/ready" 2>/dev/null; }
-
-start() {
-	if [ -f "$STATE/pid" ] && kill -0 "$(cat "$STATE/pid")" 2>/dev/null; then
-		log "already running (pid $(cat "$STATE/pid"))"
-		echo "$URL"
+# ready reports whether the server on $PORT answers /ready with 200. Without
+# curl it speaks HTTP/1.0 over bash's /dev/tcp.
+ready() {
+	if command -v curl >/dev/null 2>&1; then
+		curl -fsS -o /dev/null --max-time 2 "$URL/ready" 2>/dev/null
 		return
 	fi
+	limit 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" &&
+		printf "GET /ready HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3 &&
+		head -n 1 <&3 | grep -q " 200 "' _ "$PORT" 2>/dev/null
+}
+
+# limit runs a command for at most $1 seconds where timeout(1) exists.
+limit() {
+	local s=$1
+	shift
+	if command -v timeout >/dev/null 2>&1; then
+		timeout "$s" "$@"
+	else
+		"$@"
+	fi
+}
+
+# listening reports whether something accepts connections on port $1.
+listening() { limit 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null; }
+
+# alive reports whether process $1 runs: kill -0 alone also succeeds for a
+# zombie, which a server that died at startup is until we reap it.
+alive() {
+	kill -0 "$1" 2>/dev/null || return 1
+	case "$(ps -o stat= -p "$1" 2>/dev/null)" in
+	Z*) return 1 ;;
+	esac
+}
+
+# ours reports whether the pid in $STATE/pid is alive and is the server this
+# script started: its command line names the data directory we made for it.
+# A pid file left by a crash or a reboot can name a pid that is now some
+# other process, which must be neither reported as the server nor killed.
+ours() {
+	[ -f "$STATE/pid" ] && [ -f "$STATE/data" ] || return 1
+	local pid args
+	pid=$(cat "$STATE/pid")
+	alive "$pid" || return 1
+	args=$(ps -o args= -p "$pid" 2>/dev/null) || return 1
+	case "$args" in
+	*"$(cat "$STATE/data")"*) return 0 ;;
+	esac
+	return 1
+}
+
+start() {
+	if ours; then
+		if ready; then
+			log "already running (pid $(cat "$STATE/pid"))"
+			echo "$URL"
+			return
+		fi
+		log "a server started earlier (pid $(cat "$STATE/pid")) is not ready; restarting it"
+	fi
+	stop # a crashed server's pid file and data, if any
 	build >/dev/null
-	rm -rf "$STATE"
+	# The server would fail to bind and exit, and a server someone else
+	# runs on the port would answer /ready in its place.
+	local grpc=$((PORT + 5055)) gossip=$((PORT + 3906)) p
+	for p in "$PORT" "$grpc" "$gossip"; do
+		if listening "$p"; then
+			log "port $p is in use (the server needs $PORT, $grpc and $gossip); stop what uses it or pick other ports with PYROSCOPE_PORT=<port>"
+			exit 1
+		fi
+	done
 	mkdir -p "$STATE"
 	local data
 	data=$(mktemp -d "${TMPDIR:-/tmp}/pyroscope-data.XXXXXX")
@@ -99,7 +187,7 @@ start() {
 	# in memory: the server must never listen on, advertise or try to reach
 	# anything but this machine. The gRPC and memberlist ports are offset
 	# from the HTTP port so two servers can run side by side.
-	local grpc=$((PORT + 5055)) gossip=$((PORT + 3906)) ring
+	local ring
 	local ringflags=()
 	for ring in ring distributor.ring compactor.ring overrides-exporter.ring \
 		query-scheduler.ring store-gateway.sharding-ring; do
@@ -131,32 +219,39 @@ start() {
 		-compactor.data-dir="$data/compactor" \
 		${PYROSCOPE_EXTRA_ARGS:-} \
 		>"$STATE/log" 2>&1 &
-	echo $! >"$STATE/pid"
+	local pid=$!
+	echo "$pid" >"$STATE/pid"
 	local i
 	for i in $(seq 1 60); do # 30 s
+		# Alive first: /ready from another process must not count.
+		if ! alive "$pid"; then
+			log "the server exited during startup; last log lines:"
+			tail -n 30 "$STATE/log" >&2 || true
+			stop
+			exit 1
+		fi
 		if ready; then
-			log "ready at $URL (pid $(cat "$STATE/pid"), log $STATE/log)"
+			log "ready at $URL (pid $pid, log $STATE/log)"
 			echo "$URL"
 			return
 		fi
-		if ! kill -0 "$(cat "$STATE/pid")" 2>/dev/null; then
-			break
-		fi
 		sleep 0.5
 	done
-	log "server did not become ready; last log lines:"
+	log "the server did not become ready in 30 s; last log lines:"
 	tail -n 30 "$STATE/log" >&2 || true
 	stop
 	exit 1
 }
 
+# stop stops the server started by start, if it still runs, and removes its
+# data and state; it never signals a process that is not that server.
 stop() {
-	if [ -f "$STATE/pid" ]; then
+	if ours; then
 		local pid
 		pid=$(cat "$STATE/pid")
 		if kill "$pid" 2>/dev/null; then
 			for _ in $(seq 1 20); do
-				kill -0 "$pid" 2>/dev/null || break
+				alive "$pid" || break
 				sleep 0.5
 			done
 			kill -9 "$pid" 2>/dev/null || true
