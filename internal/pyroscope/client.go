@@ -58,10 +58,15 @@ type Client struct {
 func New(rawURL string, cfg Config) (*Client, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("pyroscope URL %q: %w", rawURL, err)
+		// url.Error repeats the URL, password and all.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("pyroscope URL %q: %w", redact(rawURL), err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("pyroscope URL %q: want http://host:port or https://host", rawURL)
+		return nil, fmt.Errorf("pyroscope URL %q: want http://host:port or https://host", redact(rawURL))
 	}
 	if u.User != nil {
 		if cfg.BasicAuthUser == "" {
@@ -90,6 +95,25 @@ func New(rawURL string, cfg Config) (*Client, error) {
 		cfg.RetryDelay = 500 * time.Millisecond
 	}
 	return &Client{base: u, cfg: cfg}, nil
+}
+
+// redact hides the user information of a URL, even one url.Parse refuses,
+// so that errors never print a password: everything between "//" (or the
+// start) and the last "@" before the path.
+func redact(raw string) string {
+	rest, prefix := raw, ""
+	if i := strings.Index(raw, "//"); i >= 0 {
+		prefix, rest = raw[:i+2], raw[i+2:]
+	}
+	auth := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		auth = rest[:i]
+	}
+	at := strings.LastIndex(auth, "@")
+	if at < 0 {
+		return raw
+	}
+	return prefix + "xxxxx" + rest[at:]
 }
 
 // URL returns the server's base URL, without credentials.

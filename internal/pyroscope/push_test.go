@@ -212,6 +212,31 @@ func TestNewTakesCredentialsFromURL(t *testing.T) {
 	}
 }
 
+// TestErrorsHideCredentials: a URL with a password in it is refused without
+// printing the password, even when it does not parse.
+func TestErrorsHideCredentials(t *testing.T) {
+	for _, tt := range []struct{ name, url string }{
+		{"wrong scheme", "ftp://alice:s3cret@host"},
+		{"bad port", "http://alice:s3cret@host:99999x"},
+		{"bad userinfo", "http://alice:s3cr et@127.0.0.1:1"},
+		{"no scheme", "alice:s3cret@host:4040"},
+		{"at in password", "http://alice:s3c@ret@host:port/x"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.url, Config{})
+			if err == nil {
+				t.Fatalf("New(%q) accepted", tt.url)
+			}
+			if strings.Contains(err.Error(), "s3c") || strings.Contains(err.Error(), "ret@") {
+				t.Errorf("error shows the password: %v", err)
+			}
+			if !strings.Contains(err.Error(), "xxxxx@") {
+				t.Errorf("error does not show where the credentials were: %v", err)
+			}
+		})
+	}
+}
+
 func TestLabelName(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"keys", "keys"},
