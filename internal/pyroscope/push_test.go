@@ -261,7 +261,7 @@ func TestPushRun(t *testing.T) {
 	c, srv := newTestClient(t, f, Config{})
 	var progress bytes.Buffer
 	sum, err := PushRun(context.Background(), c, st, run, PushOptions{
-		Labels: map[string]string{"env": "ci", "variant": "not-this"}, Progress: &progress,
+		Labels: map[string]string{"env": "ci"}, Progress: &progress,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -335,13 +335,43 @@ func TestPushRunStopsWhenUnreachable(t *testing.T) {
 	}
 }
 
+// TestPushRunRefusesClashingLabels: an extra label perflab or the server
+// also sets was dropped in silence, or made the server refuse every
+// profile ("duplicate label name"); it is refused before anything is sent.
+func TestPushRunRefusesClashingLabels(t *testing.T) {
+	st, run := writeTestRun(t, "r1", time.Now())
+	f := &fakeIngest{}
+	c, _ := newTestClient(t, f, Config{})
+	for _, tt := range []struct {
+		name   string
+		labels map[string]string
+		msg    string
+	}{
+		{"perflab's own", map[string]string{"variant": "x"}, `label "variant": perflab labels every profile with variant itself`},
+		{"a parameter", map[string]string{"key-size": "32"}, `label "key-size": perflab labels every profile with key_size itself (key_size="16"`},
+		{"service name", map[string]string{"service_name": "x"}, "--service-name"},
+		{"server's own", map[string]string{"pyroscope-spy": "x"}, "the server sets pyroscope_spy itself"},
+		{"same after sanitising", map[string]string{"host-class": "a", "host_class": "b"}, `labels "host-class" and "host_class" are both sent as host_class`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := PushRun(context.Background(), c, st, run, PushOptions{Labels: tt.labels})
+			if err == nil || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("err = %v, want %q", err, tt.msg)
+			}
+		})
+	}
+	if len(f.calls) != 0 {
+		t.Errorf("%d profiles sent despite the clash", len(f.calls))
+	}
+}
+
 func TestCaseLabelsClash(t *testing.T) {
 	_, run := writeTestRun(t, "r1", time.Now())
 	cs := run.Cases[0]
-	cs.Params = map[string]string{"variant": "x", "run-id": "y", "threads": "z", "service_name": "w"}
+	cs.Params = map[string]string{"variant": "x", "run-id": "y", "threads": "z", "service_name": "w", "pyroscope-spy": "v"}
 	got := CaseLabels(run, &cs)
 	for k, v := range map[string]string{
-		"variant": "a", "param_variant": "x", "param_run_id": "y", "param_threads": "z", "param_service_name": "w",
+		"variant": "a", "param_variant": "x", "param_run_id": "y", "param_threads": "z", "param_service_name": "w", "param_pyroscope_spy": "v",
 		"run_id": "r1", "threads": "2", "commit": "abc123", "scenario": "push-test",
 	} {
 		if got[k] != v {

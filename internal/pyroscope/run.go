@@ -24,7 +24,8 @@ type PushOptions struct {
 	// ServiceName defaults to DefaultServiceName.
 	ServiceName string
 	// Labels are added to every profile (names are made valid with
-	// LabelName); they cannot override perflab's own labels.
+	// LabelName). PushRun refuses, before sending anything, labels that
+	// clash with each other or with perflab's own, rather than drop one.
 	Labels map[string]string
 	// Stamp, when not zero, replaces every profile's start time (see
 	// Upload.Stamp).
@@ -129,7 +130,7 @@ func CaseLabels(run *store.Run, c *store.Case) map[string]string {
 	}
 	reserved := func(n string) bool {
 		_, taken := ls[n]
-		return taken || n == "service_name" || n == "threads" || n == "commit"
+		return taken || serverLabels[n] || n == "threads" || n == "commit"
 	}
 	names := make([]string, 0, len(c.Params))
 	for k := range c.Params {
@@ -151,6 +152,43 @@ func CaseLabels(run *store.Run, c *store.Case) map[string]string {
 	return ls
 }
 
+// serverLabels are the label names the server sets on every profile it
+// ingests; a profile that has one too is refused ("duplicate label name").
+var serverLabels = map[string]bool{"service_name": true, "pyroscope_spy": true}
+
+// userLabels makes the names of the extra labels valid and checks that they
+// name neither the same label twice nor one perflab or the server sets on
+// any case of run.
+func userLabels(run *store.Run, extra map[string]string) (map[string]string, error) {
+	names := make([]string, 0, len(extra))
+	for k := range extra {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := map[string]string{}
+	from := map[string]string{}
+	for _, k := range names {
+		n := LabelName(k)
+		switch {
+		case n == "service_name":
+			return nil, fmt.Errorf("label %q: the service name is set with --service-name", k)
+		case serverLabels[n]:
+			return nil, fmt.Errorf("label %q: the server sets %s itself", k, n)
+		case from[n] != "":
+			return nil, fmt.Errorf("labels %q and %q are both sent as %s (label names may only use letters, digits and _)", from[n], k, n)
+		}
+		out[n], from[n] = extra[k], k
+	}
+	for i := range run.Cases {
+		for n, v := range CaseLabels(run, &run.Cases[i]) {
+			if k := from[n]; k != "" {
+				return nil, fmt.Errorf("label %q: perflab labels every profile with %s itself (%s=%q on case %s)", k, n, n, v, run.Cases[i].Name)
+			}
+		}
+	}
+	return out, nil
+}
+
 // errNotAttempted marks profiles not sent because the server was found
 // unreachable before their turn.
 var errNotAttempted = errors.New("not attempted: server unreachable")
@@ -167,6 +205,10 @@ func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, op
 	}
 	sum := Summary{URL: c.URL(), RunID: run.ID, ServiceName: opts.ServiceName}
 	if err := validServiceName(opts.ServiceName); err != nil {
+		return sum, err
+	}
+	extra, err := userLabels(run, opts.Labels)
+	if err != nil {
 		return sum, err
 	}
 	want := map[string]bool{}
@@ -202,8 +244,8 @@ func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, op
 			return kinds[a] < kinds[b]
 		})
 		labels := map[string]string{}
-		for k, v := range opts.Labels {
-			labels[LabelName(k)] = v
+		for k, v := range extra {
+			labels[k] = v
 		}
 		for k, v := range CaseLabels(run, cs) {
 			labels[k] = v
