@@ -333,6 +333,14 @@ func TestPushRunStopsWhenUnreachable(t *testing.T) {
 			t.Errorf("%s %s: attempts=%d err=%v, want not attempted", r.Case, r.Kind, r.Attempts, r.Err)
 		}
 	}
+	// The summary shows the failure once and counts the rest, rather than
+	// a line per profile that was never tried.
+	var out bytes.Buffer
+	sum.Write(&out)
+	if got := out.String(); strings.Count(got, "\n") != 5 || !strings.Contains(got, "connection refused") ||
+		!strings.Contains(got, "7 more profiles not attempted: the server could not be reached") || !strings.Contains(got, "0 of 8 profiles sent") {
+		t.Errorf("summary:\n%s", got)
+	}
 }
 
 // TestPushRunRefusesClashingLabels: an extra label perflab or the server

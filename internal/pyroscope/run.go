@@ -90,7 +90,14 @@ func (s *Summary) Selector() string {
 func (s *Summary) Write(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "case\tprofile\tbytes\tresult")
+	notAttempted := 0
 	for _, r := range s.Results {
+		// Once the server is unreachable every later profile would get
+		// the same line: count them instead.
+		if errors.Is(r.Err, errNotAttempted) {
+			notAttempted++
+			continue
+		}
 		res := "sent"
 		if r.Attempts > 1 {
 			res += fmt.Sprintf(" (%d attempts)", r.Attempts)
@@ -104,6 +111,9 @@ func (s *Summary) Write(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.Case, r.Kind, r.Bytes, res)
 	}
 	tw.Flush()
+	if notAttempted > 0 {
+		fmt.Fprintf(w, "%d more profiles not attempted: the server could not be reached\n", notAttempted)
+	}
 	for _, sk := range s.Skipped {
 		fmt.Fprintf(w, "skipped %s\n", sk)
 	}
