@@ -230,15 +230,26 @@ func (c *Client) once(ctx context.Context, newReq func() (*http.Request, error))
 		return nil, fmt.Errorf("reading response: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		msg := string(body)
-		// Connect errors are JSON: {"code":"invalid_argument","message":"…"}.
-		var ce struct{ Code, Message string }
-		if json.Unmarshal(body, &ce) == nil && ce.Message != "" {
-			msg = ce.Code + ": " + ce.Message
-		}
-		return nil, &StatusError{Code: resp.StatusCode, Body: shorten(msg, 600)}
+		return nil, &StatusError{Code: resp.StatusCode, Body: shorten(connectMessage(body), 600)}
 	}
 	return body, nil
+}
+
+// connectMessage returns the message of a Connect error,
+// {"code":"invalid_argument","message":"…"}, or body itself when it is not
+// one. Pyroscope's query frontend wraps the querier's error in its own, so
+// the message can be another such error: the innermost is the one that
+// says what is wrong.
+func connectMessage(body []byte) string {
+	msg, inner := string(body), body
+	for range 4 {
+		var ce struct{ Code, Message string }
+		if json.Unmarshal(inner, &ce) != nil || ce.Message == "" {
+			break
+		}
+		msg, inner = ce.Code+": "+ce.Message, []byte(ce.Message)
+	}
+	return msg
 }
 
 func shorten(s string, n int) string {

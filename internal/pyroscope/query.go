@@ -80,8 +80,14 @@ func (c *Client) SelectMergeProfile(ctx context.Context, q Query) (*profile.Prof
 	if err != nil {
 		return nil, err
 	}
+	q.Selector = strings.TrimSpace(q.Selector)
 	if q.Selector == "" {
 		q.Selector = "{}"
+	}
+	if !strings.HasPrefix(q.Selector, "{") || !strings.HasSuffix(q.Selector, "}") {
+		// The server's parse error ("1:9: parse error: unexpected \"=\"")
+		// does not say that the braces are what is missing.
+		return nil, fmt.Errorf("label selector %s: write it in braces, e.g. {%s}", q.Selector, strings.Trim(q.Selector, "{}"))
 	}
 	start, end := q.bounds()
 	// The request is a querier.v1.SelectMergeProfileRequest in protobuf,

@@ -136,6 +136,29 @@ func TestSelectMergeProfileErrors(t *testing.T) {
 	}
 }
 
+func TestSelectorNeedsBraces(t *testing.T) {
+	c, _ := newTestClient(t, &fakeQuerier{t: t}, Config{})
+	_, err := c.SelectMergeProfile(context.Background(), Query{ProfileType: "wall", Selector: `scenario="uuid-hash"`})
+	if err == nil || !strings.Contains(err.Error(), `write it in braces, e.g. {scenario="uuid-hash"}`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestConnectMessage: the query frontend wraps the querier's Connect error
+// in its own; the innermost message is shown.
+func TestConnectMessage(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{`{"code":"invalid_argument","message":"unmarshal message: unexpected EOF"}`, "invalid_argument: unmarshal message: unexpected EOF"},
+		{`{"code":"unknown","message":"{\"code\":\"internal\",\"message\":\"failed to parse label selector\"}"}`, "internal: failed to parse label selector"},
+		{"plain text\n", "plain text\n"},
+		{`{"code":"x","message":"{not json"}`, "x: {not json"},
+	} {
+		if got := connectMessage([]byte(tt.body)); got != tt.want {
+			t.Errorf("connectMessage(%s) = %q, want %q", tt.body, got, tt.want)
+		}
+	}
+}
+
 func TestSeriesAndProfileTypes(t *testing.T) {
 	f := &fakeQuerier{t: t, types: []string{"b:x:y:z:w", "a:x:y:z:w"}}
 	c, _ := newTestClient(t, f, Config{})
