@@ -55,6 +55,7 @@ func TestPushErrors(t *testing.T) {
 		{"no profiles", []string{"push", "-o", dir, "--url", down.URL, "--profile", "wall"}, 1, "no stored profiles to push"},
 		{"server down", []string{"push", "-o", dir, "--url", down.URL}, 1, "(the run is still stored; `perflab push"},
 		{"run --push checks the url first", []string{"run", "cipher-cache", "--push", "ftp://x", "-o", empty}, 2, "want http://host:port"},
+		{"run --push without profiles", []string{"run", "cipher-cache", "--push", down.URL, "--profile", "none", "-o", empty}, 2, "--profile none captures none"},
 		{"flame from pyroscope and a file", []string{"flame", "--from-pyroscope", down.URL, "x.pb.gz"}, 2, "give no profile file"},
 		{"flame from pyroscope bad type", []string{"flame", "--from-pyroscope", down.URL, "--profile-type", "heap"}, 2, `unknown profile type "heap"`},
 		{"flame from pyroscope down", []string{"flame", "--from-pyroscope", down.URL}, 1, "connection refused"},
@@ -70,6 +71,55 @@ func TestPushErrors(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
 		t.Errorf("run --push with a bad URL measured anyway: %v", entries)
+	}
+}
+
+var pushSink uint64
+
+func init() {
+	// A scenario with a case that fails and one whose wall profile is
+	// sure to have samples (a push with only empty profiles sends nothing
+	// and so cannot fail), registered only in this test binary.
+	perflab.Register(&perflab.Scenario{Name: "test-broken-push", Doc: "a spinning and a panicking variant",
+		Variants: []perflab.Variant{
+			{Name: "spins", New: func(perflab.Params) (perflab.Case, error) {
+				return perflab.CaseFunc(func(int) perflab.Worker {
+					return perflab.WorkerFunc(func(n int) {
+						x := pushSink
+						for i := 0; i < n*1000; i++ {
+							x = x*6364136223846793005 + 1442695040888963407
+						}
+						pushSink = x
+					})
+				}), nil
+			}},
+			{Name: "panics", New: func(perflab.Params) (perflab.Case, error) {
+				return perflab.CaseFunc(func(int) perflab.Worker {
+					return perflab.WorkerFunc(func(n int) { panic("worker exploded") })
+				}), nil
+			}},
+		}})
+}
+
+// TestRunPushFailureKeepsFailedCases: when the push fails too, the exit
+// error still names the failed case (it used to say only that the push
+// failed), and the run is stored.
+func TestRunPushFailureKeepsFailedCases(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	dir := t.TempDir()
+	_, errs, code := execute(t, "run", "test-broken-push", "--count", "2", "--time", "5ms", "--warmup", "1ms",
+		"--profile", "wall", "--profile-time", "200ms", "-o", dir, "--push", down.URL)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, errs)
+	}
+	for _, want := range []string{"1 of 2 cases failed", "not sent to " + down.URL, "the run is still stored"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if _, err := store.Open(dir).Load(store.Latest); err != nil {
+		t.Errorf("run not stored: %v", err)
 	}
 }
 

@@ -207,6 +207,9 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		return usagef(err)
 	}
 	if o.Push != "" {
+		if len(prof) == 0 {
+			return usagef(errors.New("--push sends the run's profiles, and --profile none captures none"))
+		}
 		if o.pusher, err = pyroscopeClient(o.Push, "", "", ""); err != nil {
 			return err
 		}
@@ -248,7 +251,7 @@ func (sv *saver) Checkpoint() error {
 }
 
 func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perflab.Scenario, sel perflab.Selection,
-	prof []string, classify classifierFor, flame flameWriter) error {
+	prof []string, classify classifierFor, flame flameWriter) (err error) {
 	started := time.Now().UTC()
 	run := &store.Run{
 		ID:       store.NewID(started, s.Name),
@@ -310,16 +313,17 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perf
 		showArgs += " -o " + st.Root
 	}
 	fmt.Fprintf(io.Err, "perflab: saved %s (benchstat %s/results.txt; perflab show %s)\n", dir, dir, showArgs)
+	var pushErr error
 	if o.pusher != nil && !errors.Is(runErr, runner.ErrInterrupted) {
 		// The run is stored already: a failed push loses nothing and
 		// `perflab push` can send it later.
-		if err := pushStoredRun(ctx, io, io.Err, o.pusher, st, run, pyroscope.PushOptions{}); err != nil {
-			runErr = errors.Join(runErr, err)
-		}
+		pushErr = pushStoredRun(ctx, io, io.Err, o.pusher, st, run, pyroscope.PushOptions{})
 	}
 	if errors.Is(runErr, runner.ErrInterrupted) {
 		return &ExitError{Code: 130, Err: runErr}
 	}
+	// A failed push must not hide failed cases, nor the other way round.
+	defer func() { err = errors.Join(err, pushErr) }()
 	if runErr == nil {
 		// Every other case is measured and saved; still say so in the
 		// exit code, so a script or CI notices a broken variant.
