@@ -61,9 +61,9 @@ var Scenario = &perflab.Scenario{
 // NameSpaceDNS.
 var namespace = [16]byte(uuid.NameSpaceDNS)
 
-// ringSize is the length of each worker's precomputed sequence of name
-// indices, so the timed loop draws a name with one increment, no RNG.
-const ringSize = 1 << 13
+// ringMin is the shortest length of each worker's precomputed sequence of
+// name indices, so the timed loop draws a name with one increment, no RNG.
+const ringMin = 1 << 13
 
 // v3 turns the first 16 bytes of an MD5 sum into a version-3 UUID.
 func v3(sum []byte) (u [16]byte) {
@@ -107,26 +107,40 @@ func makeNames(n int) [][]byte {
 
 func (c *uuidCase) NewWorker(id int) perflab.Worker {
 	rng := rand.New(rand.NewPCG(uint64(id)+1, 0x5eed))
-	ring := make([]uint32, ringSize)
-	for i := range ring {
-		ring[i] = uint32(rng.IntN(len(c.names)))
+	// A power of two long (the loop masks its position), at least as long
+	// as the list, and filled with whole shuffles of it, so that every name
+	// is hashed, in random order: 8,192 independent draws visited only
+	// about 6,700 of the default 20,000 names.
+	size := ringMin
+	for size < len(c.names) {
+		size *= 2
 	}
-	return &worker{names: c.names, ring: ring, uuid: c.mk()}
+	ring := make([]uint32, 0, size)
+	for len(ring) < size {
+		for _, i := range rng.Perm(len(c.names)) {
+			if len(ring) == size {
+				break
+			}
+			ring = append(ring, uint32(i))
+		}
+	}
+	return &worker{names: c.names, ring: ring, mask: size - 1, uuid: c.mk()}
 }
 
 type worker struct {
 	names [][]byte
 	ring  []uint32
+	mask  int // len(ring) - 1
 	pos   int
 	uuid  uuidFunc
 	sink  byte
 }
 
 func (w *worker) Run(n int) {
-	names, ring, pos, f := w.names, w.ring, w.pos, w.uuid
+	names, ring, mask, pos, f := w.names, w.ring, w.mask, w.pos, w.uuid
 	var sink byte
 	for i := 0; i < n; i++ {
-		u := f(names[ring[pos&(ringSize-1)]])
+		u := f(names[ring[pos&mask]])
 		sink ^= u[0] ^ u[15]
 		pos++
 	}

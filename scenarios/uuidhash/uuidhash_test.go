@@ -2,6 +2,7 @@ package uuidhash
 
 import (
 	"crypto/md5"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -54,6 +55,31 @@ func TestNamesDistinct(t *testing.T) {
 			t.Fatalf("name %q repeated or of unexpected length", n)
 		}
 		seen[string(n)] = true
+	}
+}
+
+// TestRingCyclesEveryName: names=N means N distinct names are hashed,
+// whatever N is relative to the ring's minimum length.
+func TestRingCyclesEveryName(t *testing.T) {
+	for _, n := range []int{1, 300, ringMin, 20000} {
+		cs, err := Scenario.Variants[0].New(perflab.Params{"names": fmt.Sprint(n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := cs.NewWorker(1).(*worker)
+		if len(w.ring) < n || len(w.ring)&(len(w.ring)-1) != 0 || w.mask != len(w.ring)-1 {
+			t.Errorf("names=%d: ring of %d (mask %#x): want a power of two ≥ %d", n, len(w.ring), w.mask, n)
+		}
+		seen := make([]bool, n)
+		for _, i := range w.ring {
+			seen[i] = true
+		}
+		for i, ok := range seen {
+			if !ok {
+				t.Errorf("names=%d: name %d is never hashed", n, i)
+				break
+			}
+		}
 	}
 }
 
