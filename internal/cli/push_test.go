@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -120,6 +121,40 @@ func TestRunPushFailureKeepsFailedCases(t *testing.T) {
 	}
 	if _, err := store.Open(dir).Load(store.Latest); err != nil {
 		t.Errorf("run not stored: %v", err)
+	}
+}
+
+// TestRunInterruptedDuringPush: Ctrl-C while a run is being pushed ends
+// the command with 130 and starts no further scenario (it used to go on
+// to the next one and store it empty).
+func TestRunInterruptedDuringPush(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // so the server notices the client leave
+		cancel()                    // the user presses Ctrl-C during the upload
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	var out, errb strings.Builder
+	root := NewRoot(&IO{Out: &out, Err: &errb})
+	root.SetArgs([]string{"run", "test-broken-push", "cipher-cache", "--variant", "spins,sum256", "-p", "keys=128", "--threads", "1",
+		"--count", "2", "--time", "5ms", "--warmup", "1ms", "--profile", "wall", "--profile-time", "200ms", "-o", dir, "--push", srv.URL})
+	err := root.ExecuteContext(ctx)
+	if code := exitCode(err); code != 130 {
+		t.Fatalf("exit %d (%v), want 130\n%s", code, err, errb.String())
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || !strings.HasSuffix(entries[0].Name(), "test-broken-push") {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("stored runs %v, want only the pushed test-broken-push run", names)
 	}
 }
 

@@ -222,6 +222,11 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		if errors.As(err, &ee) && ee.Code == 130 {
 			return err // interrupted: do not start the next scenario
 		}
+		if ctx.Err() != nil {
+			// Interrupted after the run was stored (during --push, say):
+			// the next scenario would only store an empty run.
+			return errors.Join(append(errs, err, ctx.Err())...)
+		}
 		if err != nil {
 			// A broken variant in one scenario does not stop the others.
 			errs = append(errs, fmt.Errorf("%s: %w", s.Name, err))
