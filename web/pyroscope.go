@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -45,6 +46,12 @@ func (s *Server) pyroscopeForm(w http.ResponseWriter, r *http.Request) {
 		Server: s.opts.Profiles.URL(), Selector: `{service_name="perflab"}`, Type: "wall", Types: pyroscopeTypes, Since: "1h",
 	})
 }
+
+// selectorScenario finds scenario="name" in a label selector. Profiles of
+// one scenario read back from Pyroscope are classified with its work
+// patterns, as for a lab run and as `perflab flame --from-pyroscope` does;
+// otherwise the scenario's work would show as "other".
+var selectorScenario = regexp.MustCompile(`\bscenario\s*=\s*"([^"]+)"`)
 
 // pyroscopePost fetches the merged profile and shows it like an uploaded
 // file, with perflab's categories; it is kept in memory under a token until
@@ -94,6 +101,9 @@ func (s *Server) pyroscopePost(w http.ResponseWriter, r *http.Request) {
 		Token: newToken(),
 		Name:  fmt.Sprintf("pyroscope %s %s last %s", v.Type, v.Selector, since),
 		Size:  buf.Len(), Added: time.Now(), Data: buf.Bytes(), Prof: p,
+	}
+	if m := selectorScenario.FindStringSubmatch(v.Selector); m != nil {
+		u.Scenario = m[1]
 	}
 	s.uploads.add(u)
 	http.Redirect(w, r, "/upload/"+u.Token, http.StatusSeeOther)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -112,5 +113,49 @@ func TestPyroscopePageOff(t *testing.T) {
 		if resp.StatusCode != 404 || !strings.Contains(body.String(), "--pyroscope URL") {
 			t.Errorf("%s /pyroscope without a server: %d\n%s", method, resp.StatusCode, body.String())
 		}
+	}
+}
+
+func init() {
+	// A scenario known only to this test binary, whose work is main.worker.
+	perflab.Register(&perflab.Scenario{Name: "web-pyroscope-test", Doc: "test", Work: []string{`^main\.worker$`},
+		Variants: []perflab.Variant{{Name: "v", New: func(perflab.Params) (perflab.Case, error) {
+			return perflab.CaseFunc(func(int) perflab.Worker { return perflab.WorkerFunc(func(int) {}) }), nil
+		}}}})
+}
+
+// TestPyroscopeScenarioWork: a profile read back with a selector naming a
+// scenario is classified with that scenario's work patterns, as perflab
+// flame --from-pyroscope does; it used to get the default rules only, so a
+// lab run's work showed as "other".
+func TestPyroscopeScenarioWork(t *testing.T) {
+	f := writeFixture(t, t.TempDir())
+	prof, err := profile.ParseData(testProfile(t, "wall", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(store.Open(f.root), Options{Profiles: &fakeProfiles{prof: prof}, Logf: t.Logf})
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	work := func(selector string) float64 {
+		t.Helper()
+		status, h, body := postForm(t, srv.URL+"/pyroscope", url.Values{"query": {selector}, "type": {"wall"}, "since": {"1h"}})
+		if status != http.StatusSeeOther {
+			t.Fatalf("POST /pyroscope %s: %d\n%s", selector, status, body)
+		}
+		u := s.uploads.get(strings.TrimPrefix(h.Get("Location"), "/upload/"))
+		if u == nil {
+			t.Fatalf("no upload at %s", h.Get("Location"))
+		}
+		for _, b := range u.Views[u.Default].Budget {
+			if b.Category == "work" {
+				return b.NS
+			}
+		}
+		return 0
+	}
+	plain, scenario := work(`{service_name="perflab"}`), work(`{service_name="perflab", scenario = "web-pyroscope-test"}`)
+	if scenario <= plain {
+		t.Errorf("work with the scenario's patterns %v, without %v: want more with", scenario, plain)
 	}
 }

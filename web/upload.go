@@ -34,10 +34,13 @@ type upload struct {
 	names   []string // the types' names, for ?type=
 	Token   string
 	Name    string
-	Size    int
-	Added   time.Time
-	Data    []byte
-	Prof    *profile.Profile
+	// Scenario, when set, is the perflab scenario whose work patterns
+	// classify the profile (one read back from Pyroscope by its label).
+	Scenario string
+	Size     int
+	Added    time.Time
+	Data     []byte
+	Prof     *profile.Profile
 }
 
 // uploadTypeView is what an upload's page shows for one sample type.
@@ -81,7 +84,7 @@ func newUploadCache(max int) *uploadCache {
 func (c *uploadCache) add(u *upload) {
 	if u.Prof != nil {
 		p := u.Prof
-		rules := rulesFor("")
+		rules := rulesFor(u.Scenario)
 		u.Default, _ = sampleIndex(p, "")
 		for i, st := range p.SampleType {
 			u.Types = append(u.Types, st.Type+" ("+st.Unit+")")
