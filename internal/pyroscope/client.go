@@ -178,6 +178,13 @@ func unreachable(err error) bool {
 	return errors.As(err, &te)
 }
 
+// unauthorized reports whether the server refused our credentials or
+// tenant (401, 403): it will refuse every other request the same way.
+func unauthorized(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && (se.Code == http.StatusUnauthorized || se.Code == http.StatusForbidden)
+}
+
 // do sends the request made by newReq, retrying transient failures with
 // exponential backoff. It returns the body of a 200 response and how many
 // attempts it took.
@@ -230,7 +237,11 @@ func (c *Client) once(ctx context.Context, newReq func() (*http.Request, error))
 		return nil, fmt.Errorf("reading response: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, &StatusError{Code: resp.StatusCode, Body: shorten(connectMessage(body), 600)}
+		msg := shorten(connectMessage(body), 600)
+		if resp.StatusCode == http.StatusUnauthorized && c.cfg.TenantID == "" && strings.Contains(msg, "no org id") {
+			msg += " (the server has multi-tenancy on: give a tenant id with --tenant-id or $PERFLAB_PYROSCOPE_TENANT_ID)"
+		}
+		return nil, &StatusError{Code: resp.StatusCode, Body: msg}
 	}
 	return body, nil
 }

@@ -338,7 +338,7 @@ func TestPushRunStopsWhenUnreachable(t *testing.T) {
 	var out bytes.Buffer
 	sum.Write(&out)
 	if got := out.String(); strings.Count(got, "\n") != 5 || !strings.Contains(got, "connection refused") ||
-		!strings.Contains(got, "7 more profiles not attempted: the server could not be reached") || !strings.Contains(got, "0 of 8 profiles sent") {
+		!strings.Contains(got, "7 more profiles not attempted after that failure") || !strings.Contains(got, "0 of 8 profiles sent") {
 		t.Errorf("summary:\n%s", got)
 	}
 }
@@ -370,6 +370,24 @@ func TestPushRunRefusesClashingLabels(t *testing.T) {
 	}
 	if len(f.calls) != 0 {
 		t.Errorf("%d profiles sent despite the clash", len(f.calls))
+	}
+}
+
+// TestPushRunStopsWhenUnauthorized: a 401 or 403 will be the answer to
+// every profile; the push stops at the first instead of sending the rest.
+func TestPushRunStopsWhenUnauthorized(t *testing.T) {
+	st, run := writeTestRun(t, "r1", time.Now())
+	f := &fakeIngest{fail: []int{401, 401}, body: "no org id"}
+	c, _ := newTestClient(t, f, Config{})
+	sum, err := PushRun(context.Background(), c, st, run, PushOptions{})
+	if err == nil || !strings.Contains(err.Error(), "8 of 8 profiles") || !strings.Contains(err.Error(), "401 Unauthorized: no org id") {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(err.Error(), "give a tenant id with --tenant-id") {
+		t.Errorf("no hint about the tenant id: %v", err)
+	}
+	if len(f.fail) != 1 || sum.Results[0].Attempts != 1 {
+		t.Errorf("%d requests refused, first took %d attempts: want one request, not retried", 2-len(f.fail), sum.Results[0].Attempts)
 	}
 }
 

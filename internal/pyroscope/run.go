@@ -92,8 +92,8 @@ func (s *Summary) Write(w io.Writer) {
 	fmt.Fprintln(tw, "case\tprofile\tbytes\tresult")
 	notAttempted := 0
 	for _, r := range s.Results {
-		// Once the server is unreachable every later profile would get
-		// the same line: count them instead.
+		// Once the server is unreachable (or refuses our credentials)
+		// every later profile would get the same line: count them instead.
 		if errors.Is(r.Err, errNotAttempted) {
 			notAttempted++
 			continue
@@ -112,7 +112,7 @@ func (s *Summary) Write(w io.Writer) {
 	}
 	tw.Flush()
 	if notAttempted > 0 {
-		fmt.Fprintf(w, "%d more profiles not attempted: the server could not be reached\n", notAttempted)
+		fmt.Fprintf(w, "%d more profiles not attempted after that failure\n", notAttempted)
 	}
 	for _, sk := range s.Skipped {
 		fmt.Fprintf(w, "skipped %s\n", sk)
@@ -200,15 +200,15 @@ func userLabels(run *store.Run, extra map[string]string) (map[string]string, err
 }
 
 // errNotAttempted marks profiles not sent because the server was found
-// unreachable before their turn.
-var errNotAttempted = errors.New("not attempted: server unreachable")
+// unreachable, or refused our credentials, before their turn.
+var errNotAttempted = errors.New("not attempted after the failure above")
 
 var kindOrder = map[string]int{KindWall: 0, KindCPU: 1, KindMutex: 2, KindBlock: 3}
 
 // PushRun sends every stored profile of run to the server. It goes on after
-// a profile is refused, stops early when the server cannot be reached, and
-// returns an error when anything was not sent; the Summary says what was.
-// The run itself is only read.
+// a profile is refused, stops early when the server cannot be reached or
+// refuses our credentials, and returns an error when anything was not sent;
+// the Summary says what was. The run itself is only read.
 func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, opts PushOptions) (Summary, error) {
 	if opts.ServiceName == "" {
 		opts.ServiceName = DefaultServiceName
@@ -225,7 +225,7 @@ func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, op
 	for _, k := range opts.Kinds {
 		want[k] = true
 	}
-	var stop error // set when the server is unreachable
+	var stop error // set when no later profile can be sent
 	for i := range run.Cases {
 		cs := &run.Cases[i]
 		kinds := make([]string, 0, len(cs.Profiles))
@@ -272,7 +272,7 @@ func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, op
 					Labels:      labels,
 					Stamp:       opts.Stamp,
 				})
-				if unreachable(r.Err) || ctx.Err() != nil {
+				if unreachable(r.Err) || unauthorized(r.Err) || ctx.Err() != nil {
 					stop = r.Err
 				}
 			}
