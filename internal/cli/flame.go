@@ -64,7 +64,13 @@ slower, blue faster), with each category's change in the legend.
 
 Work is what --work patterns (or, for a stored run, the scenario's own patterns)
 match; without them the program's own code is "other". --rules adds rules from
-a file, one "category regexp" a line (see the README).`,
+a file, one "category regexp" a line (see the README).
+
+With --from-pyroscope, the merged profiles of --profile-type matching the label
+selector --query over the last --since are drawn instead of a file; a
+scenario="…" in the selector brings that scenario's work patterns. A tenant id
+and basic auth come from $` + envPyroscopeTenant + `, $` + envPyroscopeUser + ` and
+$` + envPyroscopePassword + `, as for perflab push.`,
 		Example: `  perflab flame cpu.pb.gz -o cpu.svg
   perflab flame perflab-runs/<run-id>/variant=mutex/keys=1024/key=ssk/threads=4 -o mutex.html
   perflab flame --diff before.pb.gz after.pb.gz -o diff.html
