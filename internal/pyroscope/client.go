@@ -20,12 +20,14 @@ package pyroscope
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -140,6 +142,8 @@ func (c *Client) authorize(req *http.Request) {
 type StatusError struct {
 	Code int
 	Body string // the server's message, shortened
+	// retryAfter is the server's Retry-After (429, 503), in seconds form.
+	retryAfter time.Duration
 }
 
 func (e *StatusError) Error() string {
@@ -161,15 +165,22 @@ func (e *transportError) Error() string { return e.op + ": " + e.err.Error() }
 func (e *transportError) Unwrap() error { return e.err }
 
 // transient reports whether retrying err may help: transport errors, 429
-// and 5xx do; other statuses and errors do not.
+// and 5xx do; other statuses and errors do not, nor do 501 and 505 (the
+// server will never handle the request) or a certificate the client does
+// not trust.
 func transient(err error) bool {
 	var se *StatusError
 	if errors.As(err, &se) {
-		return se.Code == http.StatusTooManyRequests || se.Code >= 500
+		return se.Code == http.StatusTooManyRequests ||
+			se.Code >= 500 && se.Code != http.StatusNotImplemented && se.Code != http.StatusHTTPVersionNotSupported
 	}
+	var cert *tls.CertificateVerificationError
 	var te *transportError
-	return errors.As(err, &te)
+	return errors.As(err, &te) && !errors.As(err, &cert)
 }
+
+// maxRetryAfter bounds how long a server's Retry-After may hold a push.
+const maxRetryAfter = 30 * time.Second
 
 // unreachable reports whether err means the server could not be talked to at
 // all (as opposed to refusing one request), so later requests would fail too.
@@ -200,10 +211,17 @@ func (c *Client) do(ctx context.Context, newReq func() (*http.Request, error)) (
 		if err == nil || attempt > c.cfg.Retries || !transient(err) || ctx.Err() != nil {
 			return body, attempt, err
 		}
+		wait := delay
+		var se *StatusError
+		if errors.As(err, &se) && se.retryAfter > wait {
+			// A rate-limited server says when to come back; sooner
+			// would only be refused again.
+			wait = min(se.retryAfter, maxRetryAfter)
+		}
 		select {
 		case <-ctx.Done():
 			return nil, attempt, fmt.Errorf("%w (after %d attempts, last error: %v)", ctx.Err(), attempt, err)
-		case <-time.After(delay):
+		case <-time.After(wait):
 		}
 		delay *= 2
 	}
@@ -241,7 +259,11 @@ func (c *Client) once(ctx context.Context, newReq func() (*http.Request, error))
 		if resp.StatusCode == http.StatusUnauthorized && c.cfg.TenantID == "" && strings.Contains(msg, "no org id") {
 			msg += " (the server has multi-tenancy on: give a tenant id with --tenant-id or $PERFLAB_PYROSCOPE_TENANT_ID)"
 		}
-		return nil, &StatusError{Code: resp.StatusCode, Body: msg}
+		se := &StatusError{Code: resp.StatusCode, Body: msg}
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+			se.retryAfter = time.Duration(secs) * time.Second
+		}
+		return nil, se
 	}
 	return body, nil
 }

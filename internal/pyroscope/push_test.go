@@ -31,6 +31,8 @@ type fakeIngest struct {
 	calls []ingestCall
 	fail  []int
 	body  string
+	// retryAfter, when set, is sent as Retry-After with the failures.
+	retryAfter string
 }
 
 func (f *fakeIngest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -43,6 +45,9 @@ func (f *fakeIngest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(f.fail) > 0 {
 		code := f.fail[0]
 		f.fail = f.fail[1:]
+		if f.retryAfter != "" {
+			w.Header().Set("Retry-After", f.retryAfter)
+		}
 		http.Error(w, f.body, code)
 		return
 	}
@@ -168,6 +173,7 @@ func TestPushRetries(t *testing.T) {
 		{"gives up", []int{500, 500, 500, 500, 500}, "broken", 4, "500 Internal Server Error: broken"},
 		{"bad request is not retried", []int{400}, "invalid label name", 1, "400 Bad Request: invalid label name"},
 		{"auth is not retried", []int{401}, "no", 1, "401"},
+		{"501 is not retried", []int{501}, "no ingest here", 1, "501 Not Implemented"},
 		{"old profile gets a hint", []int{400}, "profile with labels '{}' is outside of ingestion window", 1, "--timestamp now"},
 	}
 	for _, tt := range tests {
@@ -183,6 +189,38 @@ func TestPushRetries(t *testing.T) {
 				t.Errorf("err = %v, want %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestPushHonoursRetryAfter: a rate-limited server's Retry-After is waited
+// for, rather than the much shorter backoff.
+func TestPushHonoursRetryAfter(t *testing.T) {
+	f := &fakeIngest{fail: []int{429}, body: "slow down", retryAfter: "1"}
+	c, _ := newTestClient(t, f, Config{RetryDelay: time.Millisecond})
+	p := testProfile(KindCPU, time.Now(), map[string][]string{"10ms": {"main.f"}})
+	start := time.Now()
+	attempts, err := c.Push(context.Background(), Upload{Kind: KindCPU, Profile: p, ServiceName: "perflab"})
+	if err != nil || attempts != 2 {
+		t.Fatalf("attempts %d, err %v", attempts, err)
+	}
+	if d := time.Since(start); d < time.Second {
+		t.Errorf("retried after %v, before the server's Retry-After of 1s", d)
+	}
+}
+
+// TestPushUntrustedCertificateNotRetried: retrying cannot make the client
+// trust a certificate; one attempt, and the error says why.
+func TestPushUntrustedCertificateNotRetried(t *testing.T) {
+	srv := httptest.NewTLSServer(&fakeIngest{})
+	t.Cleanup(srv.Close)
+	c, err := New(srv.URL, Config{RetryDelay: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := testProfile(KindCPU, time.Now(), map[string][]string{"10ms": {"main.f"}})
+	attempts, err := c.Push(context.Background(), Upload{Kind: KindCPU, Profile: p, ServiceName: "perflab"})
+	if attempts != 1 || err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("attempts %d, err %v: want one attempt and a certificate error", attempts, err)
 	}
 }
 
