@@ -298,6 +298,9 @@ func pyroscopeFlameInput(ctx context.Context, o *FlameOptions) (*flameInput, err
 	if _, err := pyroscope.ParseProfileType(o.ProfileType); err != nil {
 		return nil, usagef(err)
 	}
+	if o.Since <= 0 {
+		return nil, usagef(fmt.Errorf("--since %v: give how far back to read, such as 15m, 1h or 24h", o.Since))
+	}
 	p, err := c.Fetch(ctx, o.Query, o.ProfileType, o.Since)
 	if err != nil {
 		return nil, err

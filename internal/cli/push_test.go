@@ -60,6 +60,7 @@ func TestPushErrors(t *testing.T) {
 		{"flame from pyroscope and a file", []string{"flame", "--from-pyroscope", down.URL, "x.pb.gz"}, 2, "give no profile file"},
 		{"flame from pyroscope bad type", []string{"flame", "--from-pyroscope", down.URL, "--profile-type", "heap"}, 2, `unknown profile type "heap"`},
 		{"flame from pyroscope down", []string{"flame", "--from-pyroscope", down.URL}, 1, "connection refused"},
+		{"flame from pyroscope no range", []string{"flame", "--from-pyroscope", down.URL, "--since", "0s"}, 2, "--since 0s: give how far back"},
 		{"flame without input", []string{"flame"}, 2, "or read one with --from-pyroscope"},
 	}
 	for _, tt := range tests {
