@@ -133,11 +133,29 @@ limit() {
 # listening reports whether something accepts connections on port $1.
 listening() { limit 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null; }
 
+# state prints process $1's state letter (Z for a zombie) and args prints
+# its command line: from /proc where there is one, else from ps (macOS),
+# so a minimal Linux image without procps still works.
+state() {
+	if [ -r "/proc/$1/stat" ]; then
+		sed 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null
+	else
+		ps -o stat= -p "$1" 2>/dev/null
+	fi
+}
+args() {
+	if [ -r "/proc/$1/cmdline" ]; then
+		tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null
+	else
+		ps -o args= -p "$1" 2>/dev/null
+	fi
+}
+
 # alive reports whether process $1 runs: kill -0 alone also succeeds for a
 # zombie, which a server that died at startup is until we reap it.
 alive() {
 	kill -0 "$1" 2>/dev/null || return 1
-	case "$(ps -o stat= -p "$1" 2>/dev/null)" in
+	case "$(state "$1")" in
 	Z*) return 1 ;;
 	esac
 }
@@ -148,11 +166,11 @@ alive() {
 # other process, which must be neither reported as the server nor killed.
 ours() {
 	[ -f "$STATE/pid" ] && [ -f "$STATE/data" ] || return 1
-	local pid args
+	local pid cmd
 	pid=$(cat "$STATE/pid")
 	alive "$pid" || return 1
-	args=$(ps -o args= -p "$pid" 2>/dev/null) || return 1
-	case "$args" in
+	cmd=$(args "$pid") || return 1
+	case "$cmd" in
 	*"$(cat "$STATE/data")"*) return 0 ;;
 	esac
 	return 1

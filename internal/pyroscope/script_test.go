@@ -38,6 +38,10 @@ func fakeServer(args []string) {
 		if v, ok := strings.CutPrefix(a, "-server.http-listen-port="); ok {
 			port = v
 		}
+		if a == "-test.fail-at-start" { // as the real one does with a bad flag
+			fmt.Fprintln(os.Stderr, "fake pyroscope: flag provided but not defined")
+			os.Exit(1)
+		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
 	if err != nil {
@@ -293,5 +297,23 @@ func TestScriptStalePidFile(t *testing.T) {
 	}
 	if _, err := os.Stat(e.stateDir()); !os.IsNotExist(err) {
 		t.Errorf("stale state not removed: %v", err)
+	}
+}
+
+// TestScriptServerDiesAtStart: a server that exits at once is reported at
+// once, with its log, not after the 30 s wait for /ready.
+func TestScriptServerDiesAtStart(t *testing.T) {
+	e := newScriptEnv(t)
+	e.env = append(e.env, "PYROSCOPE_EXTRA_ARGS=-test.fail-at-start")
+	start := time.Now()
+	_, errs, code := e.run("start")
+	if code == 0 || !strings.Contains(errs, "exited during startup") || !strings.Contains(errs, "flag provided but not defined") {
+		t.Errorf("exit %d, stderr:\n%s\nwant the failure and the server's log", code, errs)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v to notice", d)
+	}
+	if _, err := os.Stat(e.stateDir()); !os.IsNotExist(err) {
+		t.Errorf("state left behind: %v", err)
 	}
 }
