@@ -75,6 +75,9 @@ func (s *Server) pyroscopePost(w http.ResponseWriter, r *http.Request) {
 		v.Error = fmt.Sprintf("%q is not a time range: use a Go duration such as 15m, 1h or 24h.", v.Since)
 	case v.Selector == "":
 		v.Error = `Enter a label selector, such as {service_name="perflab",scenario="cipher-cache"}.`
+	case !strings.HasPrefix(v.Selector, "{") || !strings.HasSuffix(v.Selector, "}"):
+		// A form mistake, not the Pyroscope server's failure (502).
+		v.Error = "Write the label selector in braces: {" + strings.Trim(v.Selector, "{}") + "}."
 	}
 	if v.Error != "" {
 		s.render(w, r, http.StatusBadRequest, "pyroscope", v)

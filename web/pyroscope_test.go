@@ -87,6 +87,7 @@ func TestPyroscopePage(t *testing.T) {
 	}{
 		{"bad range", url.Values{"query": {"{}"}, "type": {"wall"}, "since": {"yesterday"}}, nil, 400, "is not a time range"},
 		{"no selector", url.Values{"query": {" "}, "type": {"wall"}, "since": {"1h"}}, nil, 400, "Enter a label selector"},
+		{"no braces", url.Values{"query": {`scenario="x"`}, "type": {"wall"}, "since": {"1h"}}, nil, 400, "in braces: {scenario=&#34;x&#34;}"},
 		{"server error", url.Values{"query": {"{}"}, "type": {"wall"}, "since": {"1h"}}, errors.New("no wall profiles match {}"), 502, "no wall profiles match {}"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
