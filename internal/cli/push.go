@@ -135,19 +135,24 @@ func pushRun(ctx context.Context, io *IO, o *PushOptions) error {
 	if err != nil {
 		return err
 	}
-	return pushStoredRun(ctx, io, io.Out, c, st, run, popts)
+	return pushStoredRun(ctx, io, io.Out, false, c, st, run, popts)
 }
 
-// pushStoredRun pushes run and prints the summary to summary: stdout for
-// `perflab push`, whose result it is, and stderr for `perflab run --push`,
-// whose stdout is the run's table or JSON.
-func pushStoredRun(ctx context.Context, io *IO, summary io.Writer, c *pyroscope.Client, st *store.Store, run *store.Run, popts pyroscope.PushOptions) error {
+// pushStoredRun pushes run and prints the summary to summary: in full on
+// stdout for `perflab push`, whose result it is, and brief (failures and
+// totals) on stderr for `perflab run --push`, whose stdout is the run's
+// table or JSON.
+func pushStoredRun(ctx context.Context, io *IO, summary io.Writer, brief bool, c *pyroscope.Client, st *store.Store, run *store.Run, popts pyroscope.PushOptions) error {
 	fmt.Fprintf(io.Err, "perflab: pushing run %s to %s\n", run.ID, c.URL())
-	if io.ErrIsTerminal {
+	if io.ErrIsTerminal && !brief {
 		popts.Progress = io.Err
 	}
 	sum, err := pyroscope.PushRun(ctx, c, st, run, popts)
-	if len(sum.Results) > 0 {
+	switch {
+	case len(sum.Results) == 0:
+	case brief:
+		sum.WriteBrief(summary)
+	default:
 		sum.Write(summary)
 	}
 	return err

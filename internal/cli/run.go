@@ -322,7 +322,7 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perf
 	if o.pusher != nil && !errors.Is(runErr, runner.ErrInterrupted) {
 		// The run is stored already: a failed push loses nothing and
 		// `perflab push` can send it later.
-		pushErr = pushStoredRun(ctx, io, io.Err, o.pusher, st, run, pyroscope.PushOptions{})
+		pushErr = pushStoredRun(ctx, io, io.Err, true, o.pusher, st, run, pyroscope.PushOptions{})
 	}
 	if errors.Is(runErr, runner.ErrInterrupted) {
 		return &ExitError{Code: 130, Err: runErr}

@@ -347,6 +347,20 @@ func TestPushRunReportsRefusals(t *testing.T) {
 	if sum.Sent() != 6 {
 		t.Errorf("sent %d after one refusal, want the other 6", sum.Sent())
 	}
+	// The brief form (run --push) shows the failure and the totals only.
+	var out bytes.Buffer
+	sum.WriteBrief(&out)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "case") || !strings.Contains(lines[1], "FAILED: server answered 400") ||
+		!strings.HasPrefix(lines[2], "6 of 7 profiles sent to ") || !strings.HasSuffix(lines[2], "(empty, so not sent: 1)") {
+		t.Errorf("brief summary:\n%s", out.String())
+	}
+	out.Reset()
+	ok := Summary{URL: "http://x", RunID: "r1", ServiceName: "perflab", Results: []Result{{Case: "a", Kind: KindCPU}}}
+	ok.WriteBrief(&out)
+	if got := out.String(); got != "1 of 1 profiles sent to http://x as {service_name=\"perflab\",run_id=\"r1\"}\n" {
+		t.Errorf("brief summary of a clean push: %q", got)
+	}
 }
 
 func TestPushRunStopsWhenUnreachable(t *testing.T) {

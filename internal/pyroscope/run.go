@@ -87,9 +87,16 @@ func (s *Summary) Selector() string {
 
 // Write prints the summary: one line per profile, then totals and how to
 // query what was sent.
-func (s *Summary) Write(w io.Writer) {
+func (s *Summary) Write(w io.Writer) { s.write(w, false) }
+
+// WriteBrief prints only the profiles that failed, then the totals: what
+// `perflab run --push` shows after the run's own output, where a line for
+// each of a run's hundreds of profiles would bury both.
+func (s *Summary) WriteBrief(w io.Writer) { s.write(w, true) }
+
+func (s *Summary) write(w io.Writer, brief bool) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "case\tprofile\tbytes\tresult")
+	header := false
 	notAttempted := 0
 	for _, r := range s.Results {
 		// Once the server is unreachable (or refuses our credentials)
@@ -97,6 +104,13 @@ func (s *Summary) Write(w io.Writer) {
 		if errors.Is(r.Err, errNotAttempted) {
 			notAttempted++
 			continue
+		}
+		if brief && r.Err == nil {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(tw, "case\tprofile\tbytes\tresult")
+			header = true
 		}
 		res := "sent"
 		if r.Attempts > 1 {
@@ -114,10 +128,16 @@ func (s *Summary) Write(w io.Writer) {
 	if notAttempted > 0 {
 		fmt.Fprintf(w, "%d more profiles not attempted after that failure\n", notAttempted)
 	}
-	for _, sk := range s.Skipped {
-		fmt.Fprintf(w, "skipped %s\n", sk)
+	if !brief {
+		for _, sk := range s.Skipped {
+			fmt.Fprintf(w, "skipped %s\n", sk)
+		}
 	}
-	fmt.Fprintf(w, "%d of %d profiles sent to %s as %s\n", s.Sent(), len(s.Results)-s.empty(), s.URL, s.Selector())
+	msg := fmt.Sprintf("%d of %d profiles sent to %s as %s", s.Sent(), len(s.Results)-s.empty(), s.URL, s.Selector())
+	if brief && s.empty() > 0 {
+		msg += fmt.Sprintf(" (empty, so not sent: %d)", s.empty())
+	}
+	fmt.Fprintln(w, msg)
 }
 
 // CaseLabels returns the labels perflab puts on a case's profiles:
