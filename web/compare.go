@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles/flame"
 	"golang.org/x/perf/benchmath"
@@ -153,42 +154,43 @@ func (s *Server) caseGroups(sides ...*compareSide) []optionGroup {
 }
 
 // compareStats compares every metric the two cases share, on their
-// per-repetition samples, with benchstat's test (Mann–Whitney U, no
-// distributional assumption).
+// per-repetition samples, with benchstat's test (package compare).
 //
 // A warning that holds for several metrics (too few samples, typically for
 // all of them) is given once, naming the metrics it holds for.
 func compareStats(a, b *store.Case) (rows []compareRow, warnings []string) {
 	var msgs []string
 	metricsOf := map[string][]string{}
+	var shared []string
 	for _, unit := range units([]store.Case{*a, *b}) {
-		if _, ok := a.Stats[unit]; !ok {
-			continue
+		_, okA := a.Stats[unit]
+		_, okB := b.Stats[unit]
+		if okA && okB {
+			shared = append(shared, unit)
 		}
-		if _, ok := b.Stats[unit]; !ok {
-			continue
-		}
+	}
+	metrics := compare.Cases(a, b, shared)
+	byUnit := map[string]compare.Metric{}
+	for _, m := range metrics {
+		byUnit[m.Unit] = m
+	}
+	for _, unit := range shared {
 		row := compareRow{Label: unitLabel(unit)}
-		sa, sb := samples(a, unit), samples(b, unit)
-		if len(sa) == 0 || len(sb) == 0 {
+		m, ok := byUnit[unit]
+		if !ok {
 			row.A = fmtValue(a.Stats[unit].Median, unit)
 			row.B = fmtValue(b.Stats[unit].Median, unit)
 			row.Delta, row.Verdict, row.P = "?", "no samples", "—"
 			rows = append(rows, row)
 			continue
 		}
-		thr := benchmath.DefaultThresholds
-		smA, smB := benchmath.NewSample(sa, &thr), benchmath.NewSample(sb, &thr)
-		sumA := benchmath.AssumeNothing.Summary(smA, 0.95)
-		sumB := benchmath.AssumeNothing.Summary(smB, 0.95)
-		cmp := benchmath.AssumeNothing.Compare(smA, smB)
-		row.A = fmtValue(sumA.Center, unit) + " " + ciText(sumA, sa)
-		row.B = fmtValue(sumB.Center, unit) + " " + ciText(sumB, sb)
-		row.Delta = cmp.FormatDelta(sumA.Center, sumB.Center)
-		row.P = fmt.Sprintf("p=%.3f n=%d+%d", cmp.P, cmp.N1, cmp.N2)
-		row.Verdict, row.Class = verdict(unit, cmp, sumA.Center, sumB.Center)
+		row.A = fmtValue(m.A.Center, unit) + " " + ciText(m.A, m.AValues)
+		row.B = fmtValue(m.B.Center, unit) + " " + ciText(m.B, m.BValues)
+		row.Delta = m.Delta()
+		row.P = fmt.Sprintf("p=%.3f n=%d+%d", m.Cmp.P, m.Cmp.N1, m.Cmp.N2)
+		row.Verdict, row.Class = m.Verdict, m.Class
 		rows = append(rows, row)
-		for _, w := range append(append(sumA.Warnings, sumB.Warnings...), cmp.Warnings...) {
+		for _, w := range m.Warnings() {
 			msg := w.Error()
 			if _, ok := metricsOf[msg]; !ok {
 				msgs = append(msgs, msg)
@@ -219,43 +221,6 @@ func ciText(s benchmath.Summary, xs []float64) string {
 		return ""
 	}
 	return fmt.Sprintf("±%.0f%%", 100*math.Max(s.Hi-s.Center, s.Center-s.Lo)/math.Abs(s.Center))
-}
-
-// higherIsBetter lists units where a bigger number is an improvement.
-var higherIsBetter = map[string]bool{"ops/s": true, "hits/op": true}
-
-func verdict(unit string, cmp benchmath.Comparison, a, b float64) (string, string) {
-	if cmp.P >= cmp.Alpha || a == b {
-		if len(cmp.Warnings) > 0 && a != b {
-			// benchmath warns when no difference could have been
-			// significant (too few samples): "~" would read as "the
-			// same", when the test cannot tell.
-			return "~ cannot tell", "same"
-		}
-		return "~", "same"
-	}
-	better := b < a
-	if higherIsBetter[unit] {
-		better = b > a
-	}
-	word := "lower"
-	if b > a {
-		word = "higher"
-	}
-	if better {
-		return word + ", better", "better"
-	}
-	return word + ", worse", "worse"
-}
-
-func samples(c *store.Case, unit string) []float64 {
-	var out []float64
-	for _, r := range c.Reps {
-		if v, ok := r.Metrics[unit]; ok && !math.IsNaN(v) {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 func (s *Server) compareFlameJSON(w http.ResponseWriter, r *http.Request) {

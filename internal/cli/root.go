@@ -58,6 +58,7 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 		newPushCmd(io),
 		newRunCmd(io),
 		newShowCmd(io),
+		newCompareCmd(io),
 		newFlameCmd(io),
 		newServeCmd(io),
 	)

@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/store"
+)
+
+// storeRun writes a run whose cases measured the given ns/op repetitions.
+func storeRun(t *testing.T, st *store.Store, started time.Time, cases map[string][]float64) string {
+	t.Helper()
+	run := &store.Run{ID: store.NewID(started, "cipher-cache"), Scenario: "cipher-cache", Started: started, Complete: true}
+	for name, ns := range cases {
+		variant := strings.TrimPrefix(strings.Split(name, "/")[0], "variant=")
+		c := store.Case{Name: name, Variant: variant, Params: map[string]string{"keys": "128"}, Threads: 1, Status: store.StatusOK,
+			Stats: map[string]store.Stat{"ns/op": {N: len(ns)}}}
+		for _, v := range ns {
+			c.Reps = append(c.Reps, store.Rep{Ops: 1000, Metrics: map[string]float64{"ns/op": v, "B/op": 64}})
+		}
+		run.Cases = append(run.Cases, c)
+	}
+	w, err := st.Create(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return run.ID
+}
+
+func TestCompare(t *testing.T) {
+	dir := t.TempDir()
+	st := store.Open(dir)
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	steady := []float64{100, 101, 99, 100, 102, 98}
+	slower := []float64{150, 151, 149, 150, 152, 148}
+	old := storeRun(t, st, t0, map[string][]float64{
+		"variant=mutex/keys=128/threads=1": steady, "variant=sum256/keys=128/threads=1": steady,
+	})
+	newer := storeRun(t, st, t0.Add(time.Hour), map[string][]float64{
+		"variant=mutex/keys=128/threads=1": slower, "variant=sum256/keys=128/threads=1": steady,
+		"variant=only-new/keys=128/threads=1": steady,
+	})
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string
+		not  []string
+	}{
+		{"two runs", []string{"compare", old, "latest", "-o", dir}, 0,
+			[]string{"variant=mutex/keys=128/threads=1", "+50.00%", "higher, worse (p=0.002 n=6+6)", "variant=sum256/keys=128/threads=1"},
+			[]string{"only-new"}},
+		{"two cases", []string{"compare", old + "/variant=sum256/keys=128/threads=1", newer + "/variant=mutex,keys=128,threads=1", "-o", dir}, 0,
+			[]string{"variant=sum256/keys=128/threads=1 vs variant=mutex/keys=128/threads=1", "+50.00%"}, nil},
+		{"base variant", []string{"compare", newer, "--base", "sum256", "--metric", "ns/op", "-o", dir}, 0,
+			[]string{"keys=128 threads=1  mutex", "+50.00%", "keys=128 threads=1  only-new", "~"}, []string{"B/op"}},
+		{"unknown base", []string{"compare", newer, "--base", "nope", "-o", dir}, 2, []string{`no variant "nope"`}, nil},
+		{"unknown case", []string{"compare", old + "/variant=x", newer, "-o", dir}, 1, []string{`no case "variant=x"`}, nil},
+		{"run with case", []string{"compare", old, newer + "/variant=mutex,keys=128,threads=1", "-o", dir}, 2, []string{"a run with a run"}, nil},
+		{"one ref", []string{"compare", old, "-o", dir}, 2, []string{"give two runs"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errs, code := execute(t, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.code, out, errs)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out+errs, w) {
+					t.Errorf("output lacks %q:\n%s%s", w, out, errs)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(out, w) {
+					t.Errorf("output has %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
