@@ -112,26 +112,28 @@ func interleaved(b *testing.B, bench string, s *perflab.Scenario) (tb, pl float6
 	return median(tbs), median(pls)
 }
 
-// BenchmarkHarnessOverhead compares a near-empty operation measured by
-// perflab and by testing.B. Target: ratio ≤ 1.1.
-func BenchmarkHarnessOverhead(b *testing.B) {
+// againstTestingB measures worker with testing.B (benchmark bench runs
+// the same code) and with perflab, interleaved, and reports both medians
+// and their ratio.
+func againstTestingB(b *testing.B, bench string, worker func() perflab.Worker) {
 	for i := 0; i < b.N; i++ {
-		tb, pl := interleaved(b, "BenchmarkEmptyOp", singleVariant("empty", func() perflab.Worker { return &emptyWorker{} }))
+		tb, pl := interleaved(b, bench, singleVariant("v", worker))
 		b.ReportMetric(pl, "perflab-ns/op")
 		b.ReportMetric(tb, "testingB-ns/op")
 		b.ReportMetric(pl/tb, "perflab/testingB")
 	}
 }
 
+// BenchmarkHarnessOverhead compares a near-empty operation measured by
+// perflab and by testing.B. Target: ratio ≤ 1.1.
+func BenchmarkHarnessOverhead(b *testing.B) {
+	againstTestingB(b, "BenchmarkEmptyOp", func() perflab.Worker { return &emptyWorker{} })
+}
+
 // BenchmarkAgreementSHA256 compares SHA-256 of 64 bytes measured by
 // perflab and by testing.B. Target: medians within 5%.
 func BenchmarkAgreementSHA256(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		tb, pl := interleaved(b, "BenchmarkSHA256Op", singleVariant("sha", func() perflab.Worker { return &shaWorker{} }))
-		b.ReportMetric(pl, "perflab-ns/op")
-		b.ReportMetric(tb, "testingB-ns/op")
-		b.ReportMetric(pl/tb, "perflab/testingB")
-	}
+	againstTestingB(b, "BenchmarkSHA256Op", func() perflab.Worker { return &shaWorker{} })
 }
 
 // BenchmarkWallProfilerOverhead runs SHA-256 workers in pairs of
