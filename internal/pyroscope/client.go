@@ -256,6 +256,19 @@ func (c *Client) once(ctx context.Context, newReq func() (*http.Request, error))
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg := shorten(connectMessage(body), 600)
+		if loc := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && loc != "" {
+			// Not followed (see New); say where to point perflab instead.
+			if lu, err := resp.Request.URL.Parse(loc); err == nil {
+				// The base address: without the endpoint we asked for.
+				endpoint := strings.TrimPrefix(resp.Request.URL.Path, c.base.Path)
+				if endpoint != "" && strings.HasSuffix(lu.Path, endpoint) {
+					lu.Path = strings.TrimSuffix(lu.Path, endpoint)
+					lu.RawPath, lu.RawQuery = "", ""
+				}
+				lu.User = nil
+				msg = "the server redirects to " + lu.String() + ": use that address for the server (" + c.base.String() + " was given)"
+			}
+		}
 		if resp.StatusCode == http.StatusUnauthorized && c.cfg.TenantID == "" && strings.Contains(msg, "no org id") {
 			msg += " (the server has multi-tenancy on: give a tenant id with --tenant-id or $PERFLAB_PYROSCOPE_TENANT_ID)"
 		}

@@ -224,6 +224,24 @@ func TestPushUntrustedCertificateNotRetried(t *testing.T) {
 	}
 }
 
+// TestPushRedirectSaysWhere: redirects are not followed (credentials would
+// go to another host, or be dropped); the error names the new address.
+func TestPushRedirectSaysWhere(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "https://profiles.example.com/ingest?x=1", http.StatusPermanentRedirect)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(srv.URL, Config{RetryDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := testProfile(KindCPU, time.Now(), map[string][]string{"10ms": {"main.f"}})
+	attempts, err := c.Push(context.Background(), Upload{Kind: KindCPU, Profile: p, ServiceName: "perflab"})
+	if attempts != 1 || err == nil || !strings.Contains(err.Error(), "308 Permanent Redirect: the server redirects to https://profiles.example.com: use that address") {
+		t.Errorf("attempts %d, err %v", attempts, err)
+	}
+}
+
 func TestPushRefusesBadInput(t *testing.T) {
 	c, _ := newTestClient(t, &fakeIngest{}, Config{})
 	p := testProfile(KindCPU, time.Now(), map[string][]string{"10ms": {"main.f"}})
