@@ -27,6 +27,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -255,7 +256,17 @@ func (c *Client) once(ctx context.Context, newReq func() (*http.Request, error))
 		return nil, fmt.Errorf("reading response: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		msg := shorten(connectMessage(body), 600)
+		msg := connectMessage(body)
+		if strings.HasPrefix(strings.TrimSpace(msg), "<") {
+			// An HTML error page (a proxy, or not Pyroscope at all):
+			// its text, on one line.
+			msg = strings.Join(strings.Fields(htmlTag.ReplaceAllString(msg, " ")), " ")
+		}
+		msg = shorten(msg, 600)
+		switch resp.StatusCode {
+		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+			msg += " (is " + c.base.String() + " a Pyroscope server? perflab posts to its " + strings.TrimPrefix(req.URL.Path, c.base.Path) + ")"
+		}
 		if loc := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && loc != "" {
 			// Not followed (see New); say where to point perflab instead.
 			if lu, err := resp.Request.URL.Parse(loc); err == nil {
@@ -297,6 +308,8 @@ func connectMessage(body []byte) string {
 	}
 	return msg
 }
+
+var htmlTag = regexp.MustCompile(`<[^>]*>`)
 
 func shorten(s string, n int) string {
 	s = strings.TrimSpace(s)

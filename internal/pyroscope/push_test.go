@@ -242,6 +242,27 @@ func TestPushRedirectSaysWhere(t *testing.T) {
 	}
 }
 
+// TestNotPyroscope: pointed at some other web server, the error is one
+// line of the page's text and asks whether the URL is right.
+func TestNotPyroscope(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotImplemented)
+		io.WriteString(w, "<!DOCTYPE HTML>\n<html>\n  <body>\n    <h1>Error response</h1>\n    <p>Unsupported method ('POST').</p>\n  </body>\n</html>\n")
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(srv.URL, Config{RetryDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.SelectMergeProfile(context.Background(), Query{ProfileType: "wall"})
+	want := "server answered 501 Not Implemented: Error response Unsupported method ('POST'). (is " + srv.URL +
+		" a Pyroscope server? perflab posts to its /querier.v1.QuerierService/SelectMergeProfile)"
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("err = %v\nwant it to end %q", err, want)
+	}
+}
+
 func TestPushRefusesBadInput(t *testing.T) {
 	c, _ := newTestClient(t, &fakeIngest{}, Config{})
 	p := testProfile(KindCPU, time.Now(), map[string][]string{"10ms": {"main.f"}})
