@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -68,15 +69,32 @@ func fmtValue(v float64, unit string) string {
 		return benchunit.Scale(v, benchunit.Decimal) + "s"
 	case "ns/op", "cpu-ns/op":
 		return benchunit.Scale(v*1e-9, benchunit.Decimal) + "s"
-	case "B/op":
-		return benchunit.Scale(v, benchunit.Binary) + "B"
-	case "ops/s", "alloc-MB/s":
-		return benchunit.Scale(v, benchunit.Decimal)
+	case "ops/s", "alloc-MB/s", "MB/s":
+		if math.Abs(v) >= 1000 {
+			return benchunit.Scale(v, benchunit.Decimal)
+		}
 	case "gc-cpu-%":
 		return fmt.Sprintf("%.1f%%", v)
 	}
-	cls := benchunit.ClassOf(unit)
-	return benchunit.Scale(v, cls)
+	// Counts and bytes per operation read as plain numbers, as in the
+	// CLI's table: 0.876 allocs/op, not 876.2m; 70.1 B/op, not 70.10B.
+	return plainNumber(v)
+}
+
+// plainNumber formats v with three significant figures below 1000 and
+// SI prefixes above, never with milli- or micro- prefixes.
+func plainNumber(v float64) string {
+	switch a := math.Abs(v); {
+	case v == 0:
+		return "0"
+	case a >= 1e4:
+		return benchunit.Scale(v, benchunit.Decimal)
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.3g", v)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 // unitLabel names a unit for a column heading.

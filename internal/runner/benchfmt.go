@@ -3,6 +3,8 @@ package runner
 import (
 	"fmt"
 	"io"
+	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -23,17 +25,15 @@ var benchUnits = []string{"ns/op", "cpu-ns/op", "MB/s", "B/op", "allocs/op", "al
 // where the -2 suffix is GOMAXPROCS.
 func WriteBenchfmt(w io.Writer, s *perflab.Scenario, run *store.Run) error {
 	bw := benchfmt.NewWriter(w)
+	// Only the keys `go test` writes: benchstat splits tables by any file
+	// key that differs, so a run id or commit here would keep two runs (or
+	// a run and the scenario's go test -bench output) from being compared.
+	// Those are in run.json.
 	cfg := []benchfmt.Config{
 		{Key: "goos", Value: []byte(run.Env.GOOS), File: true},
 		{Key: "goarch", Value: []byte(run.Env.GOARCH), File: true},
-		{Key: "pkg", Value: []byte("perflab/" + run.Scenario), File: true},
+		{Key: "pkg", Value: []byte(scenarioPackage(s)), File: true},
 		{Key: "cpu", Value: []byte(run.Env.CPU), File: true},
-		{Key: "go", Value: []byte(run.Env.GoVersion), File: true},
-		{Key: "gogc", Value: []byte(run.Env.GOGC), File: true},
-		{Key: "run", Value: []byte(run.ID), File: true},
-	}
-	if run.Env.Commit != "" {
-		cfg = append(cfg, benchfmt.Config{Key: "commit", Value: []byte(run.Env.Commit), File: true})
 	}
 	// benchfmt.Writer writes the "Benchmark" prefix itself.
 	prefix := strings.TrimPrefix(s.BenchName(), "Benchmark") + "/"
@@ -70,4 +70,20 @@ func extraUnits(m map[string]float64) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// scenarioPackage returns the import path of the package that defines s's
+// first variant, which is the pkg line `go test -bench` writes for the
+// scenario's own benchmark; "perflab/<name>" if it cannot be told.
+func scenarioPackage(s *perflab.Scenario) string {
+	if len(s.Variants) > 0 && s.Variants[0].New != nil {
+		if fn := runtime.FuncForPC(reflect.ValueOf(s.Variants[0].New).Pointer()); fn != nil {
+			name := fn.Name() // e.g. github.com/perflab/perflab/scenarios/ciphercache.newCached.func1
+			slash := strings.LastIndex(name, "/")
+			if dot := strings.Index(name[slash+1:], "."); dot >= 0 {
+				return name[:slash+1+dot]
+			}
+		}
+	}
+	return "perflab/" + s.Name
 }

@@ -441,3 +441,13 @@ func TestWriteBenchfmtReadsBack(t *testing.T) {
 		t.Fatalf("read %d results, err %v", n, err)
 	}
 }
+
+func TestScenarioPackage(t *testing.T) {
+	s := fakeScenario()
+	if got, want := scenarioPackage(s), "github.com/perflab/perflab/internal/runner"; got != want {
+		t.Errorf("scenarioPackage = %q, want %q (the pkg line go test writes)", got, want)
+	}
+	if got := scenarioPackage(&perflab.Scenario{Name: "x"}); got != "perflab/x" {
+		t.Errorf("fallback %q", got)
+	}
+}
