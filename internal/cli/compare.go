@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -139,7 +140,15 @@ func variantPairs(run *store.Run, base string) ([]pair, error) {
 		}
 	}
 	if len(bases) == 0 {
-		return nil, fmt.Errorf("run %s has no variant %q", run.ID, base)
+		var names []string
+		seen := map[string]bool{}
+		for _, c := range run.Cases {
+			if !seen[c.Variant] {
+				seen[c.Variant] = true
+				names = append(names, c.Variant)
+			}
+		}
+		return nil, fmt.Errorf("run %s has no variant %q (it has %s)", run.ID, base, strings.Join(names, ", "))
 	}
 	var out []pair
 	for i := range run.Cases {
@@ -202,6 +211,10 @@ func fmtUnit(v float64, unit string) string {
 		return fmtNs(v)
 	case "ops/s":
 		return fmtSI(v)
+	}
+	if v != 0 && math.Abs(v) < 0.01 {
+		// Keep tiny values visible: a verdict on "0.000" reads as noise.
+		return strconv.FormatFloat(v, 'g', 2, 64)
 	}
 	return fmtNum(v)
 }

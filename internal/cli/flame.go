@@ -238,7 +238,17 @@ func openFlameInput(arg, kind string) (*flameInput, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &flameInput{p: p, title: filepath.Base(arg)}, nil
+		in := &flameInput{p: p, title: filepath.Base(arg)}
+		// A profile file of a stored run (<run>/cases/<slug>/cpu.pb.gz) is
+		// classified with its scenario's work patterns, like its case.
+		caseDir := filepath.Dir(arg)
+		if filepath.Base(filepath.Dir(caseDir)) == "cases" {
+			if run, err := loadRunDir(filepath.Dir(filepath.Dir(caseDir))); err == nil {
+				in.scenario, _ = perflab.Lookup(run.Scenario)
+				in.title = run.Scenario + " " + filepath.Base(caseDir) + " (" + filepath.Base(arg) + ")"
+			}
+		}
+		return in, nil
 	case err == nil && fi.IsDir():
 		if _, err := os.Stat(filepath.Join(arg, "run.json")); err == nil {
 			return nil, usagef(fmt.Errorf("%s is a whole run: name a case, e.g. %s/<case> (see `perflab show`)", arg, arg))

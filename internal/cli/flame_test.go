@@ -90,7 +90,7 @@ func TestFlameRunCase(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "runs")
 	_, errs, code := execute(t, "run", "cipher-cache", "--variant", "sum256", "-p", "keys=128",
-		"--threads", "1", "--count", "2", "--time", "2ms", "--warmup", "1ms", "--profile", "wall", "--profile-time", "100ms", "-o", dir)
+		"--threads", "1", "--count", "2", "--time", "2ms", "--warmup", "1ms", "--profile", "wall", "--profile-time", "300ms", "-o", dir)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, errs)
 	}
@@ -117,6 +117,11 @@ func TestFlameRunCase(t *testing.T) {
 	_, errs, code = execute(t, "flame", filepath.Join(runDir, "cases", cases[0].Name()))
 	if code != 0 {
 		t.Errorf("flame case-dir: exit %d\n%s", code, errs)
+	}
+	// The profile file itself, inside the run, gets the scenario's rules too.
+	out, errs, code = execute(t, "flame", filepath.Join(runDir, "cases", cases[0].Name(), "wall.pb.gz"))
+	if code != 0 || !strings.Contains(out, "cipher-cache "+cases[0].Name()+" (wall.pb.gz)") {
+		t.Errorf("flame case file: exit %d, title missing\n%s%.400s", code, errs, out)
 	}
 	_, errs, code = execute(t, "flame", runDir)
 	if code != 2 || !strings.Contains(errs, "is a whole run") {

@@ -41,6 +41,8 @@ other machines in, listen on another address, e.g. --addr :8080.`,
 	cmd.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on; a non-loopback address opens the server to other machines")
 	cmd.Flags().StringVar(&opts.Pyroscope, "pyroscope", "", "also read merged profiles from the Pyroscope server at `URL` (page /pyroscope)")
 	cmd.Flags().StringVar(&opts.Dir, "dir", "", "run store directory (default $"+store.EnvDir+" or ./"+store.DefaultDir+")")
+	// -o/--out names the store in run, show and compare: accept it here too.
+	cmd.Flags().StringVarP(&opts.Dir, "out", "o", "", "same as --dir")
 	return cmd
 }
 

@@ -102,7 +102,7 @@ type Runner struct {
 
 // ErrInterrupted is returned when the context ends the run early; what was
 // measured before is in the run.
-var ErrInterrupted = errors.New("interrupted: the cases measured so far are saved and the run is marked incomplete")
+var ErrInterrupted = errors.New("interrupted: the rounds measured so far are saved and the run is marked incomplete")
 
 // Execute runs the whole measurement. The run is checkpointed after every
 // round and every profiled case; on cancellation it returns ErrInterrupted
@@ -143,6 +143,13 @@ func (r *Runner) finish(err error) error {
 	r.Run.Complete = err == nil
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		err = ErrInterrupted
+		measured := false
+		for _, c := range r.Run.Cases {
+			measured = measured || len(c.Reps) > 0
+		}
+		if !measured {
+			err = fmt.Errorf("%w (before any case was measured: the run is saved, empty)", ErrInterrupted)
+		}
 	}
 	if err != nil {
 		r.Run.Note = err.Error()
