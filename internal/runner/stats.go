@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/perflab/perflab/internal/store"
 	"golang.org/x/perf/benchmath"
@@ -31,7 +32,11 @@ func Summarise(values []float64) (store.Stat, []string) {
 	st.Median, st.MedianLo, st.MedianHi = med.Center, med.Lo, med.Hi
 	var warns []string
 	for _, w := range med.Warnings {
-		warns = append(warns, w.Error())
+		msg := w.Error()
+		if strings.HasPrefix(msg, "need ") {
+			msg += ": run more repetitions (--count)"
+		}
+		warns = append(warns, msg)
 	}
 	if len(xs) < 2 {
 		st.MeanLo, st.MeanHi = math.Inf(-1), math.Inf(1)
