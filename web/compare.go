@@ -107,6 +107,17 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Groups = s.caseGroups(v.A, v.B)
+	if v.AValue == "" && v.BValue == "" {
+		// Nothing picked yet: offer two different cases, not one against
+		// itself (the first two of the newest run).
+		var opts []caseOption
+		for _, g := range v.Groups {
+			opts = append(opts, g.Options...)
+		}
+		if len(opts) >= 2 {
+			v.AValue, v.BValue = opts[0].Value, opts[1].Value
+		}
+	}
 	if v.A != nil && v.B != nil {
 		v.Rows, v.Warnings = compareStats(v.A.Case, v.B.Case)
 		for _, k := range profileKinds(v.A.Case) {
