@@ -55,6 +55,10 @@ type Scenario struct {
 	// output. Empty means derived from Name ("cipher-cache" gives
 	// "BenchmarkCipherCache").
 	Benchmark string
+	// OpsPerMicrosecond also reports throughput in ops/µs, the unit of
+	// JMH's throughput mode, for scenarios whose original figures were
+	// given in it.
+	OpsPerMicrosecond bool
 	// Work lists regular expressions (RE2, matched against full function
 	// names such as "crypto/internal/fips140/sha256.blockSHANI") of the
 	// frames that are this scenario's useful work. The classifier puts a

@@ -77,6 +77,8 @@ type liveCase struct {
 	n       int   // ops per worker per repetition, from calibration
 	labels  *pprof.LabelSet
 	failed  error
+	// opsPerMicro adds an ops/µs metric (Scenario.OpsPerMicrosecond).
+	opsPerMicro bool
 }
 
 // repResult is one timed repetition.
@@ -177,6 +179,9 @@ func (c *liveCase) rep(s *sampler) (repResult, error) {
 	}
 	if total := a.totalCPU - b.totalCPU; total > 0 {
 		m["gc-cpu-%"] = 100 * (a.gcCPU - b.gcCPU) / total
+	}
+	if c.opsPerMicro {
+		m["ops/µs"] = fops / (wall.Seconds() * 1e6)
 	}
 	if c.bytes > 0 {
 		m["MB/s"] = float64(c.bytes) * fops / 1e6 / wall.Seconds()

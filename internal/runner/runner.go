@@ -121,7 +121,7 @@ func (r *Runner) Execute(ctx context.Context) error {
 		name := r.Scenario.CaseName(spec)
 		r.Run.Cases[i] = store.Case{Name: name, Variant: spec.Variant, Params: spec.Params, Threads: spec.Threads, Status: store.StatusSkipped}
 		labels := pprof.Labels("case", name)
-		r.cases = append(r.cases, &liveCase{spec: spec, name: name, labels: &labels})
+		r.cases = append(r.cases, &liveCase{spec: spec, name: name, labels: &labels, opsPerMicro: r.Scenario.OpsPerMicrosecond})
 	}
 	defer r.closeCases()
 

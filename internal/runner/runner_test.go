@@ -451,3 +451,19 @@ func TestScenarioPackage(t *testing.T) {
 		t.Errorf("fallback %q", got)
 	}
 }
+
+func TestOpsPerMicrosecond(t *testing.T) {
+	s := fakeScenario()
+	s.OpsPerMicrosecond = true
+	run := &store.Run{}
+	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{},
+		Opts: Options{Selection: perflab.Selection{Variants: []string{"alloc"}, Threads: []int{1}}, Count: 2, Time: 2 * time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
+	if err := r.Execute(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, rep := range run.Cases[0].Reps {
+		if got, want := rep.Metrics["ops/µs"], rep.Metrics["ops/s"]/1e6; math.Abs(got-want) > 1e-9*want {
+			t.Errorf("ops/µs = %v, want ops/s ÷ 1e6 = %v", got, want)
+		}
+	}
+}
