@@ -65,7 +65,7 @@ func TestRoutes(t *testing.T) {
 		{"runs filter no match", "/?scenario=nothing", 200, []string{"No runs of nothing"}},
 		{"run", "/runs/" + full.ID, 200, []string{"keys=128 key=ssk threads=4", "time/op", "±", "<svg class=\"chart\"", "Scaling", "rwmutex"}},
 		{"latest", "/runs/latest", 302, nil},
-		{"run with failures", "/runs/" + small.ID, 200, []string{"failed: panic: &lt;/script&gt;", "n/a at these parameters", "incomplete"}},
+		{"run with failures", "/runs/" + small.ID, 200, []string{"failed: panic: &lt;/script&gt;", "n/a at these parameters: no sharding below 256 keys", "incomplete"}},
 		{"failed case", caseURL(small, 2), 200, []string{"This case failed", "has no profiles"}},
 		{"n/a case", caseURL(small, 3), 200, []string{"does not apply"}},
 		{"case", c0, 200, []string{"Top functions by self", "blockSHANI", "wall.pb.gz", "aria-current", `<script type="application/json" id="flame-data">{"v":1,`}},
