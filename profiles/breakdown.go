@@ -67,12 +67,7 @@ func (c *ProfileClassifier) Location(loc *profile.Location) Class {
 func (c *ProfileClassifier) Sample(s *profile.Sample) Category {
 	var cl Class
 	for _, loc := range s.Location {
-		l := c.Location(loc)
-		if cl.fb == 0 {
-			cl.fb = l.fb
-		}
-		if l.dec != 0 {
-			cl.dec = l.dec
+		if cl = cl.Under(c.Location(loc)); cl.Decided() {
 			break
 		}
 	}

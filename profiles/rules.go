@@ -151,12 +151,8 @@ func (r *Rules) Frame(name string) Class {
 func (r *Rules) Classify(stack []string) Category {
 	var c Class
 	for _, name := range stack {
-		f := r.Frame(name)
-		if c.fb == 0 {
-			c.fb = f.fb
-		}
-		if f.dec != 0 {
-			c.dec = f.dec
+		// Walking from the leaf, each frame is the caller of what came before.
+		if c = c.Under(r.Frame(name)); c.Decided() {
 			break
 		}
 	}
