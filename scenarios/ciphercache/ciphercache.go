@@ -47,7 +47,7 @@ var Scenario = &perflab.Scenario{
 	Variants: []perflab.Variant{
 		{Name: "mutex", Doc: "LRU behind one sync.Mutex; hash on a miss outside the lock", New: newCached(newMutexCache)},
 		{Name: "rwmutex", Doc: "LRU behind sync.RWMutex: read lock to look up, write lock to insert", New: newCached(newRWCache)},
-		{Name: "sharded", Doc: "16 mutex-guarded LRU shards of 8 entries, picked by key byte", New: newCached(newShardedCache)},
+		{Name: "sharded", Doc: "16 mutex-guarded LRU shards sharing one 128-entry budget, picked by key byte", New: newCached(newShardedCache)},
 		{Name: "nocache-pool", Doc: "no cache; hasher from a sync.Pool", New: newPool},
 		{Name: "nocache", Doc: "no cache; a fresh sha256.New() every call", New: newFresh},
 		{Name: "sum256", Doc: "no cache; sha256.Sum256 on the stack (no allocation)", New: newSum256},
