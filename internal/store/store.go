@@ -90,6 +90,82 @@ type Config struct {
 	ProfileTime Duration `json:"profile_time"`
 	// Seed shuffled the order of cases in each round; --seed repeats it.
 	Seed uint64 `json:"seed"`
+	// Classification is what the run's stacks were classified with, so
+	// that another binary (the stock perflab serving a run made by a
+	// user's own binary, say) classifies them the same way. It is nil in
+	// runs stored before it was recorded: readers then look the scenario's
+	// work patterns up in their own registry.
+	Classification *Classification `json:"classification,omitempty"`
+}
+
+// Classification records the inputs of a run's classification rules that
+// are not built into perflab: the scenario's work patterns and the user's
+// rules (perflab run --rules). The built-in rules are the reading
+// binary's own. The rules are the same for every case of a run, so they
+// are stored once per run.
+//
+// A run.json is untrusted input to the binary that reads it: call Check
+// before compiling what it holds.
+type Classification struct {
+	// Work are the scenario's work patterns (perflab.Scenario.Work), RE2.
+	Work []string `json:"work,omitempty"`
+	// Rules are the user's rules, in the order they are consulted.
+	Rules []Rule `json:"rules,omitempty"`
+}
+
+// Rule is one user classification rule (profiles.Rule): frames matching
+// Pattern are Category; a Fallback rule decides only when no other frame
+// of the stack is classified.
+type Rule struct {
+	Category string `json:"category"`
+	Pattern  string `json:"pattern"`
+	Fallback bool   `json:"fallback,omitempty"`
+}
+
+// Bounds on a stored Classification: far above what a scenario or a rules
+// file needs (a few dozen patterns of a few dozen bytes), low enough that
+// compiling a tampered run.json's patterns costs a reader little. RE2
+// compiles and matches in time linear in the pattern's size, but that size
+// counts expanded repetitions: a 4 KiB pattern of bounded repeats took 20 ms
+// to compile here, so the total is bounded as well as each pattern.
+const (
+	MaxClassificationRules = 256      // work patterns, and user rules, each
+	MaxPatternBytes        = 4 << 10  // bytes in one pattern
+	MaxClassificationBytes = 64 << 10 // bytes in all patterns together
+)
+
+// Check reports whether c is within the bounds a reader accepts. It does
+// not compile the patterns or check the categories: package profiles does
+// that, with errors that say what is wrong.
+func (c *Classification) Check() error {
+	if len(c.Work) > MaxClassificationRules {
+		return fmt.Errorf("%d work patterns (at most %d)", len(c.Work), MaxClassificationRules)
+	}
+	if len(c.Rules) > MaxClassificationRules {
+		return fmt.Errorf("%d rules (at most %d)", len(c.Rules), MaxClassificationRules)
+	}
+	total := 0
+	for i, w := range c.Work {
+		if len(w) > MaxPatternBytes {
+			return fmt.Errorf("work pattern %d is %d bytes long (at most %d)", i+1, len(w), MaxPatternBytes)
+		}
+		total += len(w)
+	}
+	for i, r := range c.Rules {
+		// Category names are short words; a long one is not a category,
+		// and would only bloat the error that says so.
+		if len(r.Category) > 64 {
+			return fmt.Errorf("rule %d: category is %d bytes long, not a category name", i+1, len(r.Category))
+		}
+		if len(r.Pattern) > MaxPatternBytes {
+			return fmt.Errorf("rule %d: pattern is %d bytes long (at most %d)", i+1, len(r.Pattern), MaxPatternBytes)
+		}
+		total += len(r.Pattern)
+	}
+	if total > MaxClassificationBytes {
+		return fmt.Errorf("patterns of %d bytes in all (at most %d)", total, MaxClassificationBytes)
+	}
+	return nil
 }
 
 // Case status values.

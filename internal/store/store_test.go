@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -167,5 +168,98 @@ func TestStatInfinitiesRoundTrip(t *testing.T) {
 	}
 	if out != in {
 		t.Fatalf("round trip %+v -> %s -> %+v", in, b, out)
+	}
+}
+
+// TestClassificationRoundTrip: the classification inputs survive run.json,
+// an empty one stays distinct from none (a run made without work patterns
+// is not an old run), and a run.json from before the field still loads.
+func TestClassificationRoundTrip(t *testing.T) {
+	s := Open(filepath.Join(t.TempDir(), "runs"))
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	want := &Classification{
+		Work:  []string{`^example\.com/codec\.`},
+		Rules: []Rule{{Category: "lock", Pattern: `^example\.com/spin\.`}, {Category: "other", Pattern: `^cgocall$`, Fallback: true}},
+	}
+	tests := []struct {
+		name string
+		c    *Classification
+		json string // what run.json says, if given: not written through Create
+	}{
+		{name: "recorded", c: want},
+		{name: "empty", c: &Classification{}},
+		{name: "none", c: nil},
+		{name: "old run.json", json: `{"id":"old","scenario":"x","started":"2026-01-02T03:04:05Z","complete":true,` +
+			`"env":{"go_version":"go1.26.8"},"config":{"args":null,"count":1,"time":"1s","warmup":"0s","profile":[],"profile_time":"1s","seed":1},"cases":[]}`},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := "old"
+			if tt.json != "" {
+				os.MkdirAll(filepath.Join(s.Root, id), 0o755)
+				if err := os.WriteFile(filepath.Join(s.Root, id, "run.json"), []byte(tt.json), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				w := newRun(t, s, t0.Add(time.Duration(i)*time.Minute), "s")
+				w.run.Config.Classification = tt.c
+				if _, err := w.Commit(); err != nil {
+					t.Fatal(err)
+				}
+				id = w.run.ID
+			}
+			r, err := s.Load(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(r.Config.Classification)
+			wantJSON, _ := json.Marshal(tt.c)
+			if string(got) != string(wantJSON) {
+				t.Errorf("classification %s, want %s", got, wantJSON)
+			}
+			if tt.c == nil && r.Config.Classification != nil {
+				t.Errorf("no classification read as %+v", r.Config.Classification)
+			}
+		})
+	}
+	raw, _ := json.Marshal(Config{Classification: want})
+	for _, key := range []string{`"classification":{"work":`, `"rules":[{"category":"lock","pattern":`, `"fallback":true`} {
+		if !strings.Contains(string(raw), key) {
+			t.Errorf("config JSON lacks %s: %s", key, raw)
+		}
+	}
+}
+
+func TestClassificationCheck(t *testing.T) {
+	many := func(n int) []string { return make([]string, n) }
+	rules := func(n int, pattern string) []Rule {
+		out := make([]Rule, n)
+		for i := range out {
+			out[i] = Rule{Category: "lock", Pattern: pattern}
+		}
+		return out
+	}
+	big := strings.Repeat("x", MaxPatternBytes)
+	tests := []struct {
+		name string
+		c    Classification
+		want string // error substring, "" for none
+	}{
+		{"empty", Classification{}, ""},
+		{"at the bounds", Classification{Work: many(MaxClassificationRules), Rules: rules(MaxClassificationRules, "x")}, ""},
+		{"too many work patterns", Classification{Work: many(MaxClassificationRules + 1)}, "257 work patterns"},
+		{"too many rules", Classification{Rules: rules(MaxClassificationRules+1, "x")}, "257 rules"},
+		{"long work pattern", Classification{Work: []string{"a", big + "x"}}, "work pattern 2 is 4097 bytes"},
+		{"long rule", Classification{Rules: []Rule{{Category: "lock", Pattern: big + "x"}}}, "rule 1: pattern is 4097 bytes"},
+		{"long category", Classification{Rules: []Rule{{Category: strings.Repeat("c", 65), Pattern: "x"}}}, "not a category name"},
+		{"too much in all", Classification{Work: []string{big, big, big, big, big, big, big, big}, Rules: rules(9, big)}, "bytes in all"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.c.Check()
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("Check() = %v, want %q", err, tt.want)
+			}
+		})
 	}
 }
