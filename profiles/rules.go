@@ -184,6 +184,34 @@ func (r *Rules) WithWork(patterns ...string) (*Rules, error) {
 	return newRules(r.user, work, r.base), nil
 }
 
+// User returns a copy of r's user rules (from a rules file, or WithUser),
+// in the order they are consulted. With the work patterns, they are what a
+// stored run records so that another binary, with the same built-in rules,
+// can rebuild r: DefaultRules().WithUser(user...).WithWork(work...).
+func (r *Rules) User() []Rule {
+	out := make([]Rule, len(r.user))
+	for i, ru := range r.user {
+		out[i] = ru.Rule
+	}
+	return out
+}
+
+// WithUser returns rules that consult rules after r's own user rules and
+// before its work patterns and built-in rules, as if they ended r's rules
+// file. It fails, naming the rule, on an unknown category or a pattern
+// that does not compile. r itself is unchanged.
+func (r *Rules) WithUser(rules ...Rule) (*Rules, error) {
+	user := append([]rule(nil), r.user...)
+	for i, ru := range rules {
+		c, err := compileRule(ru)
+		if err != nil {
+			return nil, fmt.Errorf("rule %d: %v", i+1, err)
+		}
+		user = append(user, c)
+	}
+	return newRules(user, r.work, r.base), nil
+}
+
 // DefaultRules returns the built-in rules for Go 1.26 frame names, with no
 // work patterns: until a scenario's work is added with WithWork, the
 // program's own code is Other.
