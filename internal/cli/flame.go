@@ -62,9 +62,10 @@ With --diff, two profiles: the graph has the new profile's shape and each frame
 is coloured by its change against the base, scaled to the same total (red
 slower, blue faster), with each category's change in the legend.
 
-Work is what --work patterns (or, for a stored run, the scenario's own patterns)
-match; without them the program's own code is "other". --rules adds rules from
-a file, one "category regexp" a line (see the README).
+Work is what --work patterns (or, for a stored run, the scenario's patterns as
+recorded with the run) match; without them the program's own code is "other".
+--rules adds rules from a file, one "category regexp" a line (see the README); a
+stored run's own --rules are recorded with it and applied after these.
 
 With --from-pyroscope, the merged profiles of --profile-type matching the label
 selector --query over the last --since are drawn instead of a file; a
@@ -126,15 +127,11 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 			return usagef(err)
 		}
 	}
-	var work []string
 	var inputs []*flameInput
 	if o.FromPyroscope != "" {
 		in, err := pyroscopeFlameInput(ctx, o)
 		if err != nil {
 			return err
-		}
-		if in.scenario != nil {
-			work = append(work, in.scenario.Work...)
 		}
 		inputs = append(inputs, in)
 	}
@@ -143,12 +140,24 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 		if err != nil {
 			return err
 		}
-		if in.scenario != nil {
-			work = append(work, in.scenario.Work...)
-		}
 		inputs = append(inputs, in)
 	}
+	// --rules first, then what the inputs bring (a stored run's recorded
+	// rules and work patterns, a scenario's), then --work: for a stored
+	// case and no flags, the rules the run was classified with.
+	var user []profiles.Rule
+	var work []string
+	for _, in := range inputs {
+		if in.warning != "" {
+			fmt.Fprintf(io.Err, "perflab: warning: %s\n", in.warning)
+		}
+		user = append(user, in.user...)
+		work = append(work, in.work...)
+	}
 	work = append(work, o.Work...)
+	if rules, err = rules.WithUser(user...); err != nil {
+		return err // restoreRules checked them; not the user's typing
+	}
 	if rules, err = rules.WithWork(work...); err != nil {
 		return usagef(err)
 	}
@@ -221,11 +230,82 @@ func flameFormat(out, format string) (string, error) {
 }
 
 // flameInput is a profile to draw, with what is known about where it came
-// from.
+// from: for a stored run's case, the rules its run was classified with.
 type flameInput struct {
-	p        *profile.Profile
-	title    string
-	scenario *perflab.Scenario // set for a stored run's case
+	p     *profile.Profile
+	title string
+	user  []profiles.Rule // rules recorded with a stored run
+	work  []string        // work patterns recorded, or of the scenario
+	// warning says why a stored run's recorded classification was not
+	// used, if it was not.
+	warning string
+}
+
+// classifyAs takes the classification inputs of stored run: those recorded
+// in its run.json, so a run made by another binary (a user's own, with its
+// own scenario) is drawn as it was classified; for a run stored before
+// they were recorded, or when what is recorded is refused (a tampered
+// run.json, a category this version does not know), the work patterns of
+// the scenario if this binary has it.
+func (in *flameInput) classifyAs(run *store.Run) {
+	if c := run.Config.Classification; c != nil {
+		user, err := restoreRules(c)
+		if err == nil {
+			in.user, in.work = user, c.Work
+			return
+		}
+		in.warning = fmt.Sprintf("run %s: the classification recorded in run.json is refused (%v); using ", run.ID, err)
+		if _, lerr := perflab.Lookup(run.Scenario); lerr != nil {
+			in.warning += "the built-in rules only (" + run.Scenario + " is not in this binary, so nothing is work)"
+		} else {
+			in.warning += "this binary's work patterns for " + run.Scenario
+		}
+	}
+	if s, err := perflab.Lookup(run.Scenario); err == nil {
+		in.work = s.Work
+	} else if in.warning == "" {
+		in.warning = "run " + run.ID + " was stored without its classification rules, and " + run.Scenario +
+			" is not in this binary: nothing is work (draw it with the binary that made it, or give --work)"
+	}
+}
+
+// restoreRules checks a run's recorded classification, which is untrusted
+// input, and returns its user rules. It compiles them, and the work
+// patterns, so that a bad one is refused here and not drawn half-applied.
+func restoreRules(c *store.Classification) ([]profiles.Rule, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	user := make([]profiles.Rule, len(c.Rules))
+	for i, r := range c.Rules {
+		user[i] = profiles.Rule{Category: profiles.Category(r.Category), Pattern: r.Pattern, Fallback: r.Fallback}
+	}
+	rules, err := profiles.DefaultRules().WithUser(user...)
+	if err == nil {
+		_, err = rules.WithWork(c.Work...)
+	}
+	return user, err
+}
+
+// recordClassification returns what run.json records of how the stacks of
+// a run of s are classified: s's work patterns and the rules of rulesFile,
+// if any. It refuses what readers would refuse (store.Classification.Check),
+// so that every stored run can be classified again as it was.
+func recordClassification(s *perflab.Scenario, rulesFile string) (*store.Classification, error) {
+	c := &store.Classification{Work: append([]string(nil), s.Work...)}
+	if rulesFile != "" {
+		rules, err := profiles.LoadRules(rulesFile)
+		if err != nil {
+			return nil, usagef(fmt.Errorf("--rules: %w", err))
+		}
+		for _, r := range rules.User() {
+			c.Rules = append(c.Rules, store.Rule{Category: string(r.Category), Pattern: r.Pattern, Fallback: r.Fallback})
+		}
+	}
+	if err := c.Check(); err != nil {
+		return nil, usagef(fmt.Errorf("a run records at most what it can be read back with: %w", err))
+	}
+	return c, nil
 }
 
 // openFlameInput opens a profile file, a case directory of a stored run, or
@@ -244,7 +324,7 @@ func openFlameInput(arg, kind string) (*flameInput, error) {
 		caseDir := filepath.Dir(arg)
 		if filepath.Base(filepath.Dir(caseDir)) == "cases" {
 			if run, err := loadRunDir(filepath.Dir(filepath.Dir(caseDir))); err == nil {
-				in.scenario, _ = perflab.Lookup(run.Scenario)
+				in.classifyAs(run)
 				in.title = run.Scenario + " " + filepath.Base(caseDir) + " (" + filepath.Base(arg) + ")"
 			}
 		}
@@ -261,7 +341,7 @@ func openFlameInput(arg, kind string) (*flameInput, error) {
 		}
 		in := &flameInput{p: p, title: filepath.Base(arg) + " (" + kind + ")"}
 		if run, err := loadRunDir(filepath.Dir(filepath.Dir(arg))); err == nil {
-			in.scenario, _ = perflab.Lookup(run.Scenario)
+			in.classifyAs(run)
 		}
 		return in, nil
 	}
@@ -289,7 +369,7 @@ func openFlameInput(arg, kind string) (*flameInput, error) {
 			return nil, err
 		}
 		in := &flameInput{p: p, title: run.Scenario + " " + c.Name + " (" + kind + ")"}
-		in.scenario, _ = perflab.Lookup(run.Scenario)
+		in.classifyAs(run)
 		return in, nil
 	}
 	return nil, usagef(fmt.Errorf("%s: no such profile file, case directory or run case", arg))
@@ -317,7 +397,9 @@ func pyroscopeFlameInput(ctx context.Context, o *FlameOptions) (*flameInput, err
 	}
 	in := &flameInput{p: p, title: fmt.Sprintf("%s %s, last %s", o.ProfileType, o.Query, o.Since)}
 	if m := scenarioLabel.FindStringSubmatch(o.Query); m != nil {
-		in.scenario, _ = perflab.Lookup(m[1])
+		if s, err := perflab.Lookup(m[1]); err == nil {
+			in.work = s.Work
+		}
 	}
 	return in, nil
 }

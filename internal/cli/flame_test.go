@@ -3,8 +3,13 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/store"
 )
 
 const realCPU = "../../profiles/testdata/real/cpu.pb.gz"
@@ -130,5 +135,148 @@ func TestFlameRunCase(t *testing.T) {
 	_, errs, code = execute(t, "flame", filepath.Join(runDir, "variant=nope"))
 	if code != 2 || !strings.Contains(errs, `no case "variant=nope"`) {
 		t.Errorf("flame unknown case: exit %d\n%s", code, errs)
+	}
+}
+
+// storeCase stores a run of scenario with one case whose wall profile is
+// the real CPU profile, recording classification (nil: a run stored before
+// classifications were recorded), and returns the argument that names the
+// case for `perflab flame`.
+func storeCase(t *testing.T, scenario string, classification *store.Classification) string {
+	t.Helper()
+	data, err := os.ReadFile(realCPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.Open(filepath.Join(t.TempDir(), "runs"))
+	started := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	name := "variant=a/threads=1"
+	run := &store.Run{ID: store.NewID(started, scenario), Scenario: scenario, Started: started, Complete: true,
+		Config: store.Config{Classification: classification},
+		Cases: []store.Case{{Name: name, Variant: "a", Threads: 1, Status: store.StatusOK,
+			Profiles: map[string]string{"wall": "cases/" + store.Slug(name) + "/wall.pb.gz"}}}}
+	w, err := st.Create(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFile(run.Cases[0].Profiles["wall"], data); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := w.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, name)
+}
+
+var legendItem = regexp.MustCompile(`>([a-z]+) ([0-9.]+)%<`)
+
+// legend returns a flame SVG's legend: category → share.
+func legend(svg string) map[string]string {
+	out := map[string]string{}
+	for _, m := range legendItem.FindAllStringSubmatch(svg, -1) {
+		out[m[1]] = m[2]
+	}
+	return out
+}
+
+// TestFlameStoredClassification: `perflab flame RUN/CASE` classifies a
+// stored case with the work patterns and user rules recorded in its
+// run.json, exactly as the profile itself is with the same --work and
+// --rules, whether or not this binary has the scenario; an old run.json
+// falls back to the registry, and a tampered one to the registry with a
+// warning, never a failure.
+func TestFlameStoredClassification(t *testing.T) {
+	dir := t.TempDir()
+	rulesFile := filepath.Join(dir, "lock.rules")
+	os.WriteFile(rulesFile, []byte("lock ^main\\.hashWork$\nother? ^runtime\\.systemstack$\n"), 0o644)
+	userRules := []store.Rule{{Category: "lock", Pattern: `^main\.hashWork$`}, {Category: "other", Pattern: `^runtime\.systemstack$`, Fallback: true}}
+	cipherWork := []string{`--work`, `^crypto/internal/fips140/sha256\.`, `--work`, `^crypto/sha256\.`}
+	tests := []struct {
+		name     string
+		scenario string
+		c        *store.Classification
+		same     []string // flame flags on the profile file that give the same legend
+		warning  string   // on stderr, "" for none
+	}{
+		{"unregistered scenario, recorded work", "my-own", &store.Classification{Work: []string{`^crypto/`}},
+			[]string{"--work", "^crypto/"}, ""},
+		{"recorded user rules and work", "my-own", &store.Classification{Work: []string{`^crypto/`}, Rules: userRules},
+			[]string{"--rules", rulesFile, "--work", "^crypto/"}, ""},
+		{"recorded: nothing is work", "cipher-cache", &store.Classification{}, nil, ""},
+		{"recorded work wins over the registry", "cipher-cache", &store.Classification{Work: []string{`^runtime\.mallocgc$`}},
+			[]string{"--work", `^runtime\.mallocgc$`}, ""},
+		{"old run, registered scenario", "cipher-cache", nil, cipherWork, ""},
+		{"old run, unregistered scenario", "my-own", nil, nil, "was stored without its classification rules, and my-own is not in this binary"},
+		{"tampered: bad regexp", "cipher-cache", &store.Classification{Work: []string{`(`}}, cipherWork,
+			"classification recorded in run.json is refused (work pattern: bad pattern"},
+		{"tampered: unknown category", "my-own", &store.Classification{Work: []string{`^crypto/`}, Rules: []store.Rule{{Category: "speed", Pattern: "x"}}}, nil,
+			`refused (rule 1: unknown category "speed"`},
+		{"tampered: too many rules", "cipher-cache", &store.Classification{Rules: make([]store.Rule, store.MaxClassificationRules+1)}, cipherWork,
+			"refused (257 rules (at most 256)); using this binary's work patterns for cipher-cache"},
+		{"tampered: pattern too long", "my-own", &store.Classification{Work: []string{strings.Repeat("x", store.MaxPatternBytes+1)}}, nil,
+			"my-own is not in this binary, so nothing is work"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			arg := storeCase(t, tt.scenario, tt.c)
+			got, errs, code := execute(t, "flame", arg)
+			if code != 0 {
+				t.Fatalf("flame %s: exit %d\n%s", arg, code, errs)
+			}
+			want, werrs, code := execute(t, append([]string{"flame", realCPU}, tt.same...)...)
+			if code != 0 {
+				t.Fatalf("flame %s %v: exit %d\n%s", realCPU, tt.same, code, werrs)
+			}
+			gl, wl := legend(got), legend(want)
+			if len(wl) == 0 || !reflect.DeepEqual(gl, wl) {
+				t.Errorf("stored case legend %v, want %v (as with %v)", gl, wl, tt.same)
+			}
+			if tt.warning == "" && errs != "" || !strings.Contains(errs, tt.warning) {
+				t.Errorf("stderr %q, want %q", errs, tt.warning)
+			}
+		})
+	}
+	// The unregistered scenario's recorded work is work.
+	got, _, _ := execute(t, "flame", storeCase(t, "my-own", &store.Classification{Work: []string{`^crypto/`}}))
+	if w := legend(got)["work"]; w == "" || w == "0.0" {
+		t.Errorf("work %q%% with recorded work patterns", w)
+	}
+}
+
+// TestRunRecordsClassification: `perflab run --rules` stores the
+// scenario's work patterns and the user's rules in run.json, and refuses
+// before measuring rules a reader could not read back.
+func TestRunRecordsClassification(t *testing.T) {
+	dir := t.TempDir()
+	rulesFile := filepath.Join(dir, "my.rules")
+	os.WriteFile(rulesFile, []byte("# ours\nlock ^example\\.com/spin\\.\nother? ^cgocall$\n"), 0o644)
+	runs := filepath.Join(dir, "runs")
+	fast := []string{"--variant", "sum256", "-p", "keys=128", "--threads", "1", "--count", "1", "--time", "1ms", "--warmup", "1ms", "--profile", "none", "-o", runs}
+	_, errs, code := execute(t, append([]string{"run", "cipher-cache", "--rules", rulesFile}, fast...)...)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, errs)
+	}
+	run, err := store.Open(runs).Load(store.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &store.Classification{
+		Work:  []string{`^crypto/internal/fips140/sha256\.`, `^crypto/sha256\.`},
+		Rules: []store.Rule{{Category: "lock", Pattern: `^example\.com/spin\.`}, {Category: "other", Pattern: `^cgocall$`, Fallback: true}},
+	}
+	if !reflect.DeepEqual(run.Config.Classification, want) {
+		t.Errorf("run.json classification %+v, want %+v", run.Config.Classification, want)
+	}
+
+	many := filepath.Join(dir, "many.rules")
+	os.WriteFile(many, []byte(strings.Repeat("lock ^x\n", store.MaxClassificationRules+1)), 0o644)
+	other := filepath.Join(dir, "other-runs")
+	_, errs, code = execute(t, append([]string{"run", "cipher-cache", "--rules", many}, append(fast[:len(fast)-1], other)...)...)
+	if code != 2 || !strings.Contains(errs, "257 rules (at most 256)") {
+		t.Errorf("run with 257 rules: exit %d, stderr %q", code, errs)
+	}
+	if entries, _ := os.ReadDir(other); len(entries) != 0 {
+		t.Errorf("refused run left %d entries in the store", len(entries))
 	}
 }

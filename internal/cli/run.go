@@ -257,6 +257,12 @@ func (sv *saver) Checkpoint() error {
 
 func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perflab.Scenario, sel perflab.Selection,
 	prof []string, classify classifierFor, flame flameWriter) (err error) {
+	// Recorded so that another binary classifies the stored run the same
+	// way; read before Create, so a bad rules file leaves no partial run.
+	classification, err := recordClassification(s, o.Rules)
+	if err != nil {
+		return err
+	}
 	started := time.Now().UTC()
 	run := &store.Run{
 		ID:       store.NewID(started, s.Name),
@@ -267,6 +273,7 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perf
 			Args: o.Args, Variants: sel.Variants, Params: sel.Params, Threads: sel.Threads,
 			Count: o.Count, Time: store.Duration(o.Time), Warmup: store.Duration(o.Warmup),
 			Profile: prof, ProfileTime: store.Duration(o.ProfileTime),
+			Classification: classification,
 		},
 	}
 	var classifyFn func([]string) string
