@@ -106,7 +106,8 @@ func (s *Server) caseProfile(run *store.Run, c *store.Case, kind string) (prof *
 	if err != nil {
 		return nil, "", http.StatusUnprocessableEntity, fmt.Errorf("the %s profile of %s: %v", kind, c.Name, err)
 	}
-	return prof, key + "\x00" + run.Scenario, http.StatusOK, nil
+	// What is built from the profile depends on the run's rules too.
+	return prof, key + "\x00" + rulesOfRun(run).key, http.StatusOK, nil
 }
 
 func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
@@ -126,6 +127,12 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	for _, u := range units([]store.Case{*c}) {
 		v.Stats = append(v.Stats, statRow{Label: unitLabel(u), Cell: statCell(c.Stats, u)})
 	}
+	if warn := rulesOfRun(run).warning; warn != "" {
+		// A copy: the cached run is shared between requests.
+		cc := *c
+		cc.Warnings = append(slices.Clip(c.Warnings), warn)
+		v.Case = &cc
+	}
 	for _, p := range v.Budget {
 		v.Legend = append(v.Legend, legendItem{Label: p.Category, Color: p.Color})
 	}
@@ -144,7 +151,7 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			cached, _ := s.views.get(key+"\x00"+kind+"\x00"+typ, func() (*profileView, error) {
-				pv := newProfileView(prof, idx, base+"/flame.json"+q, rulesFor(run.Scenario))
+				pv := newProfileView(prof, idx, base+"/flame.json"+q, rulesOfRun(run).rules)
 				pv.Types = typeLinks(prof, idx, base+"?kind="+url.QueryEscape(kind)+"&")
 				return pv, nil
 			})
@@ -269,7 +276,7 @@ func (s *Server) caseFlameJSON(w http.ResponseWriter, r *http.Request) {
 // caseFlame builds the flame graph of one profile of a case.
 func caseFlame(run *store.Run, c *store.Case, kind, typ string, prof *profile.Profile) func() (*flame.Tree, error) {
 	return func() (*flame.Tree, error) {
-		return flame.Build(prof, flame.Options{Title: kind + " · " + c.Name, SampleType: typ, Rules: rulesFor(run.Scenario)})
+		return flame.Build(prof, flame.Options{Title: kind + " · " + c.Name, SampleType: typ, Rules: rulesOfRun(run).rules})
 	}
 }
 

@@ -1,9 +1,15 @@
 package web
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"sort"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -29,10 +35,11 @@ func categoryOrder(set map[string]bool) []string {
 	return append(out, rest...)
 }
 
-// rulesFor returns the classification rules for a run of scenario: the
-// built-in rules plus the scenario's work patterns when the scenario is
-// compiled into this binary. Uploads and unknown scenarios get the
-// built-in rules, where nothing is work.
+// rulesFor returns the classification rules for a profile of scenario
+// when nothing else is known of how it was made (an upload): the built-in
+// rules plus the scenario's work patterns when the scenario is compiled
+// into this binary. Uploads and unknown scenarios get the built-in rules,
+// where nothing is work.
 func rulesFor(scenario string) *profiles.Rules {
 	rules := profiles.DefaultRules()
 	if scenario == "" {
@@ -46,4 +53,93 @@ func rulesFor(scenario string) *profiles.Rules {
 		return withWork
 	}
 	return rules
+}
+
+// runRules is how the frames of a stored run are classified.
+type runRules struct {
+	rules *profiles.Rules
+	// key identifies rules, for the keys of caches of what is built with
+	// them (caseProfile).
+	key string
+	// warning says why the classification recorded in run.json was not
+	// used, if it was not.
+	warning string
+}
+
+// storedRules keeps compiled recorded classifications by content. The
+// patterns of a tampered run.json can take a good part of a second to
+// compile (store.MaxClassificationBytes), and every case page asks.
+var storedRules = newCache[*runRules](32)
+
+// rulesOfRun returns the classification rules of a stored run: those
+// recorded in its run.json (the scenario's work patterns and the user's
+// rules), so that a run made by another binary, such as a user's own with
+// its own scenario, is classified as it was when it was made. A run stored
+// before classifications were recorded gets this binary's registered work
+// patterns for its scenario, as does a run whose recorded classification
+// this binary refuses (a tampered run.json, or a category this version
+// does not know), with a warning that says so.
+func rulesOfRun(run *store.Run) *runRules {
+	c := run.Config.Classification
+	if c == nil {
+		rr := &runRules{rules: rulesFor(run.Scenario), key: "registry\x00" + run.Scenario}
+		if _, err := perflab.Lookup(run.Scenario); err != nil {
+			rr.warning = "This run was stored without its classification rules (by a perflab before they were recorded), and " +
+				run.Scenario + " is not in this binary: nothing is classified as work. Serve it with the binary that made it to see its work."
+		}
+		return rr
+	}
+	if err := c.Check(); err != nil {
+		return refusedRules(run, err)
+	}
+	// The fallback depends on the scenario, so it is part of the key.
+	data, _ := json.Marshal(struct {
+		Scenario string
+		C        *store.Classification
+	}{run.Scenario, c})
+	sum := sha256.Sum256(data)
+	key := "stored\x00" + hex.EncodeToString(sum[:])
+	rr, _ := storedRules.get(key, func() (*runRules, error) {
+		rules, err := restoreRules(c)
+		if err != nil {
+			return refusedRules(run, err), nil
+		}
+		return &runRules{rules: rules, key: key}, nil
+	})
+	return rr
+}
+
+// restoreRules compiles a recorded classification as the run's own binary
+// did: user rules, then work patterns, then the built-in rules.
+func restoreRules(c *store.Classification) (*profiles.Rules, error) {
+	user := make([]profiles.Rule, len(c.Rules))
+	for i, r := range c.Rules {
+		user[i] = profiles.Rule{Category: profiles.Category(r.Category), Pattern: r.Pattern, Fallback: r.Fallback}
+	}
+	rules, err := profiles.DefaultRules().WithUser(user...)
+	if err != nil {
+		return nil, err
+	}
+	return rules.WithWork(c.Work...)
+}
+
+func refusedRules(run *store.Run, err error) *runRules {
+	rr := &runRules{rules: rulesFor(run.Scenario), key: "registry\x00" + run.Scenario}
+	instead := "this binary's work patterns for " + run.Scenario
+	if _, lerr := perflab.Lookup(run.Scenario); lerr != nil {
+		instead = "the built-in rules only (" + run.Scenario + " is not in this binary, so nothing is work)"
+	}
+	rr.warning = fmt.Sprintf("The classification recorded in run.json was refused (%s); frames are classified with %s.", clip(err.Error(), 300), instead)
+	return rr
+}
+
+// clip shortens s to at most n bytes, on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

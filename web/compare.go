@@ -263,6 +263,6 @@ func (s *Server) compareFlameJSON(w http.ResponseWriter, r *http.Request) {
 	}
 	key := "diff\x00" + ka + "\x00" + kb + "\x00" + a.Case.Name + "\x00" + b.Case.Name
 	s.writeFlameJSON(w, r, key, func() (*flame.Tree, error) {
-		return flame.Diff(pa, pb, flame.Options{Title: kind + " · " + b.Case.Name + " against " + a.Case.Name, Rules: rulesFor(b.Run.Scenario)})
+		return flame.Diff(pa, pb, flame.Options{Title: kind + " · " + b.Case.Name + " against " + a.Case.Name, Rules: rulesOfRun(b.Run).rules})
 	})
 }
