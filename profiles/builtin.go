@@ -21,6 +21,10 @@ var builtinRules = []Rule{
 	// inside mallocgc and semrelease.
 	{Category: Other, Pattern: `^runtime/pprof\.`},
 	{Category: Other, Pattern: `^github\.com/felixge/fgprof\.`},
+	// The execution tracer's own work (traceBuf, traceWriter, traceLocker,
+	// traceStack…), seen in the CPU samples of a traced window. Not
+	// runtime.traceback*, which has no capital after "trace".
+	{Category: Other, Pattern: `^runtime\.(\(\*trace[A-Z][A-Za-z]*\)\.|trace[A-Z])`},
 	{Category: Other, Pattern: `^runtime\.(GoroutineProfile|goroutineProfileWithLabels.*|goroutineProfileInternal|doRecordGoroutineProfile.*|tryRecordGoroutineProfile|saveg|makeProfStack.*|mProf_.*|profilealloc|blockevent|saveblockevent|fpTracebackPartialExpand|stkbucket|sigprof|cpuprof.*|\(\*cpuProfile\)\..*|\(\*profBuf\)\..*)$`},
 
 	// Garbage collection. gcWriteBarrier is an assembly symbol without the
@@ -47,12 +51,30 @@ var builtinRules = []Rule{
 	{Category: Lock, Pattern: `^internal/sync\.runtime_Semrelease$`}, // only internal/sync.Mutex uses it
 	{Category: Lock, Pattern: `^runtime\.(lock|unlock|lock2|unlock2|lockWithRank|unlockWithRank|_LostContendedRuntimeLock|semacquire|semacquire1|semrelease|semrelease1|\(\*semaRoot\)\..*)$`, Fallback: true},
 
-	// The scheduler, and waiting for a signal rather than for a lock.
+	// Waiting for a signal rather than for a lock: channels, select,
+	// WaitGroup, Cond, sleep, the network poller and blocking system calls.
 	// sync.runtime_SemacquireWaitGroup is a WaitGroup wait, not a lock.
-	{Category: Sched, Pattern: `^runtime\.(schedule|findRunnable|findrunnable|park_m|parkunlock_c|goschedImpl|gosched_m|Gosched|goschedguarded.*|gopreempt_m|preemptPark|execute|runqsteal|runqgrab|stealWork|checkTimers|sysmon|retake|goexit0|goexit1|newproc|newproc1|exitsyscall.*|entersyscall.*|reentersyscall|handoffp|netpoll.*|resetspinning|checkRunqsNoP|checkIdleGCNoP|\(\*timers?\)\..*|timeSleep|resetForSleep|chansend.*|chanrecv.*|selectgo|selectnbsend|selectnbrecv.*|block|closechan|notifyList.*)$`},
-	{Category: Sched, Pattern: `^sync\.(runtime_SemacquireWaitGroup|runtime_notifyList.*|\(\*WaitGroup\)\..*|\(\*Cond\)\..*)$`},
-	{Category: Sched, Pattern: `^time\.Sleep$`},
-	{Category: Sched, Pattern: `^runtime\.(gopark|goparkunlock|goyield.*|stopm|mPark|injectglist|runSafePointFn|forEachP.*|ready|goready.*|readyWithTime|wakep|startm|notesleep|notetsleep|notetsleepg|notetsleep_internal|notewakeup|stopTheWorld.*|startTheWorld.*)$`, Fallback: true},
+	{Category: Wait, Pattern: `^runtime\.(chansend.*|chanrecv.*|selectgo|selectnbsend|selectnbrecv.*|block|closechan|notifyList.*|timeSleep|resetForSleep|netpollblock.*|poll_runtime_pollWait)$`},
+	{Category: Wait, Pattern: `^sync\.(runtime_SemacquireWaitGroup|runtime_notifyList.*|\(\*WaitGroup\)\..*|\(\*Cond\)\..*)$`},
+	{Category: Wait, Pattern: `^time\.Sleep$`},
+	{Category: Wait, Pattern: `^internal/poll\.runtime_pollWait$`},
+
+	// The scheduler.
+	{Category: Sched, Pattern: `^runtime\.(schedule|findRunnable|findrunnable|park_m|parkunlock_c|goschedImpl|gosched_m|Gosched|goschedguarded.*|gopreempt_m|preemptPark|execute|runqsteal|runqgrab|stealWork|checkTimers|sysmon|retake|goexit0|goexit1|newproc|newproc1|exitsyscall.*|entersyscall.*|reentersyscall|handoffp|netpoll.*|resetspinning|checkRunqsNoP|checkIdleGCNoP|\(\*timers?\)\..*)$`},
+	// A bare park is a wait; the scheduler's own helpers are sched.
+	{Category: Wait, Pattern: `^runtime\.(gopark|goparkunlock)$`, Fallback: true},
+	{Category: Sched, Pattern: `^runtime\.(goyield.*|stopm|mPark|injectglist|runSafePointFn|forEachP.*|ready|goready.*|readyWithTime|wakep|startm|notesleep|notetsleep|notetsleepg|notetsleep_internal|notewakeup|stopTheWorld.*|startTheWorld.*)$`, Fallback: true},
+
+	// Off-CPU states of a wall-clock profile made from an execution trace
+	// (internal/wallclock): a leaf frame named "[category] state" that
+	// carries the category decided when the state was recorded.
+	{Category: Work, Pattern: `^\[work\] `},
+	{Category: Lock, Pattern: `^\[lock\] `},
+	{Category: Wait, Pattern: `^\[wait\] `},
+	{Category: Alloc, Pattern: `^\[alloc\] `},
+	{Category: GC, Pattern: `^\[gc\] `},
+	{Category: Sched, Pattern: `^\[sched\] `},
+	{Category: Other, Pattern: `^\[other\] `},
 }
 
 var builtin = sync.OnceValue(func() []rule {

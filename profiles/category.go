@@ -1,6 +1,6 @@
 // Package profiles reads pprof profiles safely and explains where their time
-// goes: every sample is put in one of six categories (work, lock, alloc, gc,
-// sched, other) by ordered, context-aware rules over its stack, and a
+// goes: every sample is put in one of seven categories (work, lock, wait,
+// alloc, gc, sched, other) by ordered, context-aware rules over its stack, and a
 // profile's samples add up to a time budget per category.
 //
 // The categories answer the question perflab asks of every case: how much of
@@ -24,6 +24,11 @@ const (
 	// Lock is time acquiring, waiting for or releasing mutual exclusion:
 	// sync.Mutex, sync.RWMutex and the runtime locks taken on their behalf.
 	Lock Category = "lock"
+	// Wait is time blocked off the CPU waiting for a signal rather than for
+	// a lock: channel operations and select, sync.WaitGroup and sync.Cond,
+	// time.Sleep, network and system calls. A goroutine blocked on a channel
+	// is not waiting for a CPU, so this is never Sched.
+	Wait Category = "wait"
 	// Alloc is time allocating memory: mallocgc and its callers such as
 	// makeslice, growslice, newobject and string conversions, span refills,
 	// stack growth copies and sync.Pool.
@@ -32,10 +37,10 @@ const (
 	// barriers, sweeping (also when an allocation sweeps), scavenging and
 	// stop-the-world pauses started by the collector.
 	GC Category = "gc"
-	// Sched is time in the scheduler or parked waiting for a signal rather
-	// than a lock: schedule/findRunnable, preemption and Gosched, goroutine
-	// creation, channel operations and select, sync.WaitGroup and sync.Cond
-	// waits, time.Sleep.
+	// Sched is time runnable without a CPU (after a preemption or a yield:
+	// more goroutines than GOMAXPROCS, or another process on the cores) and
+	// time in the scheduler itself: schedule/findRunnable, Gosched,
+	// goroutine creation.
 	Sched Category = "sched"
 	// Other is everything no rule claims: the program's own code outside the
 	// declared work (in a cache scenario, the cache's bookkeeping),
@@ -45,7 +50,7 @@ const (
 
 // Categories lists every category in display order: legends, budgets and
 // tables use this order.
-var Categories = []Category{Work, Lock, Alloc, GC, Sched, Other}
+var Categories = []Category{Work, Lock, Wait, Alloc, GC, Sched, Other}
 
 // palette is perflab's one palette, chosen from the Okabe–Ito colour-blind
 // safe set where it could be, so that lock (vermilion) and work (green) stay
@@ -53,6 +58,7 @@ var Categories = []Category{Work, Lock, Alloc, GC, Sched, Other}
 var palette = map[Category]string{
 	Work:  "#2e9e6a",
 	Lock:  "#d55e00",
+	Wait:  "#cc79a7",
 	Alloc: "#e6a100",
 	GC:    "#8c6bb1",
 	Sched: "#3f88c5",

@@ -73,15 +73,15 @@ func TestClassifyGo126(t *testing.T) {
 		{"scavenger wake in gcStart", "runtime.unlock < runtime.wakep < runtime.injectglist < runtime.(*scavengerState).wake < runtime.finishsweep_m < runtime.gcStart.func3 < runtime.systemstack < runtime.gcStart < runtime.mallocgcSmallNoscan < runtime.mallocgc", GC},
 
 		// sched
-		{"WaitGroup is not a lock", "runtime.gopark < runtime.goparkunlock < runtime.semacquire1 < sync.runtime_SemacquireWaitGroup < sync.(*WaitGroup).Wait < main.main < runtime.main < runtime.goexit", Sched},
+		{"WaitGroup is not a lock", "runtime.gopark < runtime.goparkunlock < runtime.semacquire1 < sync.runtime_SemacquireWaitGroup < sync.(*WaitGroup).Wait < main.main < runtime.main < runtime.goexit", Wait},
 		{"findRunnable lock", "runtime.unlock < runtime.findRunnable < runtime.schedule < runtime.park_m < runtime.mcall", Sched},
 		{"steal", "runtime.usleep < runtime.runqgrab < runtime.runqsteal < runtime.stealWork < runtime.findRunnable < runtime.schedule < runtime.park_m < runtime.mcall", Sched},
 		{"preempt lock", "runtime.osyield < runtime.lock2 < runtime.lockWithRank < runtime.lock < runtime.goschedImpl < runtime.gopreempt_m < runtime.newstack < runtime.morestack", Sched},
 		{"Gosched", "runtime.Gosched < main.worker < runtime.goexit", Sched},
-		{"chan recv", "runtime.gopark < runtime.chanrecv < runtime.chanrecv2 < main.main.func1 < runtime.goexit", Sched},
-		{"sleep", "runtime.gopark < time.Sleep < main.main.func2 < runtime.goexit", Sched},
+		{"chan recv", "runtime.gopark < runtime.chanrecv < runtime.chanrecv2 < main.main.func1 < runtime.goexit", Wait},
+		{"sleep", "runtime.gopark < time.Sleep < main.main.func2 < runtime.goexit", Wait},
 		{"netpoll syscall", "internal/runtime/syscall/linux.Syscall6 < internal/runtime/syscall/linux.EpollWait < runtime.netpoll < runtime.findRunnable < runtime.schedule < runtime.park_m < runtime.mcall", Sched},
-		{"bare gopark", "runtime.gopark", Sched},
+		{"bare gopark", "runtime.gopark", Wait},
 
 		// other
 		{"cache bookkeeping", "runtime.mapaccess1_fast64 < main.worker < runtime.goexit", Other},

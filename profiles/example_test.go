@@ -28,7 +28,7 @@ func ExampleRules_Classify() {
 	// Output:
 	// work crypto/internal/fips140/sha256.blockSHANI
 	// lock runtime.gopark
-	// sched runtime.gopark
+	// wait runtime.gopark
 	// gc runtime.lock2
 	// alloc runtime.memmove
 	// other runtime.mapaccess1_fast64
@@ -54,8 +54,9 @@ func ExampleBreakdown() {
 	// Output:
 	// work  28.8%
 	// lock   6.5%
+	// wait   2.1%
 	// alloc 23.6%
 	// gc    25.7%
-	// sched  5.5%
+	// sched  3.4%
 	// other  9.9%
 }

@@ -39,7 +39,7 @@ type rule struct {
 
 func compileRule(r Rule) (rule, error) {
 	if !r.Category.Valid() {
-		return rule{}, fmt.Errorf("unknown category %q (want one of work, lock, alloc, gc, sched, other)", r.Category)
+		return rule{}, fmt.Errorf("unknown category %q (want one of work, lock, wait, alloc, gc, sched, other)", r.Category)
 	}
 	re, err := regexp.Compile(r.Pattern)
 	if err != nil {

@@ -79,12 +79,12 @@ type Tree struct {
 	maxDepth   int
 	sampleType string // e.g. "cpu"
 	unit       string // e.g. "nanoseconds"
-	byCat      [6]int64
+	byCat      [numCategories]int64
 
 	// diff state: set by Diff.
 	diff      bool
 	baseTotal int64 // unscaled
-	baseByCat [6]int64
+	baseByCat [numCategories]int64
 }
 
 // interner gives function names small integer ids, shared by the trees of
@@ -323,4 +323,14 @@ func formatValue(v int64, unit string) string {
 		return fmt.Sprintf("%d", v)
 	}
 	return fmt.Sprintf("%d %s", v, unit)
+}
+
+// numCategories sizes the per-category arrays; init checks it against
+// profiles.Categories so adding a category cannot silently overflow them.
+const numCategories = 7
+
+func init() {
+	if len(profiles.Categories) != numCategories {
+		panic("flame: numCategories must match profiles.Categories")
+	}
 }
