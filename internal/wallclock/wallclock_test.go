@@ -1,0 +1,185 @@
+package wallclock
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/profiles"
+)
+
+const region = "test.worker"
+
+// traced runs f on a goroutine inside a counting region, with the tracer and
+// the CPU profiler on, and returns the trace.
+func traced(t *testing.T, f func()) []byte {
+	t.Helper()
+	var tb, cb bytes.Buffer
+	if err := pprof.StartCPUProfile(&cb); err != nil {
+		t.Fatal(err)
+	}
+	if err := trace.Start(&tb); err != nil {
+		pprof.StopCPUProfile()
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		r := trace.StartRegion(context.Background(), region)
+		f()
+		r.End()
+	}()
+	// A goroutine outside any region: never counted.
+	go func() {
+		defer wg.Done()
+		time.Sleep(50 * time.Millisecond)
+	}()
+	wg.Wait()
+	trace.Stop()
+	pprof.StopCPUProfile()
+	return tb.Bytes()
+}
+
+func spin(d time.Duration) {
+	buf := make([]byte, 4096)
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		sha256.Sum256(buf)
+	}
+}
+
+// TestStates checks the accounting of one goroutine that sleeps, waits for
+// a mutex held by another goroutine, waits on a channel, and hashes, each
+// for a known time, against the times it measured itself.
+func TestStates(t *testing.T) {
+	const d = 60 * time.Millisecond
+	var mu sync.Mutex
+	var sleep, lock, recv time.Duration
+	data := traced(t, func() {
+		t0 := time.Now()
+		time.Sleep(d)
+		sleep = time.Since(t0)
+
+		mu.Lock()
+		go func() { time.Sleep(d); mu.Unlock() }()
+		t0 = time.Now()
+		mu.Lock()
+		lock = time.Since(t0)
+		mu.Unlock()
+
+		ch := make(chan int)
+		go func() { time.Sleep(d); ch <- 1 }()
+		t0 = time.Now()
+		<-ch
+		recv = time.Since(t0)
+
+		spin(3 * d)
+	})
+	rules, err := profiles.DefaultRules().WithWork(`^crypto/internal/fips140/sha256\.`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := FromTrace(bytes.NewReader(data), Options{Region: region, Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Goroutines != 1 {
+		t.Errorf("counted %d goroutines, want 1 (the other is outside the region)", res.Goroutines)
+	}
+	by, total := profiles.Breakdown(res.Profile, 0, rules)
+	if time.Duration(total) != res.Total() {
+		t.Errorf("profile holds %v, accounting %v", time.Duration(total), res.Total())
+	}
+	// Each wait, timed by the goroutine itself, against its category. The
+	// tolerance covers the instrumentation's own few microseconds and the
+	// scheduler's latency in waking the goroutine (which both count).
+	near := func(name string, got int64, want time.Duration) {
+		t.Helper()
+		if diff := time.Duration(got) - want; diff < -2*time.Millisecond || diff > 2*time.Millisecond {
+			t.Errorf("%s = %v, want %v (timed by the goroutine)", name, time.Duration(got), want)
+		}
+	}
+	near("wait (sleep + channel)", by[profiles.Wait], sleep+recv)
+	near("lock", by[profiles.Lock], lock)
+	if by[profiles.Sched] > int64(5*time.Millisecond) {
+		t.Errorf("sched = %v for a goroutine that always had a CPU", time.Duration(by[profiles.Sched]))
+	}
+	if res.CPUSamples < 5 {
+		t.Fatalf("%d CPU samples in %v of hashing", res.CPUSamples, 3*d)
+	}
+	if w := float64(by[profiles.Work]) / float64(res.Time[Running]); w < 0.8 {
+		t.Errorf("work is %.0f%% of running time for a goroutine that mostly hashed", 100*w)
+	}
+	for _, s := range res.Profile.Sample {
+		if len(s.Label["state"]) != 1 {
+			t.Fatalf("sample without a state label")
+		}
+		leaf := s.Location[0].Line[0].Function.Name
+		if s.Label["state"][0] != "running" && !strings.HasPrefix(leaf, "[") {
+			t.Errorf("off-CPU sample without a state frame: leaf %q", leaf)
+		}
+	}
+}
+
+// TestPreempted: two goroutines in regions that both hash on one P spend
+// about half their time runnable after preemption, which is sched.
+func TestPreempted(t *testing.T) {
+	var tb, cb bytes.Buffer
+	if err := pprof.StartCPUProfile(&cb); err != nil {
+		t.Fatal(err)
+	}
+	if err := trace.Start(&tb); err != nil {
+		t.Fatal(err)
+	}
+	prev := runtime.GOMAXPROCS(1)
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := trace.StartRegion(context.Background(), region)
+			spin(200 * time.Millisecond)
+			r.End()
+		}()
+	}
+	wg.Wait()
+	runtime.GOMAXPROCS(prev)
+	trace.Stop()
+	pprof.StopCPUProfile()
+	res, err := FromTrace(&tb, Options{Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by, total := profiles.Breakdown(res.Profile, 0, profiles.DefaultRules())
+	if s := float64(by[profiles.Sched]) / float64(total); s < 0.3 || s > 0.6 {
+		t.Errorf("sched share %.2f for two hashing goroutines on one P, want about 0.5 (they take turns)", s)
+	}
+}
+
+func TestCorrupt(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		data []byte
+	}{
+		{"empty", nil},
+		{"not a trace", []byte("go 1.26 trace\x00\x00\x00garbage garbage garbage")},
+		{"header only", []byte("go 1.26 trace\x00\x00\x00")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := FromTrace(bytes.NewReader(tt.data), Options{Region: region})
+			if err == nil && res.Total() != 0 {
+				t.Fatalf("a %s trace counted %v", tt.name, res.Total())
+			}
+		})
+	}
+	if _, err := FromTrace(bytes.NewReader(nil), Options{}); err == nil {
+		t.Error("no region: want an error")
+	}
+}
