@@ -12,7 +12,7 @@ import (
 
 // classifierFor builds a scenario's classifier: user rules, then the
 // scenario's work patterns, then the built-in Go rules.
-type classifierFor func(s *perflab.Scenario) (func(stack []string) string, error)
+type classifierFor func(s *perflab.Scenario) (*profiles.Rules, error)
 
 // flameWriter renders a case's wall-clock flame graph SVG.
 type flameWriter func(s *perflab.Scenario, run *store.Run, c *store.Case, wall []byte) ([]byte, error)
@@ -27,12 +27,8 @@ func categoriser(rulesFile string) (classifierFor, flameWriter, error) {
 			return nil, nil, fmt.Errorf("--rules: %w", err)
 		}
 	}
-	classify := func(s *perflab.Scenario) (func([]string) string, error) {
-		r, err := base.WithWork(s.Work...)
-		if err != nil {
-			return nil, err
-		}
-		return func(stack []string) string { return string(r.Classify(stack)) }, nil
+	classify := func(s *perflab.Scenario) (*profiles.Rules, error) {
+		return base.WithWork(s.Work...)
 	}
 	svg := func(s *perflab.Scenario, run *store.Run, c *store.Case, wall []byte) ([]byte, error) {
 		r, err := base.WithWork(s.Work...)
@@ -45,7 +41,7 @@ func categoriser(rulesFile string) (classifierFor, flameWriter, error) {
 		}
 		var buf bytes.Buffer
 		title := fmt.Sprintf("%s %s — wall clock, worker goroutines (run %s)", s.Name, c.Name, run.ID)
-		if err := flame.WriteSVG(&buf, p, flame.Options{Title: title, SampleType: "time", Rules: r}); err != nil {
+		if err := flame.WriteSVG(&buf, p, flame.Options{Title: title, SampleType: "wall", Rules: r}); err != nil {
 			return nil, err
 		}
 		return buf.Bytes(), nil

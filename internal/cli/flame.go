@@ -50,7 +50,7 @@ func newFlameCmd(io *IO) *cobra.Command {
 		Short: "Draw a category-coloured flame graph (SVG, interactive HTML, folded) of any pprof profile",
 		Long: `Draw a flame graph of a pprof profile: perflab's own (a run directory and case
 name, or a case directory) or any other (go test -cpuprofile, /debug/pprof, fgprof,
-Pyroscope exports). Frames are coloured by category (work, lock, alloc, gc, sched,
+Pyroscope exports). Frames are coloured by category (work, lock, wait, alloc, gc, sched,
 other) with each category's share in the legend.
 
 The output format follows -o's extension: .svg (static, no script), .html (one

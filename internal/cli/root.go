@@ -45,7 +45,7 @@ func NewRoot(io *IO) *cobra.Command {
 		Short: "Benchmark implementation variants, profile them and see where the time goes",
 		Long: `perflab runs a scenario's implementation variants across a parameter matrix and
 goroutine counts, with confidence intervals and allocation figures, profiles every
-case (wall-clock, CPU, mutex, block) and splits its time into work, lock, alloc,
+case (wall-clock, CPU, mutex, block) and splits its time into work, lock, wait, alloc,
 gc, sched and other. Runs are stored with their pprof profiles.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -14,6 +14,7 @@ import (
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/profiles"
 	"github.com/spf13/cobra"
 )
 
@@ -71,7 +72,7 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 	f.IntVar(&opts.Count, "count", 10, "timed repetitions per case")
 	f.DurationVar(&opts.Time, "time", 200*time.Millisecond, "target duration of one repetition")
 	f.DurationVar(&opts.Warmup, "warmup", 300*time.Millisecond, "warmup per case before timing")
-	f.StringSliceVar(&opts.Profile, "profile", runner.ProfileKinds, "profiles to capture: wall,cpu,mutex,block or none")
+	f.StringSliceVar(&opts.Profile, "profile", runner.DefaultProfiles, "profiles to capture: wall,cpu,mutex,block,fgprof or none")
 	f.DurationVar(&opts.ProfileTime, "profile-time", time.Second, "profiling window per case")
 	f.StringVarP(&opts.Out, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
 	f.BoolVar(&opts.JSON, "json", false, "print the run as JSON instead of a table (one document per scenario)")
@@ -276,11 +277,11 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perf
 			Classification: classification,
 		},
 	}
-	var classifyFn func([]string) string
+	var rules *profiles.Rules
 	if classify != nil {
 		// Before Create, so a bad rule leaves no partial run behind.
 		var err error
-		if classifyFn, err = classify(s); err != nil {
+		if rules, err = classify(s); err != nil {
 			return err
 		}
 	}
@@ -299,7 +300,7 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perf
 		Save:     &saver{w: w, s: s, run: run},
 		Progress: prog,
 	}
-	r.Classify = classifyFn
+	r.Rules = rules
 	if flame != nil {
 		r.WriteFlame = func(c *store.Case, wall []byte) ([]byte, error) { return flame(s, run, c, wall) }
 	}

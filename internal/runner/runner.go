@@ -17,6 +17,7 @@ import (
 
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/profiles"
 )
 
 var bgctx = context.Background()
@@ -30,7 +31,8 @@ type Options struct {
 	Time time.Duration
 	// Warmup is how long each case runs before its first timed repetition.
 	Warmup time.Duration
-	// Profile lists the profiles to capture: wall, cpu, mutex, block.
+	// Profile lists the profiles to capture: wall, cpu, mutex, block,
+	// fgprof (see ProfileKinds).
 	Profile []string
 	// ProfileTime is how long each case runs under each profiling window.
 	ProfileTime time.Duration
@@ -38,8 +40,15 @@ type Options struct {
 	Seed uint64
 }
 
-// ProfileKinds are the profiles the runner can capture, in order.
-var ProfileKinds = []string{"wall", "cpu", "mutex", "block"}
+// ProfileKinds are the profiles the runner can capture, in order. wall is
+// the exact wall-clock profile from the execution tracer, behind budgets
+// and flame graphs; fgprof is the sampling wall-clock profiler users know,
+// kept for comparison in a window of its own (it over-reports parked lock
+// waiters: see the README).
+var ProfileKinds = []string{"wall", "cpu", "mutex", "block", "fgprof"}
+
+// DefaultProfiles are the profiles captured unless Options.Profile says.
+var DefaultProfiles = []string{"wall", "cpu", "mutex", "block"}
 
 // Defaults fills zero fields with the defaults: about two minutes for the
 // default cipher-cache matrix on two cores.
@@ -54,7 +63,7 @@ func (o *Options) Defaults() {
 		o.Warmup = 300 * time.Millisecond
 	}
 	if o.Profile == nil {
-		o.Profile = append([]string(nil), ProfileKinds...)
+		o.Profile = append([]string(nil), DefaultProfiles...)
 	}
 	if o.ProfileTime == 0 {
 		o.ProfileTime = time.Second
@@ -91,9 +100,9 @@ type Runner struct {
 	// WriteFlame, if set, renders a case's wall-clock flame graph SVG from
 	// its profile; the runner stores it next to the profile.
 	WriteFlame func(c *store.Case, wall []byte) ([]byte, error)
-	// Classify assigns a category to a stack of function names, leaf
-	// first. It is required for time budgets.
-	Classify func(stack []string) string
+	// Rules classify stacks, with the scenario's work patterns included
+	// (profiles.Rules.WithWork). They are required for time budgets.
+	Rules *profiles.Rules
 
 	cases   []*liveCase
 	sampler *sampler

@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/profiles"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -48,7 +49,6 @@ func (p *quietProgress) Phase(name string, total int) {
 }
 func (p *quietProgress) Step(string)      {}
 func (p *quietProgress) Warn(msg string)  { p.warnings = append(p.warnings, msg) }
-func classifyAll(stack []string) string   { return "work" }
 func worker(f func(n int)) perflab.Worker { return perflab.WorkerFunc(f) }
 func caseOf(f func(n int)) perflab.Case {
 	return perflab.CaseFunc(func(int) perflab.Worker { return worker(f) })
@@ -226,9 +226,9 @@ func TestProfilingPass(t *testing.T) {
 	run := &store.Run{}
 	save := &memSaver{}
 	var flamed int
-	r := &Runner{Scenario: s, Run: run, Save: save, Progress: &quietProgress{}, Classify: classifyAll,
+	r := &Runner{Scenario: s, Run: run, Save: save, Progress: &quietProgress{}, Rules: profiles.DefaultRules(),
 		WriteFlame: func(c *store.Case, wall []byte) ([]byte, error) { flamed++; return []byte("<svg/>"), nil },
-		Opts:       Options{Selection: perflab.Selection{Threads: []int{4}}, Count: 2, Time: 5 * time.Millisecond, Warmup: time.Nanosecond, ProfileTime: 300 * time.Millisecond}}
+		Opts:       Options{Selection: perflab.Selection{Threads: []int{4}}, Count: 2, Time: 5 * time.Millisecond, Warmup: time.Nanosecond, ProfileTime: 300 * time.Millisecond, Profile: ProfileKinds}}
 	if err := r.Execute(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,29 @@ func TestProfilingPass(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", kind, err)
 		}
-		if kind == "wall" || kind == "block" {
+		if kind == "wall" {
+			// The trace's own worker goroutines only: their time adds up
+			// to at most threads × the window's repetitions (less when a
+			// worker finishes early: a contended Mutex lets the holder
+			// barge, so workers finish unevenly; the Window says how much).
+			var total int64
+			for _, smp := range p.Sample {
+				if len(smp.Label["state"]) != 1 {
+					t.Fatalf("wall sample without a state label: %v", stack(smp))
+				}
+				total += smp.Value[0]
+			}
+			limit := 4 * c.Window.Seconds * 1e9
+			if float64(total) > limit*1.001 || float64(total) < 0.2*limit {
+				t.Errorf("wall profile holds %v of worker time; the window had 4 workers × %.3fs", time.Duration(total), c.Window.Seconds)
+			}
+		}
+		if kind == "wall" {
+			if o := c.Window.Occupancy; math.Abs(o*4*c.Window.Seconds*1e9-float64(sumValues(p)))/float64(sumValues(p)) > 1e-6 {
+				t.Errorf("occupancy %.3f does not match the profile's total", o)
+			}
+		}
+		if kind == "block" || kind == "fgprof" {
 			for _, smp := range p.Sample {
 				if !strings.Contains(strings.Join(stack(smp), ";"), workerFrame) {
 					t.Fatalf("%s profile keeps a non-worker sample: %v", kind, stack(smp))
@@ -263,6 +285,14 @@ func TestProfilingPass(t *testing.T) {
 	if ns := c.Stats["ns/op"].Mean; math.Abs(sum-ns) > 1e-6*ns {
 		t.Errorf("budget sums to %v, want ns/op %v", sum, ns)
 	}
+}
+
+func sumValues(p *profile.Profile) int64 {
+	var t int64
+	for _, s := range p.Sample {
+		t += s.Value[0]
+	}
+	return t
 }
 
 // fakeProfile builds a wall profile whose samples have the given stacks
@@ -307,65 +337,46 @@ func TestKeepWorkers(t *testing.T) {
 }
 
 func TestBudget(t *testing.T) {
-	classify := func(st []string) string {
-		for _, f := range st {
-			switch f {
-			case "lock":
-				return "lock"
-			case "malloc":
-				return "alloc"
-			case "sha":
-				return "work"
-			}
-		}
-		return "other"
+	rules, err := profiles.DefaultRules().WithWork(`^sha$`)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Wall: 30% parked on the lock, the rest running in Go code after the
-	// hash (fgprof cannot see inside it).
+	// A wall profile as internal/wallclock makes it: running time at CPU
+	// sample stacks, off-CPU time under a state frame carrying its category.
 	wall := fakeProfile(map[string]int64{
-		"runtime.gopark;lock;run": 30, "after;run": 60, "malloc;run": 10,
+		"sha;run":                               40,
+		"runtime.mallocgc;run":                  10,
+		"after;run":                             5,
+		"[lock] blocked (sync);run":             20,
+		"[lock] runnable after wake (sync);run": 5,
+		"[wait] blocked (chan receive);run":     10,
+		"[sched] runnable (preempted);sha;run":  10,
 	})
-	// CPU: 80% hashing, 20% allocating; a sample of another case and one
-	// without a label are ignored.
-	cpu := fakeProfile(map[string]int64{"sha;run": 80, "malloc;run": 20, "sha;other-case": 500, "profiler": 300})
-	for _, s := range cpu.Sample {
-		switch stack(s)[len(stack(s))-1] {
-		case "run":
-			s.Label = map[string][]string{"case": {"c"}}
-		case "other-case":
-			s.Label = map[string][]string{"case": {"d"}}
-		}
-	}
-	tests := []struct {
-		name                            string
-		cpu                             *profile.Profile
-		ns, cpuPerOp                    float64
-		threads                         int
-		work, lock, alloc, sched, other float64
+	wall.SampleType[1].Type = "wall"
+	for _, tt := range []struct {
+		name string
+		ns   float64
+		want map[string]float64
 	}{
-		// One goroutine: 70% off CPU would need cpu/op 30; here cpu/op
-		// 70 means no runnable time: the running 70% splits 80:20.
-		{"cpu splits running time", cpu, 100, 70, 1, 56, 30, 14, 0, 0},
-		// Four goroutines with two cores' worth of CPU: half the goroutine
-		// time off CPU, 30% parked, 20% runnable; the 50% on CPU splits 80:20.
-		{"oversubscribed", cpu, 100, 200, 4, 40, 30, 10, 20, 0},
-		// Without a CPU profile the wall profile's running stacks split it.
-		{"no cpu profile", nil, 100, 70, 1, 0, 30, 10, 0, 60},
-		// No CPU figure: no sched estimate.
-		{"no cpu figure", cpu, 100, 0, 4, 56, 30, 14, 0, 0},
-	}
-	for _, tt := range tests {
+		{"shares of the median", 200, map[string]float64{"work": 80, "alloc": 20, "other": 10, "lock": 50, "wait": 20, "sched": 20}},
+		{"no time", 0, nil},
+	} {
 		t.Run(tt.name, func(t *testing.T) {
-			b := Budget(wall, tt.cpu, "c", classify, tt.ns, tt.cpuPerOp, tt.threads)
-			want := map[string]float64{"work": tt.work, "lock": tt.lock, "alloc": tt.alloc, "sched": tt.sched, "other": tt.other}
-			for cat, w := range want {
-				if math.Abs(b[cat]-w) > 1e-9 {
-					t.Errorf("%s = %v, want %v (budget %v)", cat, b[cat], w, b)
+			b := Budget(wall, rules, tt.ns)
+			if tt.want == nil {
+				if b != nil {
+					t.Fatalf("budget %v, want none", b)
 				}
+				return
 			}
 			var sum float64
 			for _, v := range b {
 				sum += v
+			}
+			for cat, w := range tt.want {
+				if math.Abs(b[cat]-w) > 1e-9 {
+					t.Errorf("%s = %v, want %v (budget %v)", cat, b[cat], w, b)
+				}
 			}
 			if math.Abs(sum-tt.ns) > 1e-9 {
 				t.Errorf("budget sums to %v, want %v", sum, tt.ns)
@@ -464,6 +475,34 @@ func TestOpsPerMicrosecond(t *testing.T) {
 	for _, rep := range run.Cases[0].Reps {
 		if got, want := rep.Metrics["ops/µs"], rep.Metrics["ops/s"]/1e6; math.Abs(got-want) > 1e-9*want {
 			t.Errorf("ops/µs = %v, want ops/s ÷ 1e6 = %v", got, want)
+		}
+	}
+}
+
+// TestGCCPUCoversRepetition: the runtime updates its CPU classes only when
+// a GC cycle ends, so a repetition's GC share is read after a collection
+// that ends it. Even a repetition that triggered no GC of its own has a
+// window, and so a figure.
+func TestGCCPUCoversRepetition(t *testing.T) {
+	s := newFake("gc", perflab.Variant{Name: "quiet", New: func(perflab.Params) (perflab.Case, error) {
+		return caseOf(func(n int) {
+			for i := 0; i < n; i++ {
+				sink = append(sink[:0], byte(i))
+			}
+		}), nil
+	}})
+	run := &store.Run{}
+	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{},
+		Opts: Options{Selection: perflab.Selection{Threads: []int{1}}, Count: 3, Time: 5 * time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
+	if err := r.Execute(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i, rep := range run.Cases[0].Reps {
+		if rep.Metrics["gc/op"] != 0 {
+			t.Skipf("repetition %d collected garbage; the test needs one that did not", i)
+		}
+		if _, ok := rep.Metrics["gc-cpu-%"]; !ok {
+			t.Errorf("repetition %d has no gc-cpu-%%: its window ended before it did", i)
 		}
 	}
 }

@@ -194,10 +194,13 @@ type Case struct {
 	// scenario's own counters ("hits/op", …).
 	Stats map[string]Stat `json:"stats,omitempty"`
 	// Budget splits the wall time per operation (ns/op) into categories
-	// (work, lock, alloc, gc, sched, other) in the proportions of the
-	// wall-clock profile's worker samples.
+	// (work, lock, wait, alloc, gc, sched, other) in the proportions of the
+	// worker goroutines' time in the profiling window's execution trace.
 	Budget map[string]float64 `json:"budget,omitempty"`
-	// Profiles maps a profile kind (wall, cpu, mutex, block) to its file,
+	// Window is what the profiling window measured (nil without a wall
+	// profile, and in runs made before budgets came from the tracer).
+	Window *Window `json:"window,omitempty"`
+	// Profiles maps a profile kind (wall, cpu, mutex, block, fgprof) to its file,
 	// relative to the run directory.
 	Profiles map[string]string `json:"profiles,omitempty"`
 	// Flame is the wall-clock flame graph SVG, relative to the run directory.

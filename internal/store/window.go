@@ -1,0 +1,34 @@
+package store
+
+// Window is what the profiling window of a case measured, from the
+// execution trace of its worker goroutines. The budget's shares come from
+// this window and are applied to the timed median, so the window's own
+// time/op is kept to show whether profiling changed the behaviour.
+type Window struct {
+	// Seconds is how long the window ran; Ops how many operations it did.
+	Seconds float64 `json:"seconds"`
+	Ops     int64   `json:"ops"`
+	// NsPerOp is the window's wall time per operation.
+	NsPerOp float64 `json:"ns_per_op"`
+	// Running, Runnable, Blocked and Syscall are the shares of the worker
+	// goroutines' time in each scheduling state (they add up to 1).
+	Running  float64 `json:"running"`
+	Runnable float64 `json:"runnable"`
+	Blocked  float64 `json:"blocked"`
+	Syscall  float64 `json:"syscall,omitempty"`
+	// Occupancy is the workers' time over threads × Seconds: below 1 when
+	// workers start late or finish early (a Mutex that lets its holder
+	// barge makes workers finish unevenly), time that is in the wall time
+	// per operation but in no category of the budget.
+	Occupancy float64 `json:"occupancy"`
+	// BackgroundGCNsPerOp is the CPU time of the runtime's background GC
+	// mark workers per operation: GC work that is in cpu/op but in no
+	// worker's wall time, so it is shown beside the budget, not in it.
+	BackgroundGCNsPerOp float64 `json:"background_gc_ns_per_op"`
+	// CPUSamples is the number of the workers' CPU samples that split
+	// their running time between categories.
+	CPUSamples int `json:"cpu_samples"`
+	// Goroutines is the number of worker goroutines traced (each timed
+	// repetition starts its own).
+	Goroutines int `json:"goroutines"`
+}
