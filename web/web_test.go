@@ -68,7 +68,7 @@ func TestRoutes(t *testing.T) {
 		{"run with failures", "/runs/" + small.ID, 200, []string{"failed: panic: &lt;/script&gt;", "n/a at these parameters: no sharding below 256 keys", "incomplete"}},
 		{"failed case", caseURL(small, 2), 200, []string{"This case failed", "has no profiles"}},
 		{"n/a case", caseURL(small, 3), 200, []string{"does not apply"}},
-		{"case", c0, 200, []string{"Top functions by self", "blockSHANI", "wall.pb.gz", "aria-current", `<script type="application/json" id="flame-data">{"v":1,`}},
+		{"case", c0, 200, []string{"Top functions by self", "blockSHANI", "wall.pb.gz", "aria-current", "Profiling window: 1.01 s", "busy 97.0% of the window", "180 CPU samples", `<script type="application/json" id="flame-data">{"v":1,`}},
 		{"case cpu", c0 + "?kind=cpu", 200, []string{"cpu.pb.gz"}},
 		{"case mutex", c0 + "?kind=mutex", 200, []string{"delay (nanoseconds)"}},
 		{"case bad kind", c0 + "?kind=heap", 404, []string{"has no"}},

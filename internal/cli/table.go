@@ -42,6 +42,13 @@ func writeTable(w io.Writer, run *store.Run) {
 		reps = fmt.Sprintf("up to %d", run.Config.Count)
 	}
 	fmt.Fprintf(w, "\ntime/op is the median of %s repetitions ± its 95%% confidence interval; budget is %% of time/op\n", reps)
+	hasBG := false
+	for _, c := range run.Cases {
+		hasBG = hasBG || c.Window != nil
+	}
+	if hasBG {
+		fmt.Fprintln(w, "budget: the worker goroutines' time in the profiling window's execution trace; bg gc/op: GC background workers' CPU, in cpu/op but in no worker's time")
+	}
 
 	// Group cases by everything but the variant, keeping first-seen order.
 	var groups []string
@@ -67,7 +74,11 @@ func writeTable(w io.Writer, run *store.Run) {
 		notes = append(notes, allocNotes(g, byGroup[g])...)
 		fmt.Fprintf(w, "\n%s\n", g)
 		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-		head := []string{"variant", "time/op", "±", "cpu/op", "ops/s"}
+		head := []string{"variant", "time/op", "±", "cpu/op"}
+		if hasBG {
+			head = append(head, "bg gc/op")
+		}
+		head = append(head, "ops/s")
 		if hasMB {
 			head = append(head, "MB/s")
 		}
@@ -87,7 +98,15 @@ func writeTable(w io.Writer, run *store.Run) {
 				continue
 			}
 			ns := c.Stats["ns/op"]
-			row := []string{c.Variant, fmtNs(ns.Median), fmtPct(runner.HalfWidth(ns)), fmtNs(c.Stats["cpu-ns/op"].Median), fmtSI(c.Stats["ops/s"].Median)}
+			row := []string{c.Variant, fmtNs(ns.Median), fmtPct(runner.HalfWidth(ns)), fmtNs(c.Stats["cpu-ns/op"].Median)}
+			if hasBG {
+				bg := "-"
+				if c.Window != nil {
+					bg = fmtNs(c.Window.BackgroundGCNsPerOp)
+				}
+				row = append(row, bg)
+			}
+			row = append(row, fmtSI(c.Stats["ops/s"].Median))
 			if hasMB {
 				row = append(row, fmtNum(c.Stats["MB/s"].Median))
 			}

@@ -18,10 +18,13 @@ import (
 
 // Profile kinds as perflab stores them (store.Case.Profiles keys).
 const (
-	KindWall  = "wall"
-	KindCPU   = "cpu"
-	KindMutex = "mutex"
-	KindBlock = "block"
+	KindWall = "wall"
+	// KindFgprof is fgprof's sampling wall-clock profile, stored only with
+	// --profile fgprof; it is pushed as a wall profile when asked for.
+	KindFgprof = "fgprof"
+	KindCPU    = "cpu"
+	KindMutex  = "mutex"
+	KindBlock  = "block"
 )
 
 // Upload is one profile to push.
@@ -80,7 +83,7 @@ type sampleTypeConfig struct {
 // server stores them as they are.
 func prepare(kind string, p *profile.Profile) (map[string]sampleTypeConfig, error) {
 	switch kind {
-	case KindWall:
+	case KindWall, KindFgprof:
 		found := false
 		for _, st := range p.SampleType {
 			if st.Type == "wall" || (st.Unit == "nanoseconds" && !found) {
@@ -115,7 +118,7 @@ func prepare(kind string, p *profile.Profile) (map[string]sampleTypeConfig, erro
 // the given kind is stored under, first the one to look at.
 func ProfileTypes(kind string) []string {
 	switch kind {
-	case KindWall:
+	case KindWall, KindFgprof:
 		return []string{"wall:wall:nanoseconds:wall:nanoseconds", "wall:samples:count:wall:nanoseconds"}
 	case KindCPU:
 		return []string{"process_cpu:cpu:nanoseconds:cpu:nanoseconds", "process_cpu:samples:count:cpu:nanoseconds"}

@@ -250,7 +250,10 @@ func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, op
 		cs := &run.Cases[i]
 		kinds := make([]string, 0, len(cs.Profiles))
 		for k := range cs.Profiles {
-			if len(want) == 0 || want[k] {
+			// fgprof is a second wall-clock profile of the same case: sent
+			// under the same labels it would merge with the exact one from
+			// the tracer, so it goes only when asked for by name.
+			if (len(want) == 0 && k != KindFgprof) || want[k] {
 				kinds = append(kinds, k)
 			}
 		}

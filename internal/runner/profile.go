@@ -231,8 +231,9 @@ func windowWarnings(sc *store.Case, w *wallclock.Result) []string {
 	win := sc.Window
 	if ns, ok := sc.Stats["ns/op"]; ok && ns.Median > 0 && win.NsPerOp > 0 {
 		if d := win.NsPerOp/ns.Median - 1; math.Abs(d) > maxWindowDrift {
-			out = append(out, fmt.Sprintf("the profiling window ran at %s/op against the timed median's %s/op (%+.0f%%): the budget's shares come from the window, and profiling or the machine changed the behaviour",
-				fmtNs(win.NsPerOp), fmtNs(ns.Median), 100*d))
+			// One figure, so that warningList groups it across cases.
+			out = append(out, fmt.Sprintf("the profiling window's time/op was %+.0f%% off the timed median: the budget's shares come from that window, and profiling or the machine changed the behaviour",
+				100*d))
 		}
 	}
 	if win.Occupancy > 0 && win.Occupancy < minOccupancy {
@@ -244,10 +245,6 @@ func windowWarnings(sc *store.Case, w *wallclock.Result) []string {
 			w.CPUSamples, minCPUSamples))
 	}
 	return out
-}
-
-func fmtNs(ns float64) string {
-	return time.Duration(math.Round(ns)).String()
 }
 
 // runFor runs repetitions of c until d has passed, and returns the
