@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -203,6 +204,7 @@ type accountant struct {
 	samples map[trace.Stack]int // CPU samples of counted goroutines
 	cats    map[catKey]profiles.Category
 	res     *Result
+	gcSTW   bool // inside a GC stop-the-world
 }
 
 func (a *accountant) g(id trace.GoID) *gor {
@@ -258,6 +260,12 @@ func (a *accountant) event(ev *trace.Event) error {
 		} else {
 			g.counted = false
 		}
+	case trace.EventRangeBegin, trace.EventRangeEnd:
+		// Goroutines stopped for a GC stop-the-world are preempted and sit
+		// runnable until the world restarts: that is the collector's time.
+		if strings.HasPrefix(ev.Range().Name, "stop-the-world (GC") {
+			a.gcSTW = ev.Kind() == trace.EventRangeBegin
+		}
 	case trace.EventStackSample:
 		id := ev.Goroutine()
 		if g := a.gs[id]; g != nil && g.counted && g.state == trace.GoRunning {
@@ -303,8 +311,12 @@ func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTr
 			g.offState, g.offStack = Runnable, g.blockStack
 			g.offFrame = profiles.StateFrame(g.blockCat, "runnable after wake ("+g.blockWhy+")")
 		case trace.GoRunning:
-			c := a.category(st.Stack, st.Reason, true)
 			g.offState, g.offStack = Runnable, st.Stack
+			if a.gcSTW {
+				g.offFrame = profiles.StateFrame(profiles.GC, "runnable (stopped for GC)")
+				break
+			}
+			c := a.category(st.Stack, st.Reason, true)
 			g.offFrame = profiles.StateFrame(c, "runnable ("+st.Reason+")")
 		case trace.GoSyscall:
 			// The system call returned but the P was taken meanwhile.

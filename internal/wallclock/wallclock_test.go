@@ -183,3 +183,42 @@ func TestCorrupt(t *testing.T) {
 		t.Error("no region: want an error")
 	}
 }
+
+var garbage *[1 << 16]byte
+
+// TestStoppedForGC: a hashing goroutine stopped for the collector's
+// stop-the-world pauses spends that runnable time in gc, not sched.
+func TestStoppedForGC(t *testing.T) {
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+				runtime.GC()
+			}
+		}
+	}()
+	data := traced(t, func() {
+		buf := make([]byte, 4096)
+		for end := time.Now().Add(150 * time.Millisecond); time.Now().Before(end); {
+			sha256.Sum256(buf)
+			garbage = new([1 << 16]byte)
+		}
+	})
+	close(stop)
+	res, err := FromTrace(bytes.NewReader(data), Options{Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gcRunnable time.Duration
+	for _, s := range res.Profile.Sample {
+		if s.Location[0].Line[0].Function.Name == profiles.StateFrame(profiles.GC, "runnable (stopped for GC)") {
+			gcRunnable += time.Duration(s.Value[0])
+		}
+	}
+	if gcRunnable == 0 {
+		t.Errorf("no runnable time charged to GC stop-the-world pauses in %v of forced collections", 150*time.Millisecond)
+	}
+}
