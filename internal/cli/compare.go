@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
 	"golang.org/x/perf/benchmath"
@@ -136,7 +137,7 @@ func variantPairs(run *store.Run, base string) ([]pair, error) {
 	bases := map[string]*store.Case{}
 	for i := range run.Cases {
 		if c := &run.Cases[i]; c.Variant == base {
-			bases[groupKey(c)] = c
+			bases[report.GroupKey(run, c)] = c
 		}
 	}
 	if len(bases) == 0 {
@@ -153,8 +154,8 @@ func variantPairs(run *store.Run, base string) ([]pair, error) {
 	var out []pair
 	for i := range run.Cases {
 		c := &run.Cases[i]
-		if b, ok := bases[groupKey(c)]; ok && c.Variant != base {
-			out = append(out, pair{groupKey(c) + "  " + c.Variant, b, c})
+		if b, ok := bases[report.GroupKey(run, c)]; ok && c.Variant != base {
+			out = append(out, pair{report.GroupKey(run, c) + "  " + c.Variant, b, c})
 		}
 	}
 	return out, nil

@@ -31,6 +31,7 @@ type RunOptions struct {
 	ProfileTime time.Duration
 	Out         string
 	JSON        bool
+	Wide        bool
 	Rules       string
 	Seed        uint64
 	Args        []string
@@ -76,6 +77,7 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 	f.DurationVar(&opts.ProfileTime, "profile-time", time.Second, "profiling window per case")
 	f.StringVarP(&opts.Out, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
 	f.BoolVar(&opts.JSON, "json", false, "print the run as JSON instead of a table (one document per scenario)")
+	f.BoolVar(&opts.Wide, "wide", false, "one table row per variant with every column, whatever the width (default: fit 80 columns)")
 	f.StringVar(&opts.Rules, "rules", "", "file of extra classification rules")
 	f.Uint64Var(&opts.Seed, "seed", 0, "seed for the order of cases in each round (default random)")
 	f.StringVar(&opts.Push, "push", "", "after storing the run, send its profiles to the Pyroscope server at `URL` (see perflab push)")
@@ -319,7 +321,7 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perf
 			return err
 		}
 	} else {
-		writeTable(io.Out, run)
+		writeTable(io.Out, run, o.Wide)
 	}
 	showArgs := run.ID
 	if st.Root != store.DefaultDir {

@@ -11,7 +11,7 @@ import (
 
 func newShowCmd(io *IO) *cobra.Command {
 	var dir string
-	var asJSON, list bool
+	var asJSON, list, wide bool
 	cmd := &cobra.Command{
 		Use:   "show [run-id]",
 		Short: "Print a stored run (default the latest), or list runs with --list",
@@ -34,13 +34,14 @@ func newShowCmd(io *IO) *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(run)
 			}
-			writeTable(io.Out, run)
+			writeTable(io.Out, run, wide)
 			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&dir, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as JSON")
 	cmd.Flags().BoolVar(&list, "list", false, "list stored runs, newest first")
+	cmd.Flags().BoolVar(&wide, "wide", false, "one table row per variant with every column, whatever the width (default: fit 80 columns)")
 	return cmd
 }
 

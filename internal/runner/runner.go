@@ -119,6 +119,10 @@ var ErrInterrupted = errors.New("interrupted: the rounds measured so far are sav
 func (r *Runner) Execute(ctx context.Context) error {
 	r.Opts.Defaults()
 	r.Run.Config.Seed = r.Opts.Seed
+	r.Run.ParamOrder = r.Run.ParamOrder[:0]
+	for _, p := range r.Scenario.Params {
+		r.Run.ParamOrder = append(r.Run.ParamOrder, p.Name)
+	}
 	specs, err := r.Scenario.Matrix(r.Opts.Selection)
 	if err != nil {
 		return err

@@ -58,7 +58,11 @@ type Run struct {
 	Note     string `json:"note,omitempty"`
 	Env      Env    `json:"env"`
 	Config   Config `json:"config"`
-	Cases    []Case `json:"cases"`
+	// ParamOrder lists the scenario's parameter names in its order, so
+	// that every renderer groups and titles cases the same way without
+	// parsing case names (absent in runs stored before it was recorded).
+	ParamOrder []string `json:"param_order,omitempty"`
+	Cases      []Case   `json:"cases"`
 }
 
 // Env records the machine and runtime settings a run was measured under.

@@ -1,4 +1,4 @@
-package cli
+package report
 
 import (
 	"fmt"
@@ -51,15 +51,7 @@ func allocNotes(group string, cases []*store.Case) []string {
 			continue
 		}
 		notes = append(notes, fmt.Sprintf("%s: %s vs %s: alloc MB/s %s but B/op %s, because ops/s %s",
-			group, c.Variant, base.Variant, fmtRatio(r), fmtRatio(p), fmtRatio(t)))
+			group, c.Variant, base.Variant, Ratio(r), Ratio(p), Ratio(t)))
 	}
 	return notes
-}
-
-// fmtRatio writes a ratio as "×2.5" or, below one, "×0.40".
-func fmtRatio(r float64) string {
-	if r >= 10 {
-		return fmt.Sprintf("×%.0f", r)
-	}
-	return fmt.Sprintf("×%.2g", r)
 }

@@ -1,0 +1,315 @@
+// Package report is the one model of what a stored run says — its groups
+// of cases, rows, cells with units, verdicts, allocation notes and grouped
+// warnings — for every renderer: the CLI's table (WriteText), the web UI's
+// run page and JSON. Renderers decide layout; what a number is, how it is
+// written and what a warning says are decided here once, as
+// golang.org/x/perf's benchtab builds one table that ToText and ToCSV
+// render.
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/profiles"
+)
+
+// Run is the report of one stored run.
+type Run struct {
+	Run *store.Run
+	// Status is "complete" or "INCOMPLETE: <why>".
+	Status string
+	// Reps says how many repetitions a median is of: "10", or "up to 10"
+	// for an incomplete run.
+	Reps string
+	// Groups hold the cases of one parameter combination and goroutine
+	// count, in the order the run measured them.
+	Groups []Group
+	// Metrics are the per-op metrics a scenario reported beyond the
+	// standard ones (hits/op, …), sorted.
+	Metrics []string
+	// HasMB says whether any case reported MB/s (perflab.Byteser).
+	HasMB bool
+	// HasWindow says whether any case has a profiling window (and so a
+	// budget from the execution trace and a background GC figure).
+	HasWindow bool
+	// HasBudget says whether any case has a time budget.
+	HasBudget bool
+	// Notes compare allocation rate and bytes per operation where they
+	// tell different stories.
+	Notes []string
+	// Warnings are the cases' warnings, the same message across cases
+	// given once.
+	Warnings []Warning
+}
+
+// Group is the cases of one parameter combination and goroutine count.
+type Group struct {
+	// Params are the parameters in the scenario's order.
+	Params []Param
+	// Threads is the number of worker goroutines.
+	Threads int
+	Rows    []Row
+	// Verdict says which variant was fastest and whether by a significant
+	// margin; nil with fewer than two measured variants.
+	Verdict *Verdict
+}
+
+// Param is one parameter of a group.
+type Param struct{ Name, Value string }
+
+// Title is the group's heading: "keys=1024 key=ssk threads=4".
+func (g *Group) Title() string {
+	parts := make([]string, 0, len(g.Params)+1)
+	for _, p := range g.Params {
+		parts = append(parts, p.Name+"="+p.Value)
+	}
+	if g.Threads > 0 {
+		parts = append(parts, fmt.Sprintf("threads=%d", g.Threads))
+	}
+	return strings.Join(parts, " ")
+}
+
+// Row is one case of a group.
+type Row struct {
+	Case *store.Case
+	// OK is false for a failed, skipped or n/a case; Message then says
+	// why ("failed: …", "n/a: …").
+	OK      bool
+	Message string
+	// Budget is the case's time budget as shares of time/op, one per
+	// profiles.Categories entry (all zero without a budget).
+	Budget    []float64
+	HasBudget bool
+}
+
+// Stat returns the summary of unit, and whether the case measured it.
+func (r *Row) Stat(unit string) (store.Stat, bool) {
+	st, ok := r.Case.Stats[unit]
+	return st, ok
+}
+
+// Cell formats the median of unit: "214.7ns", "" when not measured.
+func (r *Row) Cell(unit string) string {
+	st, ok := r.Stat(unit)
+	if !ok {
+		return ""
+	}
+	return Value(st.Median, unit)
+}
+
+// Verdict is the fastest variant of a group against the runner-up, by the
+// same test as `perflab compare` (internal/compare: Mann–Whitney U on the
+// per-repetition time/op).
+type Verdict struct {
+	Fastest, RunnerUp, Slowest string
+	// Speedup is the runner-up's median time/op over the fastest's;
+	// OverSlowest the slowest's over the fastest's.
+	Speedup, OverSlowest float64
+	// P is the test's p-value; Significant says P < alpha; CannotTell says
+	// there were too few repetitions for any difference to be significant.
+	P                       float64
+	N1, N2                  int
+	Significant, CannotTell bool
+}
+
+// String is the verdict's sentence.
+func (v *Verdict) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "fastest: %s, %s faster than %s", v.Fastest, speed(v.Speedup), v.RunnerUp)
+	switch {
+	case v.Significant:
+		fmt.Fprintf(&b, " (significant: p=%.3f n=%d+%d)", v.P, v.N1, v.N2)
+	case v.CannotTell:
+		fmt.Fprintf(&b, " (cannot tell: too few repetitions, n=%d+%d)", v.N1, v.N2)
+	default:
+		fmt.Fprintf(&b, " (not significant: p=%.2f n=%d+%d)", v.P, v.N1, v.N2)
+	}
+	if v.Slowest != "" && v.Slowest != v.RunnerUp {
+		fmt.Fprintf(&b, "; %s than %s", speed(v.OverSlowest), v.Slowest)
+	}
+	return b.String()
+}
+
+func speed(r float64) string {
+	if r >= 10 {
+		return fmt.Sprintf("%.0f×", r)
+	}
+	if r >= 1.1 {
+		return fmt.Sprintf("%.2g×", r)
+	}
+	return fmt.Sprintf("%.0f%%", 100*(r-1))
+}
+
+// Warning is one warning message and the cases that have it.
+type Warning struct {
+	Message string
+	Cases   []string
+}
+
+// fixedUnits have columns of their own; other per-op metrics a scenario
+// reports get columns after them.
+var fixedUnits = map[string]bool{"ns/op": true, "cpu-ns/op": true, "ops/s": true, "B/op": true,
+	"allocs/op": true, "alloc-MB/s": true, "gc/op": true, "gc-cpu-%": true, "MB/s": true}
+
+// Build makes the report of run.
+func Build(run *store.Run) *Run {
+	rep := &Run{Run: run, Status: "complete", Reps: fmt.Sprint(run.Config.Count)}
+	if !run.Complete {
+		rep.Status = "INCOMPLETE: " + run.Note
+		rep.Reps = fmt.Sprintf("up to %d", run.Config.Count)
+	}
+	byKey := map[string]int{}
+	var warnings warningList
+	extra := map[string]bool{}
+	for i := range run.Cases {
+		c := &run.Cases[i]
+		params := Params(run, c)
+		g := Group{Params: params, Threads: c.Threads}
+		key := g.Title()
+		gi, ok := byKey[key]
+		if !ok {
+			gi = len(rep.Groups)
+			byKey[key] = gi
+			rep.Groups = append(rep.Groups, g)
+		}
+		row := Row{Case: c, OK: c.Status == store.StatusOK}
+		if !row.OK {
+			row.Message = c.Status
+			if c.Error != "" {
+				row.Message += ": " + firstLine(c.Error)
+			}
+		}
+		var total float64
+		for _, v := range c.Budget {
+			total += v
+		}
+		if total > 0 {
+			row.HasBudget, rep.HasBudget = true, true
+			row.Budget = make([]float64, len(profiles.Categories))
+			for _, cat := range profiles.Categories {
+				row.Budget[cat.Index()] = c.Budget[string(cat)] / total
+			}
+		}
+		rep.Groups[gi].Rows = append(rep.Groups[gi].Rows, row)
+		for u := range c.Stats {
+			if !fixedUnits[u] {
+				extra[u] = true
+			}
+		}
+		if _, ok := c.Stats["MB/s"]; ok {
+			rep.HasMB = true
+		}
+		if c.Window != nil {
+			rep.HasWindow = true
+		}
+		for _, w := range c.Warnings {
+			warnings.add(c.Name, w)
+		}
+	}
+	for u := range extra {
+		rep.Metrics = append(rep.Metrics, u)
+	}
+	sort.Strings(rep.Metrics)
+	for i := range rep.Groups {
+		g := &rep.Groups[i]
+		g.Verdict = verdict(g)
+		cases := make([]*store.Case, len(g.Rows))
+		for j := range g.Rows {
+			cases[j] = g.Rows[j].Case
+		}
+		rep.Notes = append(rep.Notes, allocNotes(g.Title(), cases)...)
+	}
+	rep.Warnings = warnings.list()
+	return rep
+}
+
+// verdict compares the group's fastest measured variant with the
+// runner-up.
+func verdict(g *Group) *Verdict {
+	var ok []*store.Case
+	for _, r := range g.Rows {
+		if st, has := r.Case.Stats["ns/op"]; r.OK && has && st.Median > 0 {
+			ok = append(ok, r.Case)
+		}
+	}
+	if len(ok) < 2 {
+		return nil
+	}
+	sort.SliceStable(ok, func(i, j int) bool { return ok[i].Stats["ns/op"].Median < ok[j].Stats["ns/op"].Median })
+	fast, next, slow := ok[0], ok[1], ok[len(ok)-1]
+	ms := compare.Cases(next, fast, []string{"ns/op"})
+	if len(ms) == 0 {
+		return nil
+	}
+	m := ms[0]
+	v := &Verdict{
+		Fastest: fast.Variant, RunnerUp: next.Variant, Slowest: slow.Variant,
+		Speedup:     next.Stats["ns/op"].Median / fast.Stats["ns/op"].Median,
+		OverSlowest: slow.Stats["ns/op"].Median / fast.Stats["ns/op"].Median,
+		P:           m.Cmp.P, N1: m.Cmp.N1, N2: m.Cmp.N2,
+	}
+	switch m.Class {
+	case "better":
+		v.Significant = true
+	case "same":
+		v.CannotTell = m.Verdict == "~ cannot tell" || math.IsNaN(m.Cmp.P)
+	}
+	return v
+}
+
+// GroupKey is the title of the group c belongs to in run: its parameters
+// in the scenario's order and its goroutine count.
+func GroupKey(run *store.Run, c *store.Case) string {
+	g := Group{Params: Params(run, c), Threads: c.Threads}
+	return g.Title()
+}
+
+// Params returns a case's parameters in the scenario's order: the order
+// run.json records (store.Run.ParamOrder) or, for runs stored before it
+// did, the order of the case name's segments, checked against the case's
+// Params so that a variant name containing '/' cannot forge parameters.
+// Parameters neither names follow, sorted.
+func Params(run *store.Run, c *store.Case) []Param {
+	var out []Param
+	used := map[string]bool{}
+	take := func(k string) {
+		if v, ok := c.Params[k]; ok && !used[k] {
+			out = append(out, Param{k, v})
+			used[k] = true
+		}
+	}
+	if run != nil && len(run.ParamOrder) > 0 {
+		for _, k := range run.ParamOrder {
+			take(k)
+		}
+	} else {
+		for _, seg := range strings.Split(c.Name, "/") {
+			if k, v, ok := strings.Cut(seg, "="); ok && c.Params[k] == v {
+				take(k)
+			}
+		}
+	}
+	var rest []string
+	for k := range c.Params {
+		if !used[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		take(k)
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,344 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/perflab/perflab/profiles"
+)
+
+// TextOptions control WriteText.
+type TextOptions struct {
+	// Width is the terminal width the table must fit (default 80).
+	// Columns that do not fit are left out, and the output says which.
+	Width int
+	// Wide puts every column in one table, whatever its width.
+	Wide bool
+}
+
+// WriteText renders the report as the CLI prints it: a heading, then per
+// group a timing block, a budget block and the verdict, then notes and
+// warnings. By default every line fits opts.Width columns.
+func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
+	if opts.Width <= 0 {
+		opts.Width = 80
+	}
+	tw := &textWriter{w: w}
+	run := rep.Run
+	tw.linef("%s  %s  %s", run.ID, run.Env.GoVersion, rep.Status)
+	machine := fmt.Sprintf("cpu: %s  GOMAXPROCS=%d GOGC=%s", run.Env.CPU, run.Env.GOMAXPROCS, run.Env.GOGC)
+	if run.Env.Commit != "" {
+		dirty := ""
+		if run.Env.Dirty {
+			dirty = "+dirty"
+		}
+		machine += fmt.Sprintf("  commit %.12s%s", run.Env.Commit, dirty)
+	}
+	tw.linef("%s", machine)
+	legend := fmt.Sprintf("time/op is the median of %s repetitions ± its 95%% confidence interval.", rep.Reps)
+	switch {
+	case rep.HasWindow:
+		legend += " The budget splits time/op by the worker goroutines' time in the execution trace of a profiling window; bg gc/op is the GC's background CPU per op, in cpu/op but in no worker's time."
+	case rep.HasBudget:
+		legend += " The budget is % of time/op."
+	}
+	tw.wrap(legend, opts.Width, "")
+
+	hidden := map[string]bool{}
+	for _, g := range rep.Groups {
+		tw.linef("")
+		tw.linef("%s", g.Title())
+		wide := rep.timingTable(&g, true)
+		if rep.HasBudget {
+			wide.cols = append(wide.cols, rep.budgetTable(&g, true).cols[1:1+len(profiles.Categories)]...)
+		}
+		if opts.Wide || wide.total() <= opts.Width {
+			// One row per variant when everything fits.
+			wide.write(tw, 0)
+		} else {
+			t := rep.timingTable(&g, false)
+			for _, name := range t.fit(opts.Width) {
+				hidden[name] = true
+			}
+			t.write(tw, opts.Width)
+			if b := rep.budgetTable(&g, false); b.rows() > 0 {
+				b.cols[0].head = "budget"
+				b.write(tw, opts.Width)
+			}
+		}
+		if g.Verdict != nil {
+			tw.wrap(g.Verdict.String(), opts.Width, "  ")
+		}
+	}
+	if len(hidden) > 0 {
+		var names []string
+		for _, c := range optionalOrder {
+			if hidden[c] {
+				names = append(names, c)
+			}
+		}
+		tw.linef("")
+		tw.wrap(fmt.Sprintf("left out to fit %d columns: %s (--wide shows every column)", opts.Width, strings.Join(names, ", ")), opts.Width, "")
+	}
+	if len(rep.Notes) > 0 {
+		tw.linef("")
+		tw.wrap("allocation rate vs B/op (rate = B/op × ops/s: it follows throughput; B/op is the cost of one operation):", opts.Width, "")
+		for _, n := range rep.Notes {
+			tw.wrap(n, opts.Width, "  ")
+		}
+	}
+	if len(rep.Warnings) > 0 {
+		tw.linef("")
+		tw.linef("warnings:")
+		for _, wn := range rep.Warnings {
+			tw.wrap(wn.String(), opts.Width, "  ")
+		}
+	}
+	return tw.err
+}
+
+// optionalOrder is the order columns are left out in when a table does not
+// fit: the allocation rate first (B/op is the cost of one operation), then
+// throughput (time/op says it too).
+var optionalOrder = []string{"alloc MB/s", "ops/s", "MB/s"}
+
+func (rep *Run) timingTable(g *Group, wide bool) *table {
+	t := &table{}
+	variant := t.add("variant", false, "")
+	timeCol := t.add("time/op", true, "")
+	ci := t.add("±", true, "")
+	cpu := t.add("cpu/op", true, "")
+	var bg *column
+	if wide && rep.HasWindow {
+		bg = t.add("bg gc/op", true, "")
+	}
+	ops := t.add("ops/s", true, "ops/s")
+	var mb *column
+	if rep.HasMB {
+		mb = t.add("MB/s", true, "MB/s")
+	}
+	bop := t.add("B/op", true, "")
+	allocs := t.add("allocs/op", true, "")
+	rate := t.add("alloc MB/s", true, "alloc MB/s")
+	extra := make([]*column, len(rep.Metrics))
+	for i, u := range rep.Metrics {
+		extra[i] = t.add(u, true, "")
+	}
+	for _, r := range g.Rows {
+		t.row(r.Message)
+		variant.cells = append(variant.cells, r.Case.Variant)
+		if !r.OK {
+			for _, c := range t.cols[1:] {
+				c.cells = append(c.cells, "")
+			}
+			continue
+		}
+		ns, _ := r.Stat("ns/op")
+		timeCol.cells = append(timeCol.cells, Value(ns.Median, "ns/op"))
+		ci.cells = append(ci.cells, CI(ns.Median, ns.MedianLo, ns.MedianHi))
+		cpu.cells = append(cpu.cells, r.Cell("cpu-ns/op"))
+		if bg != nil {
+			bg.cells = append(bg.cells, bgCell(&r))
+		}
+		ops.cells = append(ops.cells, r.Cell("ops/s"))
+		if mb != nil {
+			mb.cells = append(mb.cells, r.Cell("MB/s"))
+		}
+		bop.cells = append(bop.cells, r.Cell("B/op"))
+		allocs.cells = append(allocs.cells, r.Cell("allocs/op"))
+		rate.cells = append(rate.cells, r.Cell("alloc-MB/s"))
+		for i, u := range rep.Metrics {
+			extra[i].cells = append(extra[i].cells, r.Cell(u))
+		}
+	}
+	return t
+}
+
+func bgCell(r *Row) string {
+	if r.Case.Window == nil {
+		return "-"
+	}
+	return Value(r.Case.Window.BackgroundGCNsPerOp, "ns/op")
+}
+
+// budgetTable has a row per case with a budget, or with all, a row per
+// case (blank without a budget) to sit beside the timing table's.
+func (rep *Run) budgetTable(g *Group, all bool) *table {
+	t := &table{}
+	variant := t.add("variant", false, "")
+	cats := make([]*column, len(profiles.Categories))
+	for i, c := range profiles.Categories {
+		cats[i] = t.add(string(c), true, "")
+	}
+	var bg *column
+	if rep.HasWindow {
+		bg = t.add("bg gc/op", true, "")
+	}
+	for _, r := range g.Rows {
+		if !all && (!r.OK || !r.HasBudget) {
+			continue
+		}
+		t.row("")
+		variant.cells = append(variant.cells, r.Case.Variant)
+		for i := range profiles.Categories {
+			cell := "-"
+			if r.HasBudget {
+				cell = Share(r.Budget[i])
+			} else if !r.OK {
+				cell = ""
+			}
+			cats[i].cells = append(cats[i].cells, cell)
+		}
+		if bg != nil {
+			bg.cells = append(bg.cells, bgCell(&r))
+		}
+	}
+	return t
+}
+
+// table is a small column layout: the first column left-aligned, the rest
+// right-aligned, two spaces between, indented by two. A row with a message
+// (a failed case) shows the message after its first cell and does not
+// widen any column.
+type table struct {
+	cols []*column
+	msgs []string
+}
+
+type column struct {
+	head     string
+	right    bool
+	optional string // name in optionalOrder, if the column may be left out
+	cells    []string
+	hidden   bool
+}
+
+func (t *table) add(head string, right bool, optional string) *column {
+	c := &column{head: head, right: right, optional: optional}
+	t.cols = append(t.cols, c)
+	return c
+}
+
+func (t *table) row(msg string) { t.msgs = append(t.msgs, msg) }
+
+func (t *table) rows() int { return len(t.msgs) }
+
+func width(s string) int { return utf8.RuneCountInString(s) }
+
+func (c *column) width() int {
+	w := width(c.head)
+	for _, s := range c.cells {
+		w = max(w, width(s))
+	}
+	return w
+}
+
+func (t *table) total() int {
+	n := 2
+	for i, c := range t.cols {
+		if c.hidden {
+			continue
+		}
+		if i > 0 {
+			n += 2
+		}
+		n += c.width()
+	}
+	return n
+}
+
+// fit hides optional columns, in optionalOrder, until the table fits
+// width, and returns the names it hid.
+func (t *table) fit(w int) []string {
+	var hid []string
+	for _, name := range optionalOrder {
+		if t.total() <= w {
+			break
+		}
+		for _, c := range t.cols {
+			if c.optional == name && !c.hidden {
+				c.hidden = true
+				hid = append(hid, name)
+			}
+		}
+	}
+	return hid
+}
+
+func (t *table) write(tw *textWriter, maxWidth int) {
+	widths := make([]int, len(t.cols))
+	for i, c := range t.cols {
+		widths[i] = c.width()
+	}
+	line := func(cell func(c *column) string, msg string) {
+		var b strings.Builder
+		b.WriteString("  ")
+		for i, c := range t.cols {
+			if c.hidden {
+				continue
+			}
+			s := cell(c)
+			if i == 0 {
+				if msg != "" {
+					b.WriteString(s + strings.Repeat(" ", widths[i]-width(s)) + "  " + msg)
+					break
+				}
+				b.WriteString(s + strings.Repeat(" ", widths[i]-width(s)))
+				continue
+			}
+			b.WriteString("  ")
+			pad := strings.Repeat(" ", widths[i]-width(s))
+			if c.right {
+				b.WriteString(pad + s)
+			} else {
+				b.WriteString(s + pad)
+			}
+		}
+		out := strings.TrimRight(b.String(), " ")
+		if maxWidth > 0 && width(out) > maxWidth && msg != "" {
+			r := []rune(out)
+			out = string(r[:maxWidth-1]) + "…"
+		}
+		tw.linef("%s", out)
+	}
+	line(func(c *column) string { return c.head }, "")
+	for r, msg := range t.msgs {
+		line(func(c *column) string { return c.cells[r] }, msg)
+	}
+}
+
+// textWriter writes lines and keeps the first error.
+type textWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (tw *textWriter) linef(format string, args ...any) {
+	if tw.err == nil {
+		_, tw.err = fmt.Fprintf(tw.w, format+"\n", args...)
+	}
+}
+
+// wrap writes s as lines of at most width columns, breaking at spaces;
+// continuation lines are indented two more than the first.
+func (tw *textWriter) wrap(s string, w int, indent string) {
+	words := strings.Fields(s)
+	line := indent
+	cont := indent + "  "
+	for _, word := range words {
+		switch {
+		case line == indent || line == cont:
+			line += word
+		case width(line)+1+width(word) <= w:
+			line += " " + word
+		default:
+			tw.linef("%s", line)
+			line = cont + word
+		}
+	}
+	if line != indent && line != cont {
+		tw.linef("%s", line)
+	}
+}

@@ -1,0 +1,145 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/runner"
+	"github.com/perflab/perflab/internal/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// fixture is a small run with what a table must handle: two groups, a
+// budget and a window, a scenario metric, a failed and an n/a case, a
+// hostile variant name and grouped warnings.
+func fixture() *store.Run {
+	run := &store.Run{
+		ID: "20261201-120000-cipher-cache", Scenario: "cipher-cache", Complete: true,
+		Started:    time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
+		Env:        store.Env{GoVersion: "go1.26.8", CPU: "AMD EPYC", GOMAXPROCS: 2, GOGC: "100", Commit: "a38ced349bdd0000", Dirty: true},
+		Config:     store.Config{Count: 6},
+		ParamOrder: []string{"keys", "key"},
+	}
+	type v struct {
+		name      string
+		ns        float64
+		bop, hits float64
+		budget    map[string]float64
+		status    string
+		err       string
+	}
+	for _, th := range []int{1, 4} {
+		for i, vv := range []v{
+			{name: "mutex", ns: 214.7, bop: 70.3, hits: 0.121, budget: map[string]float64{"work": .44, "lock": .04, "alloc": .05, "sched": .01, "other": .46}},
+			{name: "rwmutex", status: store.StatusFailed, err: "worker panicked: boom\nstack…"},
+			{name: "nocache-pool", ns: 96.5, bop: 0.0004, budget: map[string]float64{"work": .96, "gc": .04}},
+			{name: "sum256", ns: 107.6, budget: map[string]float64{"work": .95, "wait": .02, "other": .03}},
+			{name: "sharded", status: store.StatusNotApplicable, err: "no sharding below 256 keys"},
+		} {
+			params := map[string]string{"keys": "1024", "key": "ssk"}
+			c := store.Case{Variant: vv.name, Params: params, Threads: th, Status: store.StatusOK}
+			c.Name = "variant=" + vv.name + "/keys=1024/key=ssk/threads=" + string(rune('0'+th))
+			if vv.status != "" {
+				c.Status, c.Error = vv.status, vv.err
+				run.Cases = append(run.Cases, c)
+				continue
+			}
+			ns := vv.ns / float64(th) * 1.8
+			series := map[string][]float64{}
+			for r := 0; r < 6; r++ {
+				jitter := 1 + 0.01*float64((r*7+i)%5-2)
+				m := map[string]float64{"ns/op": ns * jitter, "cpu-ns/op": ns * float64(th) * 0.9 * jitter,
+					"ops/s": 1e9 / (ns * jitter), "B/op": vv.bop, "allocs/op": vv.bop / 80,
+					"alloc-MB/s": vv.bop * 1e9 / (ns * jitter) / 1e6}
+				if vv.hits > 0 {
+					m["hits/op"] = vv.hits
+				}
+				c.Reps = append(c.Reps, store.Rep{Ops: 1000, Metrics: m})
+				for u, x := range m {
+					series[u] = append(series[u], x)
+				}
+			}
+			c.Stats = map[string]store.Stat{}
+			for u, xs := range series {
+				st, warns := runner.Summarise(xs)
+				c.Stats[u] = st
+				if u == "ns/op" {
+					c.Warnings = append(c.Warnings, warns...)
+				}
+			}
+			c.Budget = map[string]float64{}
+			for cat, f := range vv.budget {
+				c.Budget[cat] = f * c.Stats["ns/op"].Median
+			}
+			c.Window = &store.Window{Seconds: 1, NsPerOp: ns, BackgroundGCNsPerOp: vv.bop / 8}
+			if th == 4 {
+				c.Warnings = append(c.Warnings, "the profiling window's time/op was +"+string(rune('1'+i))+"2% off the timed median: the budget's shares come from that window")
+			}
+			run.Cases = append(run.Cases, c)
+		}
+	}
+	// A name that would break a naive table: a tab and an escape.
+	run.Cases[0].Warnings = append(run.Cases[0].Warnings, "budget rests on 27 CPU samples")
+	return run
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; run go test -update and review the diff\ngot:\n%s", path, got)
+	}
+}
+
+func TestTextGolden(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts TextOptions
+		max  int
+	}{
+		{"table-80.txt", TextOptions{}, 80},
+		{"table-160.txt", TextOptions{Width: 160}, 160},
+		{"table-wide.txt", TextOptions{Wide: true}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := WriteText(&b, Build(fixture()), tt.opts); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name, b.Bytes())
+			if tt.max > 0 {
+				for i, line := range strings.Split(b.String(), "\n") {
+					if n := width(line); n > tt.max {
+						t.Errorf("line %d is %d columns: %q", i+1, n, line)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	rep := Build(fixture())
+	v := rep.Groups[0].Verdict
+	if v == nil || v.Fastest != "nocache-pool" || v.RunnerUp != "sum256" || v.Slowest != "mutex" || !v.Significant {
+		t.Fatalf("verdict %+v", v)
+	}
+	if want := "fastest: nocache-pool, 1.1× faster than sum256 (significant: p=0.002 n=6+6); 2.2× than mutex"; v.String() != want {
+		t.Errorf("verdict %q, want %q", v.String(), want)
+	}
+}

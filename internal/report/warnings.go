@@ -1,0 +1,79 @@
+package report
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// warningList groups the same warning across cases, so a noisy machine
+// gives one line, not one per case. The first figure in a message (the 37
+// of ±37%, a sample count) may differ within a group and is shown as its
+// range over the group: the runner phrases its warnings with the varying
+// figure first for this reason.
+type warningList struct {
+	order  []string
+	groups map[string]*warningGroup
+}
+
+type warningGroup struct {
+	cases    []string
+	lo, hi   float64
+	hasRange bool
+}
+
+var numRE = regexp.MustCompile(`\d+(\.\d+)?`)
+
+func (l *warningList) add(caseName, msg string) {
+	msg = firstLine(msg)
+	key := msg
+	if loc := numRE.FindStringIndex(msg); loc != nil {
+		key = msg[:loc[0]] + "{}" + msg[loc[1]:]
+	}
+	if l.groups == nil {
+		l.groups = map[string]*warningGroup{}
+	}
+	g, ok := l.groups[key]
+	if !ok {
+		g = &warningGroup{lo: math.Inf(1), hi: math.Inf(-1)}
+		l.groups[key] = g
+		l.order = append(l.order, key)
+	}
+	g.cases = append(g.cases, caseName)
+	if m := numRE.FindString(msg); m != "" {
+		v, _ := strconv.ParseFloat(m, 64)
+		g.lo, g.hi, g.hasRange = math.Min(g.lo, v), math.Max(g.hi, v), true
+	}
+}
+
+func (l *warningList) list() []Warning {
+	var out []Warning
+	for _, key := range l.order {
+		g := l.groups[key]
+		msg := key
+		if g.hasRange {
+			r := strconv.FormatFloat(g.lo, 'f', -1, 64)
+			if g.hi != g.lo {
+				r += "–" + strconv.FormatFloat(g.hi, 'f', -1, 64)
+			}
+			msg = strings.Replace(msg, "{}", r, 1)
+		}
+		out = append(out, Warning{Message: msg, Cases: g.cases})
+	}
+	return out
+}
+
+// String is the warning as one line: "case: message", or for several
+// cases "5 cases: message (a, b, c, and 2 more)".
+func (w Warning) String() string {
+	if len(w.Cases) == 1 {
+		return w.Cases[0] + ": " + w.Message
+	}
+	names := w.Cases
+	more := ""
+	if len(names) > 3 {
+		names, more = names[:3], ", and "+strconv.Itoa(len(w.Cases)-3)+" more"
+	}
+	return strconv.Itoa(len(w.Cases)) + " cases: " + w.Message + " (" + strings.Join(names, ", ") + more + ")"
+}
