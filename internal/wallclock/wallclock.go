@@ -24,6 +24,14 @@
 //   - Runnable time after a preemption or a yield is sched: the goroutine
 //     wanted a CPU and had none (more goroutines than GOMAXPROCS, or another
 //     process on the cores). A yield inside a mutex handoff is lock.
+//
+// Which goroutines count: those inside a runtime/trace region (Options.Region,
+// the runner's workers), or, for a service with no region to mark its work,
+// every goroutine (Options.AllGoroutines) except the runtime's own, the
+// tracer's and profilers' writers, and those Options.Exclude names by their
+// root function, with the goroutines they start. Whose a goroutine is, is
+// decided from the root of the first stack the trace shows of it; its time
+// until then is held back, not lost.
 package wallclock
 
 import (
@@ -66,8 +74,19 @@ type Options struct {
 	// Region is the runtime/trace region type that marks counted time: a
 	// goroutine counts only between the begin and end of a region of this
 	// type that it entered itself (perflab's runner wraps each worker's
-	// Run in one). Required.
+	// Run in one). Required unless AllGoroutines is set.
 	Region string
+	// AllGoroutines counts every goroutine of the process for the whole
+	// trace instead, except the runtime's own and the profilers' (see
+	// SystemGoroutine): what a service's wall clock is, where there is no
+	// region to mark the work. It and Region are exclusive.
+	AllGoroutines bool
+	// Exclude lists more function-name prefixes for AllGoroutines: a
+	// goroutine whose root function (the one it was started with) has one
+	// does not count, nor do the goroutines it starts while traced. A
+	// profiler names its own packages here so its uploads are not in the
+	// profile it uploads.
+	Exclude []string
 	// Rules classify off-CPU stacks (see profiles.Rules.OffCPU). Nil means
 	// profiles.DefaultRules().
 	Rules *profiles.Rules
@@ -134,6 +153,28 @@ type gor struct {
 	blockWhy   string
 	running    time.Duration // all running time, counted or not
 	gcWorker   bool
+	// AllGoroutines only: whether the goroutine is the runtime's or a
+	// profiler's, and its time while that is not known yet.
+	class   class
+	pending *pending
+}
+
+// class is what AllGoroutines knows of a goroutine.
+type class uint8
+
+const (
+	undecided class = iota
+	user
+	system
+)
+
+// pending holds an undecided goroutine's time until its stack says whose it
+// is: its first events (a status at the trace's start, say) often have none.
+type pending struct {
+	time    [numStates]time.Duration
+	off     map[key]time.Duration
+	samples map[trace.Stack]int
+	cpu     int
 }
 
 // FromTrace reads an execution trace (runtime/trace) and returns the
@@ -146,8 +187,11 @@ func FromTrace(r io.Reader, opts Options) (res *Result, err error) {
 			res, err = nil, fmt.Errorf("reading trace: corrupt trace (%v)", v)
 		}
 	}()
-	if opts.Region == "" {
+	if opts.Region == "" && !opts.AllGoroutines {
 		return nil, errors.New("wallclock: Options.Region is required")
+	}
+	if opts.Region != "" && opts.AllGoroutines {
+		return nil, errors.New("wallclock: Options.Region and Options.AllGoroutines are exclusive")
 	}
 	rules := opts.Rules
 	if rules == nil {
@@ -160,6 +204,8 @@ func FromTrace(r io.Reader, opts Options) (res *Result, err error) {
 	a := &accountant{
 		rules:   rules,
 		region:  opts.Region,
+		all:     opts.AllGoroutines,
+		exclude: opts.Exclude,
 		gs:      map[trace.GoID]*gor{},
 		off:     map[key]time.Duration{},
 		samples: map[trace.Stack]int{},
@@ -177,6 +223,7 @@ func FromTrace(r io.Reader, opts Options) (res *Result, err error) {
 		}
 		if first < 0 {
 			first = ev.Time()
+			a.first = first
 		}
 		last = ev.Time()
 		if err := a.event(&ev); err != nil {
@@ -199,6 +246,9 @@ type catKey struct {
 type accountant struct {
 	rules   *profiles.Rules
 	region  string
+	first   trace.Time // the trace's first event
+	all     bool       // Options.AllGoroutines
+	exclude []string   // Options.Exclude
 	gs      map[trace.GoID]*gor
 	off     map[key]time.Duration
 	samples map[trace.Stack]int // CPU samples of counted goroutines
@@ -244,7 +294,7 @@ func (a *accountant) category(s trace.Stack, reason string, yield bool) profiles
 func (a *accountant) event(ev *trace.Event) error {
 	switch ev.Kind() {
 	case trace.EventRegionBegin, trace.EventRegionEnd:
-		if ev.Region().Type != a.region {
+		if a.all || ev.Region().Type != a.region {
 			return nil
 		}
 		id := ev.Goroutine()
@@ -268,12 +318,18 @@ func (a *accountant) event(ev *trace.Event) error {
 		}
 	case trace.EventStackSample:
 		id := ev.Goroutine()
-		if g := a.gs[id]; g != nil && g.counted && g.state == trace.GoRunning {
-			s := ev.Stack()
-			if _, ok := a.samples[s]; ok || len(a.samples) < maxStackKeys {
-				a.samples[s]++
+		g := a.gs[id]
+		if g != nil && a.all {
+			a.classify(g, ev.Stack())
+			if g.class == undecided && g.state == trace.GoRunning {
+				p := g.pend()
+				p.samples[ev.Stack()]++
+				p.cpu++
+				return nil
 			}
-			a.res.CPUSamples++
+		}
+		if g != nil && g.counted && g.state == trace.GoRunning {
+			a.sample(ev.Stack(), 1)
 		}
 	case trace.EventStateTransition:
 		st := ev.StateTransition()
@@ -281,8 +337,23 @@ func (a *accountant) event(ev *trace.Event) error {
 			return nil
 		}
 		from, to := st.Goroutine()
+		fresh := a.gs[st.Resource.Goroutine()] == nil
 		g := a.g(st.Resource.Goroutine())
 		a.flush(g, ev.Time())
+		if a.all {
+			if from == trace.GoNotExist {
+				// Created while traced: a goroutine started by the
+				// runtime's or a profiler's is theirs too (the HTTP
+				// transport's connection goroutines of an uploader).
+				if c := a.gs[ev.Goroutine()]; ev.Goroutine() != trace.NoGoroutine && c != nil {
+					a.classify(c, ev.Stack())
+					if c.class == system {
+						a.decide(g, system)
+					}
+				}
+			}
+			a.classify(g, st.Stack)
+		}
 		if !g.gcWorker && st.Stack != trace.NoStack {
 			for f := range st.Stack.Frames() {
 				if f.Func == "runtime.gcBgMarkWorker" {
@@ -291,6 +362,13 @@ func (a *accountant) event(ev *trace.Event) error {
 			}
 		}
 		a.transition(g, from, to, st)
+		if a.all && fresh && from == trace.GoUndetermined {
+			// The tracer tells of a goroutine that existed before the
+			// trace when it first does something, or at the end: it was
+			// in this state since the start.
+			g.since = a.first
+			a.flush(g, ev.Time())
+		}
 	}
 	return nil
 }
@@ -348,6 +426,17 @@ func (a *accountant) flush(g *gor, now trace.Time) {
 	if g.state == trace.GoRunning {
 		g.running += d
 	}
+	if a.all && g.class == undecided {
+		p := g.pend()
+		switch g.state {
+		case trace.GoRunning:
+			p.time[Running] += d
+		case trace.GoRunnable, trace.GoWaiting, trace.GoSyscall:
+			p.time[g.offState] += d
+			p.off[key{frame: g.offFrame, state: g.offState, stack: g.offStack}] += d
+		}
+		return
+	}
 	if !g.counted {
 		return
 	}
@@ -356,17 +445,138 @@ func (a *accountant) flush(g *gor, now trace.Time) {
 		a.res.Time[Running] += d
 	case trace.GoRunnable, trace.GoWaiting, trace.GoSyscall:
 		a.res.Time[g.offState] += d
-		k := key{frame: g.offFrame, state: g.offState, stack: g.offStack}
-		if _, ok := a.off[k]; !ok && len(a.off) >= maxStackKeys {
-			k.stack = trace.NoStack // keep the time, lose the stack
+		a.offTime(key{frame: g.offFrame, state: g.offState, stack: g.offStack}, d)
+	}
+}
+
+// offTime charges d of off-CPU time to k.
+func (a *accountant) offTime(k key, d time.Duration) {
+	if _, ok := a.off[k]; !ok && len(a.off) >= maxStackKeys {
+		k.stack = trace.NoStack // keep the time, lose the stack
+	}
+	a.off[k] += d
+}
+
+// sample counts n CPU samples of a counted goroutine at stack s.
+func (a *accountant) sample(s trace.Stack, n int) {
+	if _, ok := a.samples[s]; ok || len(a.samples) < maxStackKeys {
+		a.samples[s] += n
+	}
+	a.res.CPUSamples += n
+}
+
+func (g *gor) pend() *pending {
+	if g.pending == nil {
+		g.pending = &pending{off: map[key]time.Duration{}, samples: map[trace.Stack]int{}}
+	}
+	return g.pending
+}
+
+// systemRoots are the function-name prefixes of the root functions of the
+// goroutines that AllGoroutines leaves out: the runtime's (GC mark workers,
+// bgsweep, the scavenger, forcegc, finalizers and cleanups, the tracer's
+// advancer and CPU-sample reader), the tracer's and CPU profiler's writers,
+// and os/signal's loop. A state transition's stack ends at the root function
+// (the main goroutine's at main.main); a CPU sample's has runtime.goexit
+// (or runtime.main) below it, which rootFunc skips.
+var systemRoots = []string{"runtime.", "runtime/trace.", "runtime/pprof.", "os/signal."}
+
+// maxTraceDepth is the runtime's limit on the frames of a trace stack: a
+// stack this deep may be cut before its root, so says nothing of it.
+const maxTraceDepth = 128
+
+// SystemGoroutine reports whether a goroutine started with the function
+// root (a full name such as "runtime.bgsweep") is one that AllGoroutines
+// leaves out, before Options.Exclude.
+func SystemGoroutine(root string) bool {
+	return hasPrefix(root, systemRoots) && !pseudoFrame(root)
+}
+
+// pseudoFrame reports whether f is one of the CPU profiler's stand-ins for a
+// stack it could not unwind (runtime._System, runtime._ExternalCode…): such
+// a sample still belongs to its goroutine but says nothing of its root.
+func pseudoFrame(f string) bool { return strings.HasPrefix(f, "runtime._") }
+
+func hasPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
 		}
-		a.off[k] += d
+	}
+	return false
+}
+
+// classify decides, for AllGoroutines, whose goroutine g is from a stack of
+// it, once: by the stack's root function.
+func (a *accountant) classify(g *gor, s trace.Stack) {
+	if g.class != undecided || s == trace.NoStack {
+		return
+	}
+	root, n := rootFunc(s)
+	switch {
+	case n == 0 || pseudoFrame(root):
+		return
+	case n < maxTraceDepth && (SystemGoroutine(root) || hasPrefix(root, a.exclude)):
+		a.decide(g, system)
+	default:
+		a.decide(g, user)
+	}
+}
+
+// rootFunc returns the function a stack's goroutine was started with and the
+// stack's depth.
+func rootFunc(s trace.Stack) (string, int) {
+	var root, below string
+	n := 0
+	for f := range s.Frames() {
+		below, root = root, f.Func
+		n++
+	}
+	if root == "runtime.goexit" {
+		root = below
+	}
+	if root == "runtime.main" {
+		root = "main.main"
+	}
+	return root, n
+}
+
+// decide settles g's class and hands its pending time to the profile (a
+// user goroutine's) or drops it.
+func (a *accountant) decide(g *gor, c class) {
+	if g.class != undecided {
+		return
+	}
+	g.class = c
+	p := g.pending
+	g.pending = nil
+	if c != user {
+		return
+	}
+	g.counted, g.seen = true, true
+	if p == nil {
+		return
+	}
+	for st, d := range p.time {
+		a.res.Time[st] += d
+	}
+	for k, d := range p.off {
+		a.offTime(k, d)
+	}
+	for s, n := range p.samples {
+		a.sample(s, n)
 	}
 }
 
 func (a *accountant) finish(end trace.Time) {
 	for _, g := range a.gs {
 		a.flush(g, end)
+		if a.all && g.class == undecided {
+			// No stack of it in the whole trace: it never blocked,
+			// was never sampled and started before the trace. Not
+			// the runtime's (they all block with a stack), so count it.
+			a.decide(g, user)
+		}
 		if g.seen {
 			a.res.Goroutines++
 		}

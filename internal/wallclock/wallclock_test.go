@@ -222,3 +222,132 @@ func TestStoppedForGC(t *testing.T) {
 		t.Errorf("no runnable time charged to GC stop-the-world pauses in %v of forced collections", 150*time.Millisecond)
 	}
 }
+
+// allSleeper, allSpinner and excludedRoot are goroutine roots that
+// TestAllGoroutines finds (or must not find) in the profile by name.
+//
+//go:noinline
+func allSleeper(d time.Duration, done *sync.WaitGroup) {
+	defer done.Done()
+	time.Sleep(d)
+}
+
+//go:noinline
+func allSpinner(d time.Duration, done *sync.WaitGroup) {
+	defer done.Done()
+	spin(d)
+}
+
+//go:noinline
+func excludedRoot(d time.Duration, done *sync.WaitGroup) {
+	defer done.Done()
+	done.Add(1)
+	go allSleeper(d, done) // started by an excluded goroutine: excluded too
+	time.Sleep(d)
+}
+
+// TestAllGoroutines: without a region every goroutine counts, except the
+// runtime's, the profilers' and those Exclude names (and their children).
+func TestAllGoroutines(t *testing.T) {
+	const d = 80 * time.Millisecond
+	var tb, cb bytes.Buffer
+	if err := pprof.StartCPUProfile(&cb); err != nil {
+		t.Fatal(err)
+	}
+	if err := trace.Start(&tb); err != nil {
+		pprof.StopCPUProfile()
+		t.Fatal(err)
+	}
+	var wg, excl sync.WaitGroup
+	excl.Add(1)
+	go excludedRoot(d, &excl)
+	wg.Add(2)
+	go allSleeper(d, &wg)
+	go allSpinner(d, &wg)
+	runtime.GC() // GC workers and the sweeper run, and must not count
+	wg.Wait()
+	excl.Wait()
+	trace.Stop()
+	pprof.StopCPUProfile()
+
+	const pkg = "github.com/perflab/perflab/internal/wallclock."
+	res, err := FromTrace(bytes.NewReader(tb.Bytes()), Options{AllGoroutines: true, Exclude: []string{pkg + "excludedRoot"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Duration(res.Profile.Sample[0].Value[0]) <= 0 || res.Total() <= 0 {
+		t.Fatalf("nothing counted")
+	}
+	var sum int64
+	byRoot := map[string]time.Duration{}
+	for _, s := range res.Profile.Sample {
+		sum += s.Value[0]
+		root := ""
+		for _, l := range s.Location {
+			if n := l.Line[0].Function.Name; n != "runtime.goexit" {
+				root = n
+			}
+		}
+		byRoot[root] += time.Duration(s.Value[0])
+		if SystemGoroutine(root) {
+			t.Errorf("%v at a system goroutine's root %s", time.Duration(s.Value[0]), root)
+		}
+	}
+	if time.Duration(sum) != res.Total() {
+		t.Errorf("profile holds %v, accounting %v", time.Duration(sum), res.Total())
+	}
+	// The sleeper started by the test is counted for its whole sleep (the
+	// one started by excludedRoot is not); the spinner ran.
+	if got := byRoot[pkg+"allSleeper"]; got < d-2*time.Millisecond || got > d+d/2 {
+		t.Errorf("allSleeper: %v, want about %v (one of two: the other was started by an excluded goroutine)", got, d)
+	}
+	// (A CPU sample the profiler could not unwind is runtime._System: part
+	// of the spinner's running time may be there.)
+	if got := byRoot[pkg+"allSpinner"]; got < d/2 {
+		t.Errorf("allSpinner: %v, want most of %v", got, d)
+	}
+	if got := byRoot[pkg+"excludedRoot"]; got != 0 {
+		t.Errorf("excludedRoot counted %v", got)
+	}
+	// The test's own goroutines (this one, the testing framework's) count:
+	// more than the two it started.
+	if res.Goroutines < 3 {
+		t.Errorf("counted %d goroutines, want the test's own too", res.Goroutines)
+	}
+	// The test binary's main goroutine waits for the test all along: it
+	// existed before the trace, which first tells of it late.
+	if got := byRoot["main.main"]; got < res.Span*9/10 {
+		t.Errorf("main.main: %v of a %v trace", got, res.Span)
+	}
+	// At most the user goroutines' lifetimes: Span × goroutines.
+	if max := time.Duration(res.Goroutines) * res.Span; res.Total() > max {
+		t.Errorf("total %v over %d goroutines × span %v", res.Total(), res.Goroutines, res.Span)
+	}
+	if res.BackgroundGC <= 0 {
+		t.Errorf("no background GC time after runtime.GC")
+	}
+	t.Logf("%d goroutines, total %v, span %v, by root %v", res.Goroutines, res.Total(), res.Span, byRoot)
+}
+
+func TestOptionsExclusive(t *testing.T) {
+	if _, err := FromTrace(bytes.NewReader(nil), Options{Region: region, AllGoroutines: true}); err == nil {
+		t.Error("Region with AllGoroutines: want an error")
+	}
+}
+
+func TestSystemGoroutine(t *testing.T) {
+	for root, want := range map[string]bool{
+		"runtime.gcBgMarkWorker": true, "runtime.bgsweep": true, "runtime.bgscavenge": true,
+		"runtime.(*traceAdvancerState).start.func1":           true,
+		"runtime/trace.(*traceMultiplexer).startLocked.func1": true,
+		"runtime/pprof.profileWriter":                         true,
+		"os/signal.loop":                                      true,
+		"main.main":                                           false,
+		"net/http.(*conn).serve":                              false,
+		"runtimefoo.bar":                                      false,
+	} {
+		if got := SystemGoroutine(root); got != want {
+			t.Errorf("SystemGoroutine(%q) = %v, want %v", root, got, want)
+		}
+	}
+}
