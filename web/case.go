@@ -123,7 +123,7 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	typ := r.URL.Query().Get("type")
 	slug := store.Slug(c.Name)
 	base := "/runs/" + run.ID + "/cases/" + slug
-	v := caseView{Run: run, Case: c, Slug: slug, Base: base, Params: paramString(c), Kind: kind, Kinds: profileKinds(c), Budget: budgetParts(c.Budget)}
+	v := caseView{Run: run, Case: c, Slug: slug, Base: base, Params: paramString(run, c), Kind: kind, Kinds: profileKinds(c), Budget: budgetParts(c.Budget)}
 	for _, u := range units([]store.Case{*c}) {
 		v.Stats = append(v.Stats, statRow{Label: unitLabel(u), Cell: statCell(c.Stats, u)})
 	}

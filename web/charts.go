@@ -289,7 +289,7 @@ func scalingCharts(run *store.Run, colors map[string]string) []lineChart {
 		if !ok || c.Threads <= 0 {
 			continue
 		}
-		key := paramString(c)
+		key := paramString(run, c)
 		if byKey[key] == nil {
 			byKey[key] = map[string][]point{}
 			keys = append(keys, key)

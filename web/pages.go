@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -202,7 +203,7 @@ func buildRunView(run *store.Run) runView {
 	byKey := map[string]*caseGroup{}
 	for i := range run.Cases {
 		c := &run.Cases[i]
-		key := paramString(c)
+		key := paramString(run, c)
 		if c.Threads > 0 {
 			key = strings.TrimSpace(fmt.Sprintf("%s threads=%d", key, c.Threads))
 		}
@@ -320,8 +321,7 @@ func statCell(stats map[string]store.Stat, unit string) cell {
 		// Too few samples for an interval (benchmath needs 6 at 95%).
 		c.Err = "±∞"
 	case st.Median != 0:
-		spread := math.Max(st.MedianHi-st.Median, st.Median-st.MedianLo) / math.Abs(st.Median)
-		c.Err = fmt.Sprintf("±%.0f%%", 100*spread)
+		c.Err = report.CI(st.Median, st.MedianLo, st.MedianHi)
 	}
 	c.Title = fmt.Sprintf("median %s, 95%% CI [%s, %s]; mean %s, 99.9%% CI [%s, %s]; min %s, max %s; n=%d",
 		fmtValue(st.Median, unit), fmtValue(st.MedianLo, unit), fmtValue(st.MedianHi, unit),

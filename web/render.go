@@ -4,16 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
-	"math"
 	"net/http"
 	"net/url"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
-	"golang.org/x/perf/benchunit"
 )
 
 // pageNames are the templates under templates/, each rendered inside
@@ -58,44 +55,9 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	w.Write(buf.Bytes())
 }
 
-// fmtValue formats a measurement in its unit the way benchstat does:
-// 1.234µs, 1.50KiB, 12.0k.
-func fmtValue(v float64, unit string) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "—"
-	}
-	switch unit {
-	case "sec/op", "cpu-sec/op":
-		return benchunit.Scale(v, benchunit.Decimal) + "s"
-	case "ns/op", "cpu-ns/op":
-		return benchunit.Scale(v*1e-9, benchunit.Decimal) + "s"
-	case "ops/s", "alloc-MB/s", "MB/s":
-		if math.Abs(v) >= 1000 {
-			return benchunit.Scale(v, benchunit.Decimal)
-		}
-	case "gc-cpu-%":
-		return fmt.Sprintf("%.1f%%", v)
-	}
-	// Counts and bytes per operation read as plain numbers, as in the
-	// CLI's table: 0.876 allocs/op, not 876.2m; 70.1 B/op, not 70.10B.
-	return plainNumber(v)
-}
-
-// plainNumber formats v with three significant figures below 1000 and
-// SI prefixes above, never with milli- or micro- prefixes.
-func plainNumber(v float64) string {
-	switch a := math.Abs(v); {
-	case v == 0:
-		return "0"
-	case a >= 1e4:
-		return benchunit.Scale(v, benchunit.Decimal)
-	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 1:
-		return fmt.Sprintf("%.3g", v)
-	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
-}
+// fmtValue formats a measurement in its unit: internal/report's one
+// formatter, so the web and the CLI write every number alike.
+func fmtValue(v float64, unit string) string { return report.Value(v, unit) }
 
 // unitLabel names a unit for a column heading.
 func unitLabel(unit string) string {
@@ -121,28 +83,11 @@ func shorten(s string, n int) string {
 }
 
 // paramString renders a case's parameters (without variant and threads)
-// as "keys=128 key=ssk", in the order the case name gives them. It matches
-// name segments against the Params map rather than trusting the name, so a
-// variant name containing '/' cannot forge parameters.
-func paramString(c *store.Case) string {
+// as "keys=128 key=ssk", in the scenario's order (internal/report.Params).
+func paramString(run *store.Run, c *store.Case) string {
 	var parts []string
-	used := map[string]bool{}
-	for _, seg := range strings.Split(c.Name, "/") {
-		k, v, ok := strings.Cut(seg, "=")
-		if !ok || used[k] {
-			continue
-		}
-		if pv, ok := c.Params[k]; ok && pv == v {
-			parts = append(parts, seg)
-			used[k] = true
-		}
+	for _, p := range report.Params(run, c) {
+		parts = append(parts, p.Name+"="+p.Value)
 	}
-	var rest []string
-	for k, v := range c.Params {
-		if !used[k] {
-			rest = append(rest, k+"="+v)
-		}
-	}
-	sort.Strings(rest)
-	return strings.Join(append(parts, rest...), " ")
+	return strings.Join(parts, " ")
 }

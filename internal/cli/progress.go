@@ -4,33 +4,54 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
-// progress prints run progress to stderr: a redrawn bar on a terminal,
-// one line per phase otherwise (logs, CI).
+// progress prints run progress to stderr: a redrawn line on a terminal,
+// one line per phase otherwise (logs, CI). The line shows the phase, a bar,
+// the time elapsed against the run's estimate, and the case, its variant
+// first, so it fits 80 columns: a redrawn line that wraps can no longer be
+// erased with \r.
 type progress struct {
-	io     *IO
-	phase  string
-	total  int
-	done   int
-	start  time.Time
-	last   time.Time
-	width  int
-	inline bool
+	io       *IO
+	phase    string
+	total    int
+	done     int
+	began    time.Time // the run's start
+	estimate time.Duration
+	last     time.Time
+	width    int
+	inline   bool
 }
 
-func newProgress(io *IO) *progress {
-	// Bar and name fit in 80 columns: a redrawn line that wraps can no
-	// longer be erased with \r.
-	return &progress{io: io, inline: io.ErrIsTerminal, width: 20}
+// lineWidth is the width the redrawn line keeps within.
+const lineWidth = 79
+
+func newProgress(io *IO, estimate time.Duration) *progress {
+	return &progress{io: io, inline: io.ErrIsTerminal, width: 12, began: time.Now(), estimate: estimate}
 }
 
 func (p *progress) Phase(name string, total int) {
 	p.endLine()
-	p.phase, p.total, p.done, p.start = name, total, 0, time.Now()
+	p.phase, p.total, p.done = name, total, 0
 	if !p.inline {
-		fmt.Fprintf(p.io.Err, "perflab: %s (%d cases)\n", name, total)
+		fmt.Fprintf(p.io.Err, "perflab: %s (%d cases) %s\n", name, total, p.clock())
 	}
+}
+
+// clock is "0:42 of ~2:10": time since the run began, and the estimate
+// made before it (or, once past it, just the elapsed time).
+func (p *progress) clock() string {
+	el := time.Since(p.began)
+	if p.estimate <= 0 || el > p.estimate {
+		return minSec(el)
+	}
+	return minSec(el) + " of ~" + minSec(p.estimate)
+}
+
+func minSec(d time.Duration) string {
+	s := int(d.Round(time.Second).Seconds())
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
 }
 
 func (p *progress) Step(name string) {
@@ -47,11 +68,24 @@ func (p *progress) Step(name string) {
 	if p.total > 0 {
 		filled = p.width * p.done / p.total
 	}
-	if r := []rune(name); len(r) > 28 {
-		name = "…" + string(r[len(r)-27:])
+	head := fmt.Sprintf("%-16s [%s%s] %d/%d %s ", p.phase,
+		strings.Repeat("█", filled), strings.Repeat("·", p.width-filled), p.done, p.total, p.clock())
+	fmt.Fprintf(p.io.Err, "\r\033[K%s%s", head, shortCase(name, lineWidth-utf8.RuneCountInString(head)))
+}
+
+// shortCase writes a case name for the progress line: "mutex keys=1024
+// key=ssk threads=4" without the "variant=" key, cut at the end to n
+// columns so the variant is always visible.
+func shortCase(name string, n int) string {
+	s := strings.ReplaceAll(strings.TrimPrefix(name, "variant="), "/", " ")
+	r := []rune(s)
+	if n < 2 {
+		return ""
 	}
-	fmt.Fprintf(p.io.Err, "\r\033[K%-18s [%s%s] %d/%d %s", p.phase,
-		strings.Repeat("█", filled), strings.Repeat("·", p.width-filled), p.done, p.total, name)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 func (p *progress) Warn(msg string) {
@@ -63,4 +97,34 @@ func (p *progress) endLine() {
 	if p.inline && p.phase != "" {
 		fmt.Fprint(p.io.Err, "\r\033[K")
 	}
+}
+
+// estimate predicts how long a run takes, before it starts: per case, the
+// warmup and about four repetitions of calibration, then the timed rounds,
+// then the profiling windows (the trace window, half a window for mutex and
+// block, one more for fgprof) with a little for parsing and saving.
+func estimate(cases, count int, rep, warmup, profileTime time.Duration, kinds []string) time.Duration {
+	per := warmup + 4*rep + time.Duration(count)*rep
+	var prof time.Duration
+	for _, k := range kinds {
+		switch k {
+		case "wall", "cpu":
+			prof = max(prof, profileTime)
+		}
+	}
+	for _, k := range kinds {
+		if k == "mutex" || k == "block" {
+			prof += profileTime / 2
+			break
+		}
+	}
+	for _, k := range kinds {
+		if k == "fgprof" {
+			prof += profileTime
+		}
+	}
+	if len(kinds) > 0 {
+		prof += 300 * time.Millisecond
+	}
+	return time.Duration(cases) * (per + prof)
 }

@@ -291,7 +291,9 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perf
 	if err != nil {
 		return err
 	}
-	prog := newProgress(io)
+	ncases := mustCount(s, sel)
+	est := estimate(ncases, o.Count, o.Time, o.Warmup, o.ProfileTime, prof)
+	prog := newProgress(io, est)
 	r := &runner.Runner{
 		Scenario: s,
 		Opts: runner.Options{
@@ -306,8 +308,8 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perf
 	if flame != nil {
 		r.WriteFlame = func(c *store.Case, wall []byte) ([]byte, error) { return flame(s, run, c, wall) }
 	}
-	fmt.Fprintf(io.Err, "perflab: %s: %d cases, %d rounds of %v each; GOMAXPROCS=%d GOGC=%s\n",
-		s.Name, mustCount(s, sel), o.Count, o.Time, run.Env.GOMAXPROCS, run.Env.GOGC)
+	fmt.Fprintf(io.Err, "perflab: %s: %d cases, %d rounds of %v each, then profiling; about %s; GOMAXPROCS=%d GOGC=%s\n",
+		s.Name, ncases, o.Count, o.Time, roughly(est), run.Env.GOMAXPROCS, run.Env.GOGC)
 	runErr := r.Execute(ctx)
 	prog.endLine()
 	dir, err := w.Commit()
@@ -353,6 +355,14 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perf
 		}
 	}
 	return runErr
+}
+
+// roughly writes an estimate as people say it: "40s", "2m10s".
+func roughly(d time.Duration) string {
+	if d < time.Minute {
+		return d.Round(time.Second).String()
+	}
+	return d.Round(10 * time.Second).String()
 }
 
 func mustCount(s *perflab.Scenario, sel perflab.Selection) int {

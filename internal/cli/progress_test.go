@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+func TestProgressLineFits(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&IO{Err: &b, ErrIsTerminal: true}, 2*time.Minute)
+	p.Phase("round 10/10", 48)
+	long := "variant=nocache-pool/keys=1024/key=ssk-with-a-long-value/another=parameter/threads=16"
+	for i := 0; i < 48; i++ {
+		p.Step(long)
+	}
+	lines := strings.Split(b.String(), "\r\033[K")
+	last := lines[len(lines)-1]
+	if n := utf8.RuneCountInString(last); n > lineWidth {
+		t.Errorf("progress line is %d columns: %q", n, last)
+	}
+	if !strings.Contains(last, "nocache-pool keys=1024") {
+		t.Errorf("progress line hides the variant: %q", last)
+	}
+	if !strings.Contains(last, "of ~2:00") {
+		t.Errorf("progress line lacks elapsed of estimate: %q", last)
+	}
+}
+
+func TestEstimate(t *testing.T) {
+	ms := time.Millisecond
+	for _, tt := range []struct {
+		name  string
+		kinds []string
+		want  time.Duration
+	}{
+		// per case: warmup 300 + 4×200 calibration + 10×200 rounds = 3.1s;
+		// profiling 1s trace + 0.5s contention + 0.3s.
+		{"defaults", []string{"wall", "cpu", "mutex", "block"}, 24 * (3100 + 1800) * ms},
+		{"no profiles", nil, 24 * 3100 * ms},
+		{"fgprof too", []string{"wall", "fgprof"}, 24 * (3100 + 2300) * ms},
+	} {
+		if got := estimate(24, 10, 200*ms, 300*ms, time.Second, tt.kinds); got != tt.want {
+			t.Errorf("%s: estimate %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
