@@ -49,6 +49,9 @@ type Config struct {
 	// RetryDelay is the first wait before a retry, doubled after each
 	// (default 500 ms).
 	RetryDelay time.Duration
+	// Limits are checked before each push; nil means DefaultLimits, and a
+	// zero Limits checks nothing (for a server configured above them).
+	Limits *Limits
 }
 
 // Client talks to one Pyroscope server.
@@ -96,6 +99,10 @@ func New(rawURL string, cfg Config) (*Client, error) {
 	}
 	if cfg.RetryDelay <= 0 {
 		cfg.RetryDelay = 500 * time.Millisecond
+	}
+	if cfg.Limits == nil {
+		l := DefaultLimits
+		cfg.Limits = &l
 	}
 	return &Client{base: u, cfg: cfg}, nil
 }

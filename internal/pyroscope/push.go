@@ -146,6 +146,13 @@ func (c *Client) Push(ctx context.Context, u Upload) (int, error) {
 	if p.TimeNanos == 0 {
 		p.TimeNanos = time.Now().UnixNano()
 	}
+	sent := make(map[string]string, len(u.Labels))
+	for k, v := range u.Labels {
+		sent[k] = LabelValue(v)
+	}
+	if err := c.cfg.Limits.CheckProfile(u.ServiceName, sent, p); err != nil {
+		return 0, err
+	}
 	var pb bytes.Buffer
 	if err := p.Write(&pb); err != nil {
 		return 0, fmt.Errorf("encoding profile: %w", err)
