@@ -58,6 +58,14 @@ func TestRunShowList(t *testing.T) {
 	if code != 0 || !strings.Contains(show, entries[0].Name()) {
 		t.Errorf("show exit %d:\n%s", code, show)
 	}
+	// The path the "saved" line prints works wherever a run is taken.
+	runDir := filepath.Join(dir, entries[0].Name())
+	for _, args := range [][]string{{"show", runDir}, {"compare", runDir, "latest", "-o", dir}, {"compare", runDir, "--base", "mutex"}} {
+		out, errs, code := execute(t, args...)
+		if code != 0 || !strings.Contains(out, "sum256") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errs)
+		}
+	}
 	list, _, code := execute(t, "show", "--list", "-o", dir)
 	if code != 0 || !strings.Contains(list, "cipher-cache") || !strings.Contains(list, "complete") {
 		t.Errorf("show --list exit %d:\n%s", code, list)

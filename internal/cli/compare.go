@@ -71,10 +71,11 @@ func compareRun(io *IO, o *CompareOptions) error {
 	var pairs []pair
 	var titleA, titleB string
 	if o.Base != "" {
-		run, err := st.Load(o.Refs[0])
+		ref, err := st.Resolve(o.Refs[0])
 		if err != nil {
 			return err
 		}
+		run := ref.Run
 		if pairs, err = variantPairs(run, o.Base); err != nil {
 			return usagef(err)
 		}
@@ -114,21 +115,14 @@ func compareRun(io *IO, o *CompareOptions) error {
 	return nil
 }
 
-// loadRef loads "RUN" or "RUN/CASE"; the case is nil for a whole run.
+// loadRef loads "RUN", "RUN/CASE" or a run or case directory; the case is
+// nil for a whole run.
 func loadRef(st *store.Store, ref string) (*store.Run, *store.Case, error) {
-	id, name, _ := strings.Cut(ref, "/")
-	run, err := st.Load(id)
+	r, err := st.Resolve(ref)
 	if err != nil {
 		return nil, nil, err
 	}
-	if name == "" {
-		return run, nil, nil
-	}
-	c, ok := run.Case(name)
-	if !ok {
-		return nil, nil, fmt.Errorf("run %s has no case %q (perflab show %s lists them)", run.ID, name, run.ID)
-	}
-	return run, c, nil
+	return r.Run, r.Case, nil
 }
 
 // variantPairs pairs every case of run with the base variant's case at the

@@ -130,12 +130,14 @@ func pushRun(ctx context.Context, io *IO, o *PushOptions) error {
 	default:
 		return usagef(fmt.Errorf("--timestamp %q: want profile or now", o.Timestamp))
 	}
-	st := store.Open(store.Dir(o.Out))
-	run, err := st.Load(o.Run)
+	ref, err := store.Open(store.Dir(o.Out)).Resolve(o.Run)
 	if err != nil {
 		return err
 	}
-	return pushStoredRun(ctx, io, io.Out, false, c, st, run, popts)
+	if ref.Case != nil {
+		return usagef(fmt.Errorf("push sends a whole run: give %s, not one of its cases", ref.Run.ID))
+	}
+	return pushStoredRun(ctx, io, io.Out, false, c, ref.Store, ref.Run, popts)
 }
 
 // pushStoredRun pushes run and prints the summary to summary: in full on

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
 )
 
@@ -81,9 +82,21 @@ func Main(args []string) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		fmt.Fprintln(streams.Err, "perflab:", err)
+		fmt.Fprintln(streams.Err, "perflab:", err.Error()+hint(err))
 	}
 	return exitCode(err)
+}
+
+// hint says what to do about the store's errors, which name no command
+// since the web shows them too.
+func hint(err error) string {
+	switch {
+	case errors.Is(err, store.ErrNoRuns):
+		return " (run `perflab run <scenario>` first)"
+	case errors.Is(err, store.ErrNoRun):
+		return " (see `perflab show --list`)"
+	}
+	return ""
 }
 
 // exitCode maps an error to the process exit code, in one place.

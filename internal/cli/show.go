@@ -13,7 +13,7 @@ func newShowCmd(io *IO) *cobra.Command {
 	var dir string
 	var asJSON, list, wide bool
 	cmd := &cobra.Command{
-		Use:   "show [run-id]",
+		Use:   "show [run-id | latest | run-directory]",
 		Short: "Print a stored run (default the latest), or list runs with --list",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -21,14 +21,15 @@ func newShowCmd(io *IO) *cobra.Command {
 			if list {
 				return listRuns(io, st)
 			}
-			id := store.Latest
+			ref := store.Latest
 			if len(args) == 1 {
-				id = args[0]
+				ref = args[0]
 			}
-			run, err := st.Load(id)
+			r, err := st.Resolve(ref)
 			if err != nil {
 				return err
 			}
+			run := r.Run
 			if asJSON {
 				enc := json.NewEncoder(io.Out)
 				enc.SetIndent("", "  ")

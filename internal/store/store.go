@@ -419,8 +419,17 @@ func (s *Store) List() (runs []*Run, skipped []error, err error) {
 	return runs, skipped, nil
 }
 
-// Load reads the run with the given id, or the newest run for "latest" or
-// an empty id.
+// ErrNoRuns means a store holds no runs; ErrNoRun that it has no run of
+// the id asked for. The store's errors wrap them and say which store; the
+// caller says what to do (the CLI names a command, the web a page).
+var (
+	ErrNoRuns = errors.New("no runs")
+	ErrNoRun  = errors.New("no run")
+)
+
+// Load reads the run with the given id, or for "latest" or an empty id the
+// newest run that measured something: an empty run, interrupted before its
+// first repetition, is latest only when there is no other.
 func (s *Store) Load(id string) (*Run, error) {
 	if id == "" || id == Latest {
 		runs, _, err := s.List()
@@ -428,7 +437,12 @@ func (s *Store) Load(id string) (*Run, error) {
 			return nil, err
 		}
 		if len(runs) == 0 {
-			return nil, fmt.Errorf("no runs in %s (run `perflab run <scenario>` first)", s.Root)
+			return nil, fmt.Errorf("%w in %s", ErrNoRuns, s.Root)
+		}
+		for _, r := range runs {
+			if r.Measured() {
+				return r, nil
+			}
 		}
 		return runs[0], nil
 	}
@@ -438,10 +452,94 @@ func (s *Store) Load(id string) (*Run, error) {
 	return s.load(id)
 }
 
+// Measured reports whether any case of the run has a repetition.
+func (r *Run) Measured() bool {
+	for _, c := range r.Cases {
+		if len(c.Reps) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Ref is what a reference to a run or a case resolved to.
+type Ref struct {
+	// Store is the store the run is in: the one Resolve was called on, or
+	// the parent of a run directory given by path.
+	Store *Store
+	Run   *Run
+	// Case is nil when the reference named a whole run.
+	Case *Case
+}
+
+// Resolve finds the run, and the case if one is named, that ref refers to,
+// in every form a command takes: a run id, "latest", "ID/CASE" (the case's
+// full name or slug), the path of a run directory (what `perflab run`
+// prints as saved), or the path of one of its case directories
+// (RUN/cases/SLUG).
+func (s *Store) Resolve(ref string) (*Ref, error) {
+	if ref == "" {
+		ref = Latest
+	}
+	if run, c, st, ok, err := resolvePath(ref); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return &Ref{Store: st, Run: run, Case: c}, nil
+	}
+	id, name, _ := strings.Cut(ref, "/")
+	run, err := s.Load(id)
+	if err != nil {
+		return nil, err
+	}
+	out := &Ref{Store: s, Run: run}
+	if name != "" {
+		c, ok := run.Case(name)
+		if !ok {
+			return nil, fmt.Errorf("run %s has no case %q", run.ID, name)
+		}
+		out.Case = c
+	}
+	return out, nil
+}
+
+// resolvePath reads ref as a directory path: a run directory (it holds
+// run.json) or a case directory inside one. ok is false when ref is no
+// such directory.
+func resolvePath(ref string) (run *Run, c *Case, st *Store, ok bool, err error) {
+	abs, err := filepath.Abs(filepath.Clean(ref))
+	if err != nil {
+		return nil, nil, nil, false, nil
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.IsDir() {
+		return nil, nil, nil, false, nil
+	}
+	runDir, slug := abs, ""
+	if filepath.Base(filepath.Dir(abs)) == "cases" {
+		runDir, slug = filepath.Dir(filepath.Dir(abs)), filepath.Base(abs)
+	}
+	if _, err := os.Lstat(filepath.Join(runDir, "run.json")); err != nil {
+		return nil, nil, nil, false, nil
+	}
+	st = Open(filepath.Dir(runDir))
+	run, err = st.Load(filepath.Base(runDir))
+	if err != nil {
+		return nil, nil, nil, true, err
+	}
+	if slug != "" {
+		var found bool
+		if c, found = run.Case(slug); !found {
+			return nil, nil, nil, true, fmt.Errorf("run %s has no case %q", run.ID, slug)
+		}
+	}
+	return run, c, st, true, nil
+}
+
 func (s *Store) load(id string) (*Run, error) {
 	data, err := os.ReadFile(filepath.Join(s.Root, id, "run.json"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no run %q in %s (see `perflab show --list`)", id, s.Root)
+		return nil, fmt.Errorf("%w %q in %s", ErrNoRun, id, s.Root)
 	}
 	if err != nil {
 		return nil, err
