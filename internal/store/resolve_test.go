@@ -32,7 +32,7 @@ func TestResolve(t *testing.T) {
 	caseDir := filepath.Join(measured, "cases", "variant=a,threads=1")
 	for _, tt := range []struct {
 		name, ref, run, cas string
-		store           string
+		store               string
 	}{
 		{"id", id, id, "", root},
 		{"latest skips an empty run", "latest", id, "", root},
