@@ -9,7 +9,7 @@ func testScenario() *Scenario {
 	newCase := func(Params) (Case, error) { return CaseFunc(func(int) Worker { return WorkerFunc(func(int) {}) }), nil }
 	return &Scenario{Name: "t", Threads: []int{1, 4},
 		Params: []Param{
-			{Name: "keys", Kind: Int, Default: []string{"128", "1024"}},
+			{Name: "keys", Kind: IntParam, Default: []string{"128", "1024"}},
 			{Name: "key", Default: []string{"ssk"}, Values: []string{"ssk", "chk"}},
 		},
 		Variants: []Variant{{Name: "a", New: newCase}, {Name: "b", New: newCase}}}

@@ -71,11 +71,21 @@ type Scenario struct {
 type ParamKind int
 
 const (
-	// String parameters accept any value, or one of Param.Values if set.
-	String ParamKind = iota
-	// Int parameters accept decimal integers, optionally with a binary
+	// StringParam parameters accept any value, or one of Param.Values if
+	// set.
+	StringParam ParamKind = iota
+	// IntParam parameters accept decimal integers, optionally with a binary
 	// size suffix: 16k and 16KiB mean 16384, 1M and 1MiB mean 1048576.
-	Int
+	IntParam
+)
+
+// String and Int are the first names of StringParam and IntParam.
+//
+// Deprecated: they read like the Params.String and Params.Int methods
+// beside them; use StringParam and IntParam.
+const (
+	String = StringParam
+	Int    = IntParam
 )
 
 // Param is one dimension of a scenario's matrix.
@@ -108,7 +118,7 @@ func (p Param) Validate(v string) error {
 		}
 		return fmt.Errorf("parameter %s: unknown value %q (one of %v)", p.Name, v, p.Values)
 	}
-	if p.Kind == Int {
+	if p.Kind == IntParam {
 		if _, err := ParseInt(v); err != nil {
 			return fmt.Errorf("parameter %s: %v", p.Name, err)
 		}

@@ -19,7 +19,7 @@ func TestRegisterPanicsOnProgrammerErrors(t *testing.T) {
 		{"bad name", &Scenario{Name: "Bad Name", Variants: good.Variants}, "lower-case"},
 		{"no variants", &Scenario{Name: "registry-test-empty"}, "no variants"},
 		{"bad default", &Scenario{Name: "registry-test-default", Variants: good.Variants,
-			Params: []Param{{Name: "n", Kind: Int, Default: []string{"many"}}}}, "default"},
+			Params: []Param{{Name: "n", Kind: IntParam, Default: []string{"many"}}}}, "default"},
 		{"reserved param", &Scenario{Name: "registry-test-reserved", Variants: good.Variants,
 			Params: []Param{{Name: "threads", Default: []string{"1"}}}}, "reserved"},
 		{"bad work pattern", &Scenario{Name: "registry-test-work", Variants: good.Variants, Work: []string{"("}}, "work pattern"},

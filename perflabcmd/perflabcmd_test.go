@@ -14,7 +14,7 @@ import (
 func init() {
 	perflab.Register(&perflab.Scenario{
 		Name: "external-sum", Doc: "a user's own scenario",
-		Params: []perflab.Param{{Name: "n", Kind: perflab.Int, Default: []string{"64"}}},
+		Params: []perflab.Param{{Name: "n", Kind: perflab.IntParam, Default: []string{"64"}}},
 		Variants: []perflab.Variant{{Name: "loop", New: func(p perflab.Params) (perflab.Case, error) {
 			n := p.Int("n")
 			return perflab.CaseFunc(func(int) perflab.Worker {

@@ -218,7 +218,7 @@ func TestBrowser(t *testing.T) {
 		t.Skip("browser tests are not short")
 	}
 	f := writeFixture(t, t.TempDir())
-	srv := httptest.NewServer(New(store.Open(f.root), Options{MaxUpload: 1 << 20, Logf: t.Logf}))
+	srv := httptest.NewServer(New(f.root, Options{MaxUpload: 1 << 20, Logf: t.Logf}))
 	defer srv.Close()
 	b := newBrowser(t, srv.URL)
 	run := f.full

@@ -94,7 +94,7 @@ func expectTotals(t *testing.T, rulesText string, work ...string) map[string]int
 // page, never an error.
 func TestStoredClassification(t *testing.T) {
 	st := store.Open(t.TempDir())
-	srv := httptest.NewServer(New(st, Options{Logf: t.Logf}))
+	srv := httptest.NewServer(New(st.Root, Options{Logf: t.Logf}))
 	t.Cleanup(srv.Close)
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	sha := `^crypto/internal/fips140/sha256\.`

@@ -51,7 +51,7 @@ func TestLoad(t *testing.T) {
 	if run == nil {
 		t.Fatalf("no run with two cases in %s", root)
 	}
-	srv := httptest.NewServer(New(store.Open(root), Options{Logf: t.Logf}))
+	srv := httptest.NewServer(New(root, Options{Logf: t.Logf}))
 	defer srv.Close()
 
 	urls := []string{"/", "/runs/" + run.ID}

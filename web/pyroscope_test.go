@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab"
-	"github.com/perflab/perflab/internal/store"
 )
 
 // fakeProfiles is a ProfileSource that returns one fixture profile and
@@ -51,7 +50,7 @@ func TestPyroscopePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := &fakeProfiles{prof: prof}
-	srv := httptest.NewServer(New(store.Open(f.root), Options{Profiles: src, Logf: t.Logf}))
+	srv := httptest.NewServer(New(f.root, Options{Profiles: src, Logf: t.Logf}))
 	t.Cleanup(srv.Close)
 
 	if _, _, body := get(t, srv.URL+"/upload"); !strings.Contains(body, `href="/pyroscope"`) {
@@ -135,7 +134,7 @@ func TestPyroscopeScenarioWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(store.Open(f.root), Options{Profiles: &fakeProfiles{prof: prof}, Logf: t.Logf})
+	s := New(f.root, Options{Profiles: &fakeProfiles{prof: prof}, Logf: t.Logf})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	work := func(selector string) float64 {

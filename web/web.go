@@ -74,9 +74,13 @@ type Server struct {
 
 var _ http.Handler = (*Server)(nil)
 
-// New returns a Server showing the runs in st. It panics if the embedded
-// templates do not parse: that is a programmer error caught by any test.
-func New(st *store.Store, opts Options) *Server {
+// New returns a Server showing the runs stored in dir (a perflab run
+// store: `perflab run --out`, default ./perflab-runs). It takes only public
+// types so that another module can serve its runs. It panics if the
+// embedded templates do not parse: that is a programmer error caught by any
+// test.
+func New(dir string, opts Options) *Server {
+	st := store.Open(dir)
 	if opts.MaxUpload <= 0 {
 		opts.MaxUpload = DefaultMaxUpload
 	}

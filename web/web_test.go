@@ -24,7 +24,7 @@ import (
 func newTestServer(t *testing.T) (*httptest.Server, *fixture) {
 	t.Helper()
 	f := writeFixture(t, t.TempDir())
-	srv := httptest.NewServer(New(store.Open(f.root), Options{MaxUpload: 1 << 20, Logf: t.Logf}))
+	srv := httptest.NewServer(New(f.root, Options{MaxUpload: 1 << 20, Logf: t.Logf}))
 	t.Cleanup(srv.Close)
 	return srv, f
 }
@@ -214,7 +214,7 @@ func TestRemoteClientsRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := New(store.Open(f.root), Options{AllowRemote: tt.allow, Logf: t.Logf})
+			h := New(f.root, Options{AllowRemote: tt.allow, Logf: t.Logf})
 			req := httptest.NewRequest("GET", "/", nil)
 			req.RemoteAddr, req.Host = tt.remote, tt.host
 			rec := httptest.NewRecorder()

@@ -62,7 +62,7 @@ func serveRun(ctx context.Context, io *IO, opts serveOptions) error {
 	}
 	remote := !web.LoopbackOnly(opts.Addr)
 	wopts.AllowRemote = remote
-	h := web.New(store.Open(dir), wopts)
+	h := web.New(dir, wopts)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

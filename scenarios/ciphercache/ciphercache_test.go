@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/perflabtest"
 )
 
 func TestVariantsComputeSHA256(t *testing.T) {
@@ -230,4 +231,4 @@ func TestConcurrentWorkers(t *testing.T) {
 
 // BenchmarkCipherCache runs every default case through the testing.B
 // adapter, under the same names as `perflab run cipher-cache`.
-func BenchmarkCipherCache(b *testing.B) { perflab.BenchmarkScenario(b, Scenario) }
+func BenchmarkCipherCache(b *testing.B) { perflabtest.BenchmarkScenario(b, Scenario) }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/perflabtest"
 )
 
 // reference encrypts c.plaintext the straightforward way, with the standard
@@ -186,4 +187,4 @@ func TestChunksCounted(t *testing.T) {
 
 // BenchmarkCipherStream runs every default case through the testing.B
 // adapter, under the same names as `perflab run cipher-stream`.
-func BenchmarkCipherStream(b *testing.B) { perflab.BenchmarkScenario(b, Scenario) }
+func BenchmarkCipherStream(b *testing.B) { perflabtest.BenchmarkScenario(b, Scenario) }

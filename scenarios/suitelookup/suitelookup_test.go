@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/perflabtest"
 )
 
 var update = flag.Bool("update", false, "rewrite switch.go from table")
@@ -187,7 +188,7 @@ func TestSwitchUpToDate(t *testing.T) {
 
 // BenchmarkSuiteLookup runs every default case through the testing.B
 // adapter, under the same names as `perflab run suite-lookup`.
-func BenchmarkSuiteLookup(b *testing.B) { perflab.BenchmarkScenario(b, Scenario) }
+func BenchmarkSuiteLookup(b *testing.B) { perflabtest.BenchmarkScenario(b, Scenario) }
 
 // TestCopyScanStaysOnStack pins down a fact docs/case-studies.md relies on:
 // Go's escape analysis puts the copy made by values() on the stack once

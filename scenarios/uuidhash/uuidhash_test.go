@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/perflabtest"
 )
 
 // want computes the v3 UUID by the book: MD5 over namespace || name, then
@@ -135,4 +136,4 @@ func TestAllocations(t *testing.T) {
 
 // BenchmarkUUIDHash runs every default case through the testing.B adapter,
 // under the same names as `perflab run uuid-hash`.
-func BenchmarkUUIDHash(b *testing.B) { perflab.BenchmarkScenario(b, Scenario) }
+func BenchmarkUUIDHash(b *testing.B) { perflabtest.BenchmarkScenario(b, Scenario) }

@@ -1,22 +1,33 @@
-package perflab
+// Package perflabtest runs a perflab scenario's variants under go test
+// -bench, with the case names and results.txt header that `perflab run`
+// writes, so benchstat compares the two directly:
+//
+//	func BenchmarkCipherCache(b *testing.B) { perflabtest.BenchmarkScenario(b, Scenario) }
+//
+// It is a package of its own so that the perflab package, which every
+// scenario and every binary built with perflabcmd links, does not import
+// testing.
+package perflabtest
 
 import (
 	"errors"
 	"sync"
 	"testing"
+
+	"github.com/perflab/perflab"
 )
 
 // Benchmark runs one case under testing.B: b.N operations split as evenly as
 // possible over c.Threads worker goroutines, so ns/op means the same as in a
 // perflab run (wall time over total operations). Counter metrics are
 // reported with b.ReportMetric and Byteser with b.SetBytes.
-func Benchmark(b *testing.B, s *Scenario, c CaseSpec) {
+func Benchmark(b *testing.B, s *perflab.Scenario, c perflab.CaseSpec) {
 	v, err := s.Variant(c.Variant)
 	if err != nil {
 		b.Fatal(err)
 	}
 	cs, err := v.New(c.Params)
-	if errors.Is(err, ErrNotApplicable) {
+	if errors.Is(err, perflab.ErrNotApplicable) {
 		b.Skipf("%s: %v", s.CaseName(c), err)
 	}
 	if err != nil {
@@ -25,10 +36,10 @@ func Benchmark(b *testing.B, s *Scenario, c CaseSpec) {
 	if cl, ok := cs.(interface{ Close() error }); ok {
 		defer cl.Close()
 	}
-	if by, ok := cs.(Byteser); ok {
+	if by, ok := cs.(perflab.Byteser); ok {
 		b.SetBytes(by.Bytes())
 	}
-	workers := make([]Worker, c.Threads)
+	workers := make([]perflab.Worker, c.Threads)
 	for i := range workers {
 		workers[i] = cs.NewWorker(i)
 	}
@@ -61,11 +72,11 @@ func Benchmark(b *testing.B, s *Scenario, c CaseSpec) {
 // BenchmarkScenario runs every default case of s as a sub-benchmark named
 // like a perflab case ("variant=mutex/keys=128/threads=4"), so
 // `go test -bench` and benchstat see the same names as `perflab run`.
-func BenchmarkScenario(b *testing.B, s *Scenario) {
+func BenchmarkScenario(b *testing.B, s *perflab.Scenario) {
 	if b.Name() != s.BenchName() {
 		b.Fatalf("benchmark %s runs scenario %s, whose results.txt names it %s: rename the function or set Scenario.Benchmark, so benchstat can compare the two", b.Name(), s.Name, s.BenchName())
 	}
-	cases, err := s.Matrix(Selection{})
+	cases, err := s.Matrix(perflab.Selection{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,10 +86,10 @@ func BenchmarkScenario(b *testing.B, s *Scenario) {
 }
 
 // sumCounts adds up the Counter metrics of workers.
-func sumCounts(workers []Worker) map[string]int64 {
+func sumCounts(workers []perflab.Worker) map[string]int64 {
 	out := map[string]int64{}
 	for _, w := range workers {
-		if c, ok := w.(Counter); ok {
+		if c, ok := w.(perflab.Counter); ok {
 			for k, v := range c.Counts() {
 				out[k] += v
 			}
