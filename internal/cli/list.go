@@ -2,8 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/perflab/perflab"
 	"github.com/spf13/cobra"
@@ -44,29 +44,60 @@ func listRun(io *IO, names []string, long bool) error {
 		if i > 0 {
 			fmt.Fprintln(io.Out)
 		}
-		fmt.Fprintf(io.Out, "%s — %s\n", s.Name, s.Doc)
+		for j, line := range wrap(s.Name+" — "+s.Doc, listWidth) {
+			if j > 0 {
+				line = "  " + line
+			}
+			fmt.Fprintln(io.Out, line)
+		}
 		if long && s.Long != "" {
-			for _, line := range wrap(s.Long, 76) {
+			for _, line := range wrap(s.Long, listWidth-2) {
 				fmt.Fprintf(io.Out, "  %s\n", line)
 			}
 		}
-		tw := tabwriter.NewWriter(io.Out, 2, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "  variants:")
+		var vs, ps []listItem
 		for _, v := range s.Variants {
-			fmt.Fprintf(tw, "    %s\t%s\n", v.Name, v.Doc)
+			vs = append(vs, listItem{v.Name, v.Doc})
 		}
-		fmt.Fprintln(tw, "  parameters (-p name=v1,v2):")
 		for _, p := range s.Params {
-			allowed := ""
+			doc := p.Doc
 			if len(p.Values) > 0 {
-				allowed = " (one of " + strings.Join(p.Values, ", ") + ")"
+				doc += " (one of " + strings.Join(p.Values, ", ") + ")"
 			}
-			fmt.Fprintf(tw, "    %s\t%s%s\tdefault %s\n", p.Name, p.Doc, allowed, strings.Join(p.Default, ","))
+			ps = append(ps, listItem{p.Name, doc + "; default " + strings.Join(p.Default, ",")})
 		}
-		fmt.Fprintf(tw, "    threads\tworker goroutines per case (--threads)\tdefault %s\n", joinInts(s.DefaultThreads()))
-		tw.Flush()
+		ps = append(ps, listItem{"threads", "worker goroutines per case (--threads); default " + joinInts(s.DefaultThreads())})
+		fmt.Fprintln(io.Out, "  variants:")
+		writeItems(io.Out, vs)
+		fmt.Fprintln(io.Out, "  parameters (-p name=v1,v2):")
+		writeItems(io.Out, ps)
 	}
 	return nil
+}
+
+// listWidth is the width `perflab list` keeps to.
+const listWidth = 80
+
+type listItem struct{ name, doc string }
+
+// writeItems prints names in a column and their docs beside them, wrapped
+// so every line fits listWidth, continuation lines under the doc column.
+func writeItems(w io.Writer, items []listItem) {
+	col := 0
+	for _, it := range items {
+		col = max(col, len(it.name))
+	}
+	indent := 4 + col + 2
+	for _, it := range items {
+		lines := wrap(it.doc, max(listWidth-indent, 20))
+		for j, line := range lines {
+			name := ""
+			if j == 0 {
+				name = it.name
+			}
+			fmt.Fprintf(w, "    %-*s  %s\n", col, name, line)
+		}
+	}
 }
 
 func joinInts(xs []int) string {

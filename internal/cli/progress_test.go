@@ -47,3 +47,22 @@ func TestEstimate(t *testing.T) {
 		}
 	}
 }
+
+// TestListFits80: `perflab list` and `list -l` keep every line within 80
+// columns, wrapping docs under their column.
+func TestListFits80(t *testing.T) {
+	for _, args := range [][]string{{"list"}, {"list", "-l", "cipher-cache"}} {
+		out, errs, code := execute(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, errs)
+		}
+		for i, line := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(line); n > listWidth {
+				t.Errorf("%v line %d is %d columns: %q", args, i+1, n, line)
+			}
+		}
+		if !strings.Contains(out, "nocache-pool") {
+			t.Errorf("%v lists no variants:\n%s", args, out)
+		}
+	}
+}
