@@ -31,6 +31,7 @@ type FlameOptions struct {
 	Work       []string
 	Kind       string // profile kind inside a run case: wall, cpu, mutex, block
 	Diff       bool
+	Layout     string // with Diff: "new" or "base", the shape drawn
 	Title      string
 	Width      int
 	MinWidth   float64
@@ -58,9 +59,13 @@ self-contained interactive page: zoom, search, category highlights, icicle view,
 focus on a function) or .folded (folded stacks for flamegraph.pl and speedscope).
 Without -o an SVG goes to stdout.
 
-With --diff, two profiles: the graph has the new profile's shape and each frame
-is coloured by its change against the base, scaled to the same total (red
-slower, blue faster), with each category's change in the legend.
+With --diff, two profiles: the graph is the union of both, the base scaled to the
+same total, drawn on the new profile's shape (--layout base for the base's), with
+frames that exist only in the base hatched. A frame is coloured only if its change
+in share is beyond sampling noise (a two-proportion test on its samples, with the
+false-discovery rate held at 5% across frames): red for a larger share, blue for
+a smaller one, grey within the noise. Tooltips give each frame's change with its
+95% interval, the legend each category's.
 
 Work is what --work patterns (or, for a stored run, the scenario's patterns as
 recorded with the run) match; without them the program's own code is "other".
@@ -91,6 +96,7 @@ $` + envPyroscopePassword + `, as for perflab push.`,
 	f.StringArrayVar(&opts.Work, "work", nil, "`regexp` of function names that are the useful work (repeatable)")
 	f.StringVar(&opts.Kind, "kind", "wall", "profile kind to draw from a run case: wall, cpu, mutex or block")
 	f.BoolVar(&opts.Diff, "diff", false, "compare two profiles: --diff base new")
+	f.StringVar(&opts.Layout, "layout", "new", "with --diff: draw on the new or the base profile's shape")
 	f.StringVar(&opts.Title, "title", "", "title (default from the input)")
 	f.IntVar(&opts.Width, "width", 1200, "SVG width in pixels")
 	f.Float64Var(&opts.MinWidth, "min-width", 0.1, "leave out frames narrower than this many pixels (SVG)")
@@ -120,6 +126,10 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 	}
 	if o.Diff && format == "folded" {
 		return usagef(errors.New("--diff writes SVG or HTML, not folded stacks"))
+	}
+	layout, err := flame.ParseLayout(o.Layout)
+	if err != nil {
+		return usagef(fmt.Errorf("--layout: %w", err))
 	}
 	rules := profiles.DefaultRules()
 	if o.Rules != "" {
@@ -162,7 +172,7 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 		return usagef(err)
 	}
 	last := inputs[len(inputs)-1]
-	opts := flame.Options{Title: o.Title, SampleType: o.SampleType, Rules: rules, Width: o.Width, MinWidth: o.MinWidth}
+	opts := flame.Options{Title: o.Title, SampleType: o.SampleType, Rules: rules, Width: o.Width, MinWidth: o.MinWidth, Layout: layout}
 	if opts.Title == "" {
 		opts.Title = last.title
 		if o.Diff {

@@ -27,7 +27,8 @@ func TestFlameFormats(t *testing.T) {
 		{"html file", []string{"flame", realCPU, "-o", filepath.Join(dir, "a.html"), "--title", "<cpu>"}, "a.html", []string{"<!DOCTYPE html>", "PerflabFlame.mount", "&lt;cpu&gt;"}},
 		{"folded", []string{"flame", realCPU, "-o", filepath.Join(dir, "a.folded")}, "a.folded", []string{"main.worker;main.hashWork;crypto/sha256.Sum256"}},
 		{"sample type", []string{"flame", realCPU, "--sample-type", "samples"}, "", []string{"samples (count)"}},
-		{"diff", []string{"flame", "--diff", realCPU, realCPU, "-o", filepath.Join(dir, "d.svg")}, "d.svg", []string{"scaled to the same total", "(+0.0 pt)"}},
+		{"diff", []string{"flame", "--diff", realCPU, realCPU, "-o", filepath.Join(dir, "d.svg")}, "d.svg", []string{"scaled to the same total", "other +0.0±", "pt ~", "grey: within noise"}},
+		{"diff on the base", []string{"flame", "--diff", "--layout", "base", realCPU, realCPU, "-o", filepath.Join(dir, "b.svg")}, "b.svg", []string{"on the base profile"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +77,7 @@ func TestFlameErrors(t *testing.T) {
 		{"bad rules", []string{"flame", realCPU, "--rules", rules}, 2, `rules.txt:1: unknown category "speed"`},
 		{"bad work", []string{"flame", realCPU, "--work", "("}, 2, "work pattern"},
 		{"diff folded", []string{"flame", "--diff", realCPU, realCPU, "-o", "x.folded"}, 2, "not folded"},
+		{"bad layout", []string{"flame", "--diff", "--layout", "old", realCPU, realCPU}, 2, `--layout: unknown layout "old"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,20 +18,33 @@
 
   // ---- trees -------------------------------------------------------------
 
-  // A tree is pre-order arrays: name (index into names), value, cat,
-  // parent, depth, end (one past the last node of the subtree), off
-  // (offset from the root's left edge in value units), base (diff only).
+  // A tree is pre-order arrays: name (index into names), value (the drawn
+  // width), cat, parent, depth, end (one past the last node of the
+  // subtree), off (offset from the root's left edge in value units), gap
+  // (room left by pruned elder siblings). A diff adds nv (the new value;
+  // value is the width in the union's layout), base (scaled to the new
+  // total), sig (+1/-1 significant change, 0 within noise), and bsq/nsq
+  // (square-weight fractions, parts per billion) for testing merged frames.
   function fromData(data) {
     var raw = data.nodes, n = raw.length / 4;
     var t = alloc(n, data.diff);
     var path = []; // path[d] is the latest frame at depth d
+    var gaps = data.gaps || [];
+    for (var g = 0; g + 1 < gaps.length; g += 2) t.gap[gaps[g]] = gaps[g + 1];
     for (var i = 0; i < n; i++) {
       var d = raw[4 * i + 3];
       t.name[i] = raw[4 * i];
       t.value[i] = raw[4 * i + 1];
       t.cat[i] = raw[4 * i + 2];
       t.depth[i] = d;
-      if (data.diff) t.base[i] = data.base[i];
+      if (data.diff) {
+        t.nv[i] = t.value[i];
+        t.value[i] = data.width[i];
+        t.base[i] = data.base[i];
+        t.sig[i] = data.sig[i];
+        t.bsq[i] = data.bsq[i];
+        t.nsq[i] = data.nsq[i];
+      }
       // Frames deeper than or as deep as this one are finished.
       while (path.length > d) t.end[path.pop()] = i;
       t.parent[i] = d > 0 ? path[d - 1] : -1;
@@ -45,7 +58,10 @@
     return {
       n: n, name: new Int32Array(n), value: new Float64Array(n), cat: new Uint8Array(n),
       parent: new Int32Array(n), depth: new Int32Array(n), end: new Int32Array(n),
-      off: new Float64Array(n), base: diff ? new Float64Array(n) : null
+      off: new Float64Array(n), gap: new Float64Array(n),
+      nv: diff ? new Float64Array(n) : null, base: diff ? new Float64Array(n) : null,
+      sig: diff ? new Int8Array(n) : null, bsq: diff ? new Float64Array(n) : null,
+      nsq: diff ? new Float64Array(n) : null
     };
   }
 
@@ -54,6 +70,7 @@
     var maxDepth = 0;
     for (var i = 1; i < t.n; i++) {
       var p = t.parent[i];
+      cursor[p] += t.gap[i];
       t.off[i] = cursor[p];
       cursor[p] += t.value[i];
       cursor[i] = t.off[i];
@@ -66,24 +83,38 @@
 
   // Linked trees are built by the focus view, then flattened to pre-order.
   function Linked() {
-    this.nodes = [{ name: -1, value: 0, base: 0, cat: 5, kids: new Map() }];
+    this.nodes = [node(-1, 5)];
+  }
+  function node(name, cat) {
+    return { name: name, value: 0, nv: 0, base: 0, bsq: 0, nsq: 0, cat: cat, kids: new Map() };
   }
   Linked.prototype.child = function (p, name, cat) {
     var k = this.nodes[p].kids.get(name);
     if (k === undefined) {
       k = this.nodes.length;
-      this.nodes.push({ name: name, value: 0, base: 0, cat: cat, kids: new Map() });
+      this.nodes.push(node(name, cat));
       this.nodes[p].kids.set(name, k);
     }
     return k;
   };
-  Linked.prototype.flatten = function (names, diff) {
+  // add adds frame i of tree t to node k (the focus view merges frames).
+  Linked.prototype.add = function (k, t, i) {
+    var s = this.nodes[k];
+    s.value += t.value[i];
+    if (t.nv) { s.nv += t.nv[i]; s.base += t.base[i]; s.bsq += t.bsq[i]; s.nsq += t.nsq[i]; }
+  };
+  // flatten returns the pre-order tree; for a diff, each merged frame is
+  // tested again (stats), at the threshold of the whole graph.
+  Linked.prototype.flatten = function (names, diff, stats, total) {
     var src = this.nodes, t = alloc(src.length, diff), i = 0;
     var stack = [[0, -1, 0]];
     while (stack.length) {
       var it = stack.pop(), s = src[it[0]], me = i++;
       t.name[me] = s.name; t.value[me] = s.value; t.cat[me] = s.cat;
-      if (diff) t.base[me] = s.base;
+      if (diff) {
+        t.nv[me] = s.nv; t.base[me] = s.base; t.bsq[me] = s.bsq; t.nsq[me] = s.nsq;
+        t.sig[me] = significance(stats, s.base / total, s.nv / total, s.bsq / 1e9, s.nsq / 1e9);
+      }
       t.parent[me] = it[1]; t.depth[me] = it[2];
       var kids = Array.from(s.kids.values());
       kids.sort(function (a, b) {
@@ -103,33 +134,59 @@
 
   // sandwich returns the callers and callees trees of function name f:
   // both rooted at f, over its outermost occurrences (recursion counted once).
-  function sandwich(t, f, diff) {
+  function sandwich(t, f) {
     var callers = new Linked(), callees = new Linked();
     callers.nodes[0].name = callees.nodes[0].name = f;
     var i = 1;
     var map = new Int32Array(t.n);
     while (i < t.n) {
       if (t.name[i] !== f) { i++; continue; }
-      var v = t.value[i], bv = diff ? t.base[i] : 0;
-      callers.nodes[0].value += v; callees.nodes[0].value += v;
-      callers.nodes[0].base += bv; callees.nodes[0].base += bv;
+      callers.add(0, t, i); callees.add(0, t, i);
       callers.nodes[0].cat = callees.nodes[0].cat = t.cat[i];
       var cur = 0;
       for (var a = t.parent[i]; a > 0; a = t.parent[a]) {
         cur = callers.child(cur, t.name[a], t.cat[a]);
-        callers.nodes[cur].value += v;
-        callers.nodes[cur].base += bv;
+        callers.add(cur, t, i); // a caller's frame is as wide as f under it
       }
       map[i] = 0;
       for (var j = i + 1; j < t.end[i]; j++) {
         var k = callees.child(map[t.parent[j]], t.name[j], t.cat[j]);
         map[j] = k;
-        callees.nodes[k].value += t.value[j];
-        if (diff) callees.nodes[k].base += t.base[j];
+        callees.add(k, t, j);
       }
       i = t.end[i];
     }
     return { callers: callers, callees: callees };
+  }
+
+  // ---- significance (the same test as stats.go) --------------------------
+
+  var Z95 = 1.959963984540054;
+  function variance(p, a, n) { return Math.max(a * (1 - 2 * p) + p * p, 0) / n; }
+  // erfc with a fractional error below 1.2e-7 (Numerical Recipes' erfcc).
+  function erfc(x) {
+    var z = Math.abs(x), t = 1 / (1 + 0.5 * z);
+    var r = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+      t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+    return x >= 0 ? r : 2 - r;
+  }
+  // significance tests a change of share p1 → p2 (square-weight fractions
+  // a1, a2) at the graph's false-discovery threshold: +1, -1 or 0.
+  function significance(st, p1, p2, a1, a2) {
+    if (!st || !st.ok) return 0;
+    var n1 = st.nBase, n2 = st.n, ev = 0;
+    if (a1 > 0) ev += p1 * p1 * n1 / a1;
+    if (a2 > 0) ev += p2 * p2 * n2 / a2;
+    if (ev < Z95 * Z95) return 0;
+    var pp = (p1 * n1 + p2 * n2) / (n1 + n2), v = variance(pp, a1, n1) + variance(pp, a2, n2);
+    if (!(v > 0)) return 0;
+    var pv = erfc(Math.abs(p2 - p1) / Math.sqrt(v) / Math.SQRT2);
+    return pv <= st.pcut ? (p2 > p1 ? 1 : -1) : 0;
+  }
+  // interval returns the change of share and the half-width of its 95%
+  // interval.
+  function interval(st, p1, p2, a1, a2) {
+    return [p2 - p1, Z95 * Math.sqrt(variance(p1, a1, st.nBase) + variance(p2, a2, st.n))];
   }
 
   // ---- formatting and colour ---------------------------------------------
@@ -210,10 +267,12 @@
     if (data.pruned) subText += ' (' + data.pruned + ' narrow frames pruned)';
     if (!(data.total > 0)) subText += ': no samples, nothing to draw (nothing was recorded for this sample type in the profile\u2019s window)';
     if (data.diff) subText += '; diff against a base of ' + fmtValue(data.baseTotal, data.unit) +
-      ' scaled to the same total: red is slower, blue faster';
+      ', scaled to the same total, on the ' + data.layout + ' profile\u2019s shape';
     sub.textContent = subText;
     header.appendChild(title);
     header.appendChild(sub);
+    var stats = data.diff ? data.stats : null;
+    if (stats) header.appendChild(el('div', 'pf-sub pf-key', stats.key));
 
     var controls = el('div', 'pf-controls');
     var search = el('input', 'pf-search');
@@ -241,13 +300,9 @@
       b.appendChild(sw);
       var share = data.total > 0 ? 100 * data.catTotals[i] / data.total : 0;
       var text = c + ' ' + share.toFixed(1) + '%';
-      if (data.diff) {
-        var bs = data.baseTotal > 0 ? 100 * data.baseCatTotals[i] / data.baseTotal : 0;
-        var d = share - bs;
-        text += ' (' + (d >= 0 ? '+' : '') + d.toFixed(1) + ' pt)';
-      }
+      if (stats) text = stats.catText[i];
       b.appendChild(document.createTextNode(text));
-      b.title = 'Highlight ' + c + ' frames';
+      b.title = (stats ? stats.catTip[i] + '. ' : '') + 'Highlight ' + c + ' frames';
       b.setAttribute('aria-pressed', 'false');
       b.addEventListener('click', function () {
         if (state.highlight.has(i)) state.highlight.delete(i); else state.highlight.add(i);
@@ -275,6 +330,24 @@
 
     var ctx = canvas.getContext('2d');
     var charW = 7;
+    // Frames only in the base are hatched, as in the SVG: blue if their
+    // going is significant, grey if it is within the noise.
+    var hatch = { sig: hatchPattern('#2166ac'), ns: hatchPattern('#a8a8a8') };
+    function hatchPattern(c) {
+      var cv = document.createElement('canvas');
+      cv.width = cv.height = 6;
+      var g = cv.getContext('2d');
+      g.fillStyle = mix(c, '#ffffff', 0.72);
+      g.fillRect(0, 0, 6, 6);
+      g.strokeStyle = mix(c, '#ffffff', 0.15);
+      g.lineWidth = 1.5;
+      g.beginPath();
+      g.moveTo(-1, 7); g.lineTo(7, -1);
+      g.moveTo(-4, 4); g.lineTo(4, -4);
+      g.moveTo(2, 10); g.lineTo(10, 2);
+      g.stroke();
+      return ctx.createPattern(cv, 'repeat');
+    }
 
     // A view draws one tree in a band of rows: the main graph, or one half
     // of the focus sandwich.
@@ -336,8 +409,11 @@
       var t = this.t;
       if (state.matchRe && t.name[i] >= 0 && state.match[t.name[i]]) return MATCH;
       if (t.base) {
-        var c = change(t.value[i], t.base[i]);
-        return c >= 0 ? mix('#e4e4e4', '#d7301f', c) : mix('#e4e4e4', '#2166ac', -c);
+        // As diffColor in diff.go: grey unless significant.
+        if (t.nv[i] === 0 && i !== 0) return t.sig[i] ? hatch.sig : hatch.ns;
+        if (!t.sig[i]) return '#dedede';
+        var f = 0.35 + 0.65 * Math.abs(change(t.nv[i], t.base[i]));
+        return mix('#dedede', t.sig[i] > 0 ? '#d7301f' : '#2166ac', f);
       }
       var key = t.cat[i] + '\u0000' + name;
       var col = colorCache.get(key);
@@ -394,13 +470,25 @@
 
     function describe(v, i) {
       var t = v.t, name = t.name[i] < 0 ? 'all' : names[t.name[i]];
+      if (t.base) return name + ' — ' + describeDiff(t, i) + ', ' + data.cats[t.cat[i]];
       var s = name + ' — ' + fmtValue(t.value[i], data.unit) + ' (' + pct(t.value[i], data.total) + ' of total';
       if (v.zoom !== 0) s += ', ' + pct(t.value[i], t.value[v.zoom]) + ' of zoom';
       s += '), ' + data.cats[t.cat[i]];
-      if (t.base) {
-        s += '; base ' + fmtValue(t.base[i], data.unit) + ', ' +
-          (t.base[i] > 0 ? ((t.value[i] - t.base[i]) / t.base[i] * 100).toFixed(1) + '%' : 'new');
-      }
+      return s;
+    }
+    // describeDiff is diffText in diff.go: both values, the change in
+    // share with its interval, and whether it is beyond the noise.
+    function describeDiff(t, i) {
+      var baseRaw = data.total > 0 ? t.base[i] * data.baseTotal / data.total : 0;
+      var s = 'new ' + fmtValue(t.nv[i], data.unit) + ' (' + pct(t.nv[i], data.total) + '), base ' +
+        fmtValue(baseRaw, data.unit) + ' (' + pct(t.base[i], data.total) + ')';
+      if (t.base[i] === 0) s += ', only in new';
+      else if (t.nv[i] === 0) s += ', only in base';
+      if (!stats || !stats.ok || i === 0 && t.name[i] < 0) return s;
+      var r = interval(stats, t.base[i] / data.total, t.nv[i] / data.total, t.bsq[i] / 1e9, t.nsq[i] / 1e9);
+      var sg = function (x) { return (x >= 0 ? '+' : '') + (100 * x).toFixed(2); };
+      s += '; ' + sg(r[0]) + ' pt [' + sg(r[0] - r[1]) + ', ' + sg(r[0] + r[1]) + '] (95%): ' +
+        (t.sig[i] > 0 ? 'larger share, significant' : t.sig[i] < 0 ? 'smaller share, significant' : 'within sampling noise');
       return s;
     }
 
@@ -443,15 +531,16 @@
 
     function focusOn(f) {
       if (f < 0) return;
-      var sw = sandwich(full, f, !!data.diff);
-      var callers = new View(sw.callers.flatten(names, !!data.diff), true);
-      var callees = new View(sw.callees.flatten(names, !!data.diff), false);
+      var sw = sandwich(full, f);
+      var callers = new View(sw.callers.flatten(names, !!data.diff, stats, data.total), true);
+      var callees = new View(sw.callees.flatten(names, !!data.diff, stats, data.total), false);
       state.focus = { name: f, views: [callers, callees] };
       unfocus.hidden = false;
       details.textContent = 'Focus on ' + names[f] + ': callers above, callees below (' +
-        fmtValue(callers.t.value[0], data.unit) + ', ' + pct(callers.t.value[0], data.total) + ' of total)';
+        fmtValue(focusValue(callers.t), data.unit) + ', ' + pct(focusValue(callers.t), data.total) + ' of total)';
       draw();
     }
+    function focusValue(t) { return t.nv ? t.nv[0] : t.value[0]; }
     unfocus.addEventListener('click', function () {
       state.focus = null;
       unfocus.hidden = true;
@@ -491,7 +580,7 @@
       // nested matches are not counted twice.
       var sum = 0, t = full;
       for (var i = 1; i < t.n;) {
-        if (state.match[t.name[i]]) { sum += t.value[i]; i = t.end[i]; } else i++;
+        if (state.match[t.name[i]]) { sum += t.nv ? t.nv[i] : t.value[i]; i = t.end[i]; } else i++;
       }
       matchInfo.textContent = 'matched ' + fmtValue(sum, data.unit) + ' (' + pct(sum, data.total) + ')';
       draw();

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"math"
 	"math/bits"
 	"strconv"
 
@@ -21,13 +22,31 @@ import (
 //	 "names":["main.main",…],
 //	 "nodes":[name, value, category, depth, …],  // 4 numbers a frame, pre-order, root first
 //	 "pruned":K,                                   // frames left out
-//	 "diff":false, "baseTotal":N, "baseCatTotals":[…], "base":[…]} // base value per frame (diffs)
+//	 "gaps":[frame, value, …],                     // room left by pruned elder siblings
+//	 "diff":false}
 //
 // A frame's parent is the nearest earlier frame one level less deep;
 // children follow their parent in name order, so a frame's offset is its
-// parent's plus its elder siblings' values. All strings are JSON-escaped
-// with <, > and & as \u003c, \u003e and \u0026, so the text can sit inside
-// a <script> element as is.
+// parent's plus its elder siblings' widths, plus its gap if it has one (the
+// pruned frames before it: without it the frames after a pruned one
+// shifted left).
+//
+// Version 1 has grown only by fields a viewer may ignore: "gaps", and the
+// union's fields of a diff (an older viewer draws the new profile's shape,
+// the frames only in the base at zero width).
+//
+// A diff (the union of two profiles) adds, per frame, "base" (the base
+// value scaled to the new total), "width" (the drawn width, which is value
+// except in a diff), "sig" (+1/-1 for a significant larger/smaller share,
+// 0 otherwise), "bsq" and "nsq" (the frame's fraction of the squared
+// weights of each side in parts per billion, from which flame.js computes
+// intervals and tests merged frames: see stats.go); and "layout",
+// "baseTotal", "baseCatTotals" and "stats" (effective numbers of
+// observations, the false-discovery threshold, the key and the legend's
+// texts).
+//
+// All strings are JSON-escaped with <, > and & as \u003c, \u003e and
+// \u0026, so the text can sit inside a <script> element as is.
 func (t *Tree) WriteJSON(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	// Keep frames of at least the threshold, in pre-order, remapping names
@@ -35,7 +54,10 @@ func (t *Tree) WriteJSON(w io.Writer) error {
 	minValue := t.jsonThreshold()
 	nameMap := make(map[int32]int, 1024)
 	var names []string
-	var nodes, base []int64
+	var nodes, base, width, sig, bsq, nsq, gaps []int64
+	drawn := t.drawn()
+	next := make([]int64, t.maxDepth+2) // where the viewer puts the next frame at each depth
+	kept := int64(0)
 	pruned := t.walk(minValue-1, func(i int32, d int, x int64) {
 		nameIdx := int64(-1)
 		if i != 0 {
@@ -47,9 +69,19 @@ func (t *Tree) WriteJSON(w io.Writer) error {
 			}
 			nameIdx = int64(id)
 		}
+		if x != next[d] {
+			gaps = append(gaps, kept, x-next[d])
+		}
+		next[d] = x + drawn[i]
+		next[d+1] = x
+		kept++
 		nodes = append(nodes, nameIdx, t.value[i], int64(t.category(i).Index()), int64(d))
 		if t.diff {
-			base = append(base, t.base[i])
+			base = append(base, t.scaledBase(i))
+			width = append(width, drawn[i])
+			sig = append(sig, int64(t.stat.sig[i]))
+			bsq = append(bsq, ppb(t.baseSq[i], t.baseSq[0]))
+			nsq = append(nsq, ppb(t.sq[i], t.sq[0]))
 		}
 	})
 
@@ -88,18 +120,75 @@ func (t *Tree) WriteJSON(w io.Writer) error {
 	writeInts(bw, nodes)
 	bw.WriteString(`,"pruned":`)
 	bw.WriteString(strconv.Itoa(pruned))
+	bw.WriteString(`,"gaps":`)
+	writeInts(bw, gaps)
 	if t.diff {
-		bw.WriteString(`,"diff":true,"baseTotal":`)
-		bw.WriteString(strconv.FormatInt(t.baseTotal, 10))
+		bw.WriteString(`,"diff":true,"layout":`)
+		writeJSONString(bw, t.opts.Layout.String())
+		bw.WriteString(`,"baseTotal":`)
+		bw.WriteString(strconv.FormatInt(t.BaseTotal(), 10))
 		bw.WriteString(`,"baseCatTotals":`)
 		writeInts(bw, t.baseByCat[:])
-		bw.WriteString(`,"base":`)
-		writeInts(bw, base)
+		for _, a := range []struct {
+			key string
+			xs  []int64
+		}{{"base", base}, {"width", width}, {"sig", sig}, {"bsq", bsq}, {"nsq", nsq}} {
+			bw.WriteString(`,"` + a.key + `":`)
+			writeInts(bw, a.xs)
+		}
+		bw.WriteString(`,"stats":`)
+		t.writeStatsJSON(bw)
 	} else {
 		bw.WriteString(`,"diff":false`)
 	}
 	bw.WriteString("}\n")
 	return bw.Flush()
+}
+
+// ppb returns x/of in parts per billion.
+func ppb(x, of float64) int64 {
+	if of <= 0 {
+		return 0
+	}
+	return int64(math.Round(1e9 * x / of))
+}
+
+// writeStatsJSON writes what the viewer needs to explain a diff's colours
+// and to test the merged frames of its focus view.
+func (t *Tree) writeStatsJSON(bw *bufio.Writer) {
+	st := t.stat
+	bw.WriteString(`{"ok":`)
+	bw.WriteString(strconv.FormatBool(st.ok))
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"n", st.n}, {"nBase", st.nBase}, {"pcut", st.pcut}} {
+		bw.WriteString(`,"` + f.key + `":`)
+		bw.WriteString(strconv.FormatFloat(f.v, 'g', 8, 64))
+	}
+	bw.WriteString(`,"tested":`)
+	bw.WriteString(strconv.Itoa(st.tested))
+	bw.WriteString(`,"key":`)
+	writeJSONString(bw, t.diffKey())
+	bw.WriteString(`,"model":`)
+	writeJSONString(bw, st.model)
+	bw.WriteString(`,"baseModel":`)
+	writeJSONString(bw, st.baseMode)
+	for _, part := range []string{"catText", "catTip"} {
+		bw.WriteString(`,"` + part + `":[`)
+		for c := range profiles.Categories {
+			if c > 0 {
+				bw.WriteByte(',')
+			}
+			text, tip := t.catText(c)
+			if part == "catTip" {
+				text = tip
+			}
+			writeJSONString(bw, text)
+		}
+		bw.WriteByte(']')
+	}
+	bw.WriteByte('}')
 }
 
 // jsonThreshold returns the smallest value a frame needs to be kept so that
@@ -123,7 +212,7 @@ func (t *Tree) jsonThreshold() int64 {
 		}
 		return e*sub + m
 	}
-	for _, v := range t.value[1:] {
+	for _, v := range t.drawn()[1:] {
 		hist[bucket(v)]++
 	}
 	kept := 0

@@ -43,12 +43,13 @@ func (t *Tree) WriteSVG(w io.Writer) error {
 	o := t.opts
 	bw := bufio.NewWriterSize(w, 64<<10)
 	total := t.Total()
+	width := t.drawn()[0] // total, or for a diff the union's width
 	plotW := float64(o.Width - 2*padX)
 	// The minimum value a frame needs to be drawn. Children are never
 	// larger than their parent, so pruning a node prunes its subtree.
 	minValue := int64(0)
-	if total > 0 {
-		minValue = int64(o.MinWidth * float64(total) / plotW)
+	if width > 0 {
+		minValue = int64(o.MinWidth * float64(width) / plotW)
 	}
 	depth, shown := 0, 0
 	pruned := t.walk(minValue, func(i int32, d int, x int64) {
@@ -56,13 +57,19 @@ func (t *Tree) WriteSVG(w io.Writer) error {
 		shown++
 	})
 	shown-- // the root is not a frame
-	height := headerH + (depth+1)*frameH + footerH
+	top := t.headerH()
+	height := top + (depth+1)*frameH + footerH
 
 	fmt.Fprintf(bw, `<?xml version="1.0" encoding="UTF-8" standalone="no"?>
 <svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Verdana, DejaVu Sans, sans-serif" font-size="12">
 <style>.f text{pointer-events:none;fill:#000} .f:hover rect{stroke:#000;stroke-width:1} .l text{fill:#333}</style>
 <rect x="0" y="0" width="100%%" height="100%%" fill="#fbfbfb"/>
 `, o.Width, height, o.Width, height)
+	if t.diff {
+		// Frames only in the base are hatched: blue if their going is
+		// significant, grey if it is within the noise.
+		fmt.Fprintf(bw, `<defs>%s%s</defs>`+"\n", hatch("gone", diffBlue), hatch("gone-ns", "#a8a8a8"))
+	}
 	fmt.Fprintf(bw, `<text x="%d" y="22" text-anchor="middle" font-size="17">%s</text>`+"\n", o.Width/2, esc(o.Title))
 	sub := fmt.Sprintf("%s (%s), total %s, %d frames", t.sampleType, t.unit, formatValue(total, t.unit), shown)
 	if pruned > 0 {
@@ -72,22 +79,25 @@ func (t *Tree) WriteSVG(w io.Writer) error {
 		sub += ": no samples, nothing to draw"
 	}
 	if t.diff {
-		sub += fmt.Sprintf("; diff against a base of %s, scaled to the same total: red is slower, blue faster", formatValue(t.baseTotal, t.unit))
+		sub += fmt.Sprintf("; against a base of %s, scaled to the same total, on the %s profile's shape", formatValue(t.BaseTotal(), t.unit), t.opts.Layout)
 	}
 	fmt.Fprintf(bw, `<text x="%d" y="40" text-anchor="middle" fill="#555">%s</text>`+"\n", o.Width/2, esc(sub))
-	t.writeLegend(bw)
+	if t.diff {
+		fmt.Fprintf(bw, `<text x="%d" y="58" text-anchor="middle" fill="#555">%s</text>`+"\n", o.Width/2, esc(t.diffKey()))
+	}
+	t.writeLegend(bw, top-22)
 
 	// Frames, root at the bottom.
-	bottom := float64(headerH + depth*frameH)
+	bottom := float64(top + depth*frameH)
 	scale := 0.0
-	if total > 0 {
-		scale = plotW / float64(total)
+	if width > 0 {
+		scale = plotW / float64(width)
 	}
 	var line []byte
 	colors := make(map[int32]string)
 	t.walk(minValue, func(i int32, d int, x int64) {
 		y := bottom - float64(d*frameH)
-		line = t.appendFrame(line[:0], i, padX+float64(x)*scale, y, float64(t.value[i])*scale, colors)
+		line = t.appendFrame(line[:0], i, padX+float64(x)*scale, y, float64(t.drawn()[i])*scale, colors)
 		bw.Write(line)
 	})
 	bw.WriteString("</svg>\n")
@@ -99,6 +109,7 @@ func (t *Tree) WriteSVG(w io.Writer) error {
 // and offset from the left edge (in value units). It returns the number of
 // frames left out whose parent was visited.
 func (t *Tree) walk(minValue int64, fn func(i int32, depth int, x int64)) (pruned int) {
+	value := t.drawn()
 	cursor := make([]int64, t.maxDepth+2)
 	ends := make([]int32, 0, t.maxDepth+1)
 	for i := int32(0); i < int32(len(t.name)); {
@@ -107,8 +118,8 @@ func (t *Tree) walk(minValue int64, fn func(i int32, depth int, x int64)) (prune
 		}
 		d := len(ends)
 		x := cursor[d]
-		cursor[d] += t.value[i]
-		if i != 0 && (t.value[i] <= minValue || t.value[i] <= 0) {
+		cursor[d] += value[i]
+		if i != 0 && (value[i] <= minValue || value[i] <= 0) {
 			pruned++
 			i = t.end[i]
 			continue
@@ -132,9 +143,8 @@ func (t *Tree) appendFrame(b []byte, i int32, x, y, w float64, colors map[int32]
 	}
 	var fill, tip string
 	if t.diff {
-		fill = diffColor(v, t.base[i])
-		tip = fmt.Sprintf("%s\n%s (%.2f%%), base %s, %s\n%s", name, formatValue(v, t.unit), pct,
-			formatValue(t.base[i], t.unit), changeText(v, t.base[i]), cat)
+		fill = t.diffFill(i)
+		tip = fmt.Sprintf("%s\n%s\n%s", name, t.diffText(i), cat)
 	} else {
 		key := t.name[i]<<3 | int32(cat.Index())
 		if fill = colors[key]; fill == "" {
@@ -167,8 +177,8 @@ func (t *Tree) appendFrame(b []byte, i int32, x, y, w float64, colors map[int32]
 }
 
 // writeLegend draws one swatch per category with its share of the total,
-// or for a diff its change in share.
-func (t *Tree) writeLegend(bw *bufio.Writer) {
+// or for a diff its change in share with its interval, at height y.
+func (t *Tree) writeLegend(bw *bufio.Writer, y int) {
 	x := float64(padX)
 	total := float64(t.Total())
 	for i, c := range profiles.Categories {
@@ -179,17 +189,39 @@ func (t *Tree) writeLegend(bw *bufio.Writer) {
 		text := fmt.Sprintf("%s %.1f%%", c, share)
 		tip := fmt.Sprintf("%s: %s, %.2f%% of the total (the self %s of %s frames)", c, formatValue(t.byCat[i], t.unit), share, t.sampleType, c)
 		if t.diff {
-			baseShare := 0.0
-			if t.baseTotal > 0 {
-				baseShare = 100 * float64(t.baseByCat[i]) / float64(t.baseTotal)
-			}
-			text = fmt.Sprintf("%s %.1f%% (%+.1f pt)", c, share, share-baseShare)
-			tip = fmt.Sprintf("%s: %.2f%% of new, %.2f%% of base, %+.2f percentage points", c, share, baseShare, share-baseShare)
+			text, tip = t.catText(i)
 		}
-		fmt.Fprintf(bw, `<g class="l"><title>%s</title><rect x="%.0f" y="52" width="12" height="12" rx="2" fill="%s"/><text x="%.0f" y="62.5">%s</text></g>`+"\n",
-			esc(tip), x, c.Color(), x+16, esc(text))
-		x += 16 + float64(len(text))*charW + 18
+		fmt.Fprintf(bw, `<g class="l"><title>%s</title><rect x="%.0f" y="%d" width="12" height="12" rx="2" fill="%s"/><text x="%.0f" y="%.1f">%s</text></g>`+"\n",
+			esc(tip), x, y, c.Color(), x+16, float64(y)+10.5, esc(text))
+		x += 16 + float64(utf8.RuneCountInString(text))*charW + 18
 	}
+}
+
+// headerH is the height above the frames: a diff has a line more.
+func (t *Tree) headerH() int {
+	if t.diff {
+		return headerH + 18
+	}
+	return headerH
+}
+
+// hatch returns an SVG pattern of diagonal stripes of colour c, light
+// enough for a label to stay readable (flame.js draws the same).
+func hatch(id, c string) string {
+	return `<pattern id="` + id + `" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="` +
+		mix(c, "#ffffff", 0.72) + `"/><rect width="2" height="6" fill="` + mix(c, "#ffffff", 0.15) + `"/></pattern>`
+}
+
+// diffFill is the fill of node i of a diff.
+func (t *Tree) diffFill(i int32) string {
+	sig := t.stat.sig[i]
+	if t.value[i] == 0 && i != 0 {
+		if sig != 0 {
+			return "url(#gone)"
+		}
+		return "url(#gone-ns)"
+	}
+	return diffColor(t.value[i], t.scaledBase(i), sig)
 }
 
 // label shortens a function name to at most n characters for a frame:

@@ -39,6 +39,9 @@ type Options struct {
 	// 60,000): the narrowest are pruned first, so the page stays small and
 	// fast whatever the profile.
 	MaxNodes int
+	// Layout is the shape a diff is drawn on: the new profile's (the
+	// default) or the base's.
+	Layout Layout
 }
 
 func (o *Options) defaults() {
@@ -60,7 +63,9 @@ func (o *Options) defaults() {
 }
 
 // Tree is a flame graph: a call tree from the root (a synthetic "all" node)
-// to the leaves, with a value and a category per frame.
+// to the leaves, with a value and a category per frame. A differential tree
+// (Diff) is the union of two profiles' trees: every frame carries the value
+// it has in each, zero where it exists on one side only.
 //
 // Nodes are stored in pre-order with every node's children sorted by name,
 // as struct-of-arrays: node i's subtree is the index range [i, end[i]), and
@@ -72,19 +77,29 @@ type Tree struct {
 
 	name  []int32 // per node; -1 for the root
 	end   []int32
-	value []int64
+	value []int64 // per node; for a diff, the new profile's value
 	class []profiles.Class
-	base  []int64 // per node, base value scaled to this total; diffs only
 
 	maxDepth   int
 	sampleType string // e.g. "cpu"
 	unit       string // e.g. "nanoseconds"
 	byCat      [numCategories]int64
 
-	// diff state: set by Diff.
+	// Diff state, set by Diff.
 	diff      bool
-	baseTotal int64 // unscaled
+	base      []int64 // per node, the base profile's value, unscaled
 	baseByCat [numCategories]int64
+	// scale turns base values into the new profile's units: base frames
+	// are compared and drawn at the same total (a profile twice as long
+	// is not "slower" everywhere).
+	scale float64
+	// width is each frame's drawn width in the chosen layout (diff.go).
+	width []int64
+	// sq and baseSq are, per node, the sum over the stacks through it of
+	// value²/observations (stats.go); catSq and baseCatSq per category.
+	sq, baseSq       []float64
+	catSq, baseCatSq [numCategories]float64
+	stat             *diffStats
 }
 
 // interner gives function names small integer ids, shared by the trees of
@@ -129,11 +144,14 @@ type stacks struct {
 	buf        []int32
 	start      []int32 // per stack; stack k is buf[start[k]:start[k+1]]
 	value      []int64
+	sq         []float64 // per stack, value²/observations; diffs only
 	sampleType string
 	unit       string
 }
 
-func collect(in *interner, p *profile.Profile, idx int) *stacks {
+// collect reads p's stacks of sample type idx. With obs (diffs), it also
+// records each stack's value²/observations for the significance test.
+func collect(in *interner, p *profile.Profile, idx int, obs observer) *stacks {
 	st := &stacks{sampleType: p.SampleType[idx].Type, unit: p.SampleType[idx].Unit}
 	st.start = make([]int32, 0, len(p.Sample)+1)
 	for _, s := range p.Sample {
@@ -144,20 +162,46 @@ func collect(in *interner, p *profile.Profile, idx int) *stacks {
 		for i := len(s.Location) - 1; i >= 0; i-- {
 			st.buf = append(st.buf, in.namesOf(s.Location[i])...)
 		}
-		st.value = append(st.value, s.Value[idx])
+		v := s.Value[idx]
+		st.value = append(st.value, v)
+		if obs != nil {
+			st.sq = append(st.sq, float64(v)*float64(v)/obs(s, v))
+		}
 	}
 	st.start = append(st.start, int32(len(st.buf)))
 	return st
 }
 
-// build makes the tree of st. Stacks are sorted by their names' ranks in
-// alphabetical order, so each new stack shares its longest common prefix
-// with the one before: the tree comes out in pre-order with sorted
-// children, built by appending, with no map lookups per frame. This is what
-// makes a 100,000-stack profile fast (a map from (parent, name) to child
-// spent most of its time on cache misses).
-func build(opts Options, in *interner, rank []int32, st *stacks) *Tree {
-	t := &Tree{opts: opts, names: in.names, sampleType: st.sampleType, unit: st.unit}
+// concat returns the stacks of a followed by those of b.
+func concat(a, b *stacks) *stacks {
+	off := int32(len(a.buf))
+	st := &stacks{sampleType: a.sampleType, unit: a.unit}
+	st.buf = append(append(make([]int32, 0, len(a.buf)+len(b.buf)), a.buf...), b.buf...)
+	st.start = append(make([]int32, 0, len(a.start)+len(b.start)-1), a.start[:len(a.start)-1]...)
+	for _, x := range b.start {
+		st.start = append(st.start, x+off)
+	}
+	st.value = append(append([]int64(nil), a.value...), b.value...)
+	st.sq = append(append([]float64(nil), a.sq...), b.sq...)
+	return st
+}
+
+// build makes the tree of ns, or with bs the union tree of ns (new) and
+// bs (base). Stacks are sorted by their names' ranks in alphabetical order,
+// so each new stack shares its longest common prefix with the one before:
+// the tree comes out in pre-order with sorted children, built by
+// appending, with no map lookups per frame. This is what makes a
+// 100,000-stack profile fast (a map from (parent, name) to child spent most
+// of its time on cache misses). Both profiles' stacks sort together, so a
+// frame of the union is one node whichever sides it exists on.
+func build(opts Options, in *interner, rank []int32, ns, bs *stacks) *Tree {
+	t := &Tree{opts: opts, names: in.names, sampleType: ns.sampleType, unit: ns.unit}
+	diff := bs != nil
+	nNew := len(ns.value)
+	st := ns
+	if diff {
+		st = concat(ns, bs) // stacks from nNew on are the base's
+	}
 	n := len(st.value)
 	// Translate to ranks in place of names: comparisons are then integer
 	// comparisons.
@@ -180,6 +224,12 @@ func build(opts Options, in *interner, rank []int32, st *stacks) *Tree {
 	t.end = make([]int32, 1, est)
 	t.value = make([]int64, 1, est)
 	t.class = make([]profiles.Class, 1, est)
+	if diff {
+		t.diff = true
+		t.base = make([]int64, 1, est)
+		t.sq = make([]float64, 1, est)
+		t.baseSq = make([]float64, 1, est)
+	}
 	t.name[0] = -1
 	r := opts.Rules
 	frame := make([]profiles.Class, len(in.names))
@@ -197,9 +247,6 @@ func build(opts Options, in *interner, rank []int32, st *stacks) *Tree {
 			t.end[path[d]] = int32(len(t.name))
 		}
 		path = path[:lcp+1]
-		for _, node := range path {
-			t.value[node] += v
-		}
 		for _, rk := range s[lcp:] {
 			id := byRank[rk]
 			if !known[id] {
@@ -209,9 +256,22 @@ func build(opts Options, in *interner, rank []int32, st *stacks) *Tree {
 			node := int32(len(t.name))
 			t.name = append(t.name, id)
 			t.end = append(t.end, 0)
-			t.value = append(t.value, v)
+			t.value = append(t.value, 0)
 			t.class = append(t.class, frame[id].Under(t.class[path[len(path)-1]]))
+			if diff {
+				t.base = append(t.base, 0)
+				t.sq = append(t.sq, 0)
+				t.baseSq = append(t.baseSq, 0)
+			}
 			path = append(path, node)
+		}
+		isBase := int(k) >= nNew
+		vals, byCat := t.value, &t.byCat
+		if isBase {
+			vals, byCat = t.base, &t.baseByCat
+		}
+		for _, node := range path {
+			vals[node] += v
 		}
 		if len(s) > t.maxDepth {
 			t.maxDepth = len(s)
@@ -221,7 +281,18 @@ func build(opts Options, in *interner, rank []int32, st *stacks) *Tree {
 		if leaf := path[len(path)-1]; leaf != 0 {
 			cat = t.class[leaf].Category()
 		}
-		t.byCat[cat.Index()] += v
+		byCat[cat.Index()] += v
+		if diff {
+			q := st.sq[k]
+			sqs, catSq := t.sq, &t.catSq
+			if isBase {
+				sqs, catSq = t.baseSq, &t.baseCatSq
+			}
+			for _, node := range path {
+				sqs[node] += q
+			}
+			catSq[cat.Index()] += q
+		}
 		prev = s
 	}
 	for _, node := range path {
@@ -252,8 +323,8 @@ func Build(p *profile.Profile, opts Options) (*Tree, error) {
 		return nil, err
 	}
 	in := newInterner()
-	st := collect(in, p, idx)
-	return build(opts, in, ranks(in.names), st), nil
+	st := collect(in, p, idx, nil)
+	return build(opts, in, ranks(in.names), st, nil), nil
 }
 
 // Total returns the root's value: the sum of all samples drawn.
