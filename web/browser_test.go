@@ -403,7 +403,21 @@ func TestBrowser(t *testing.T) {
 		if sub := eval[string](b, `document.querySelector("#flame .pf-sub").textContent`); !strings.Contains(sub, "diff against a base") {
 			t.Errorf("differential flame graph subtitle %q", sub)
 		}
+		// The union's key, and a frame's change with its interval.
+		if key := eval[string](b, `document.querySelector("#flame .pf-key").textContent`); !strings.Contains(key, "grey: within noise") {
+			t.Errorf("differential flame graph key %q", key)
+		}
+		b.findFrame("main.worker")
+		if d := eval[string](b, `document.querySelector("#flame .pf-details").textContent`); !strings.Contains(d, "(95%)") || !strings.Contains(d, "base ") {
+			t.Errorf("diff frame details %q lack the change's interval", d)
+		}
 		b.shot("compare")
+		b.open("/compare?a=" + a + "&b=" + bb + "&kind=cpu&layout=base")
+		b.waitFor(`document.getElementById("flame").dataset.state === "ready"`)
+		if sub := eval[string](b, `document.querySelector("#flame .pf-sub").textContent`); !strings.Contains(sub, "on the base profile") {
+			t.Errorf("base-layout subtitle %q", sub)
+		}
+		b.shot("compare-base")
 		b.noConsoleErrors()
 	})
 

@@ -25,6 +25,15 @@ type compareView struct {
 	Kinds    []string
 	Base     string
 	FlameURL string
+	// Layout is the differential graph's shape, "new" or "base"; Layouts
+	// link to both.
+	Layout  string
+	Layouts []layoutLink
+}
+
+type layoutLink struct {
+	Label, URL string
+	Current    bool
 }
 
 type compareSide struct {
@@ -132,9 +141,25 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 				v.Kind = v.Kinds[0]
 			}
 		}
+		layout, err := flame.ParseLayout(q.Get("layout"))
+		if err != nil {
+			s.fail(w, r, http.StatusBadRequest, "Cannot compare: %v.", err)
+			return
+		}
+		v.Layout = layout.String()
 		v.Base = "/compare?a=" + url.QueryEscape(v.AValue) + "&b=" + url.QueryEscape(v.BValue)
+		if layout != flame.LayoutNew {
+			v.Base += "&layout=" + v.Layout
+		}
 		if v.Kind != "" {
-			v.FlameURL = "/compare/flame.json?a=" + url.QueryEscape(v.AValue) + "&b=" + url.QueryEscape(v.BValue) + "&kind=" + url.QueryEscape(v.Kind)
+			v.FlameURL = "/compare/flame.json?a=" + url.QueryEscape(v.AValue) + "&b=" + url.QueryEscape(v.BValue) + "&kind=" + url.QueryEscape(v.Kind) + "&layout=" + v.Layout
+			for _, l := range []flame.Layout{flame.LayoutNew, flame.LayoutBase} {
+				u := "/compare?a=" + url.QueryEscape(v.AValue) + "&b=" + url.QueryEscape(v.BValue) + "&kind=" + url.QueryEscape(v.Kind)
+				if l != flame.LayoutNew {
+					u += "&layout=" + l.String()
+				}
+				v.Layouts = append(v.Layouts, layoutLink{Label: l.String() + " profile's shape", URL: u, Current: l == layout})
+			}
 		}
 	}
 	s.render(w, r, http.StatusOK, "compare", v)
@@ -247,6 +272,11 @@ func (s *Server) compareFlameJSON(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	kind := q.Get("kind")
+	layout, err := flame.ParseLayout(q.Get("layout"))
+	if err != nil {
+		s.failJSON(w, http.StatusBadRequest, err)
+		return
+	}
 	if a.Case.Profiles[kind] == "" || b.Case.Profiles[kind] == "" {
 		s.failJSON(w, http.StatusNotFound, fmt.Errorf("both cases need a %q profile", kind))
 		return
@@ -261,8 +291,8 @@ func (s *Server) compareFlameJSON(w http.ResponseWriter, r *http.Request) {
 		s.failJSON(w, st, err)
 		return
 	}
-	key := "diff\x00" + ka + "\x00" + kb + "\x00" + a.Case.Name + "\x00" + b.Case.Name
+	key := "diff\x00" + ka + "\x00" + kb + "\x00" + a.Case.Name + "\x00" + b.Case.Name + "\x00" + layout.String()
 	s.writeFlameJSON(w, r, key, func() (*flame.Tree, error) {
-		return flame.Diff(pa, pb, flame.Options{Title: kind + " · " + b.Case.Name + " against " + a.Case.Name, Rules: rulesOfRun(b.Run).rules})
+		return flame.Diff(pa, pb, flame.Options{Title: kind + " · " + b.Case.Name + " against " + a.Case.Name, Rules: rulesOfRun(b.Run).rules, Layout: layout})
 	})
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -66,6 +67,41 @@ func TestCompareVerdicts(t *testing.T) {
 			for _, w := range warnings {
 				if strings.Count(strings.Join(warnings, "\n"), w) > 1 {
 					t.Errorf("warning %q given twice", w)
+				}
+			}
+		})
+	}
+}
+
+// TestCompareFlameUnion checks the differential flame graph of the compare
+// page: the union's JSON on either layout, links between the two, and a
+// refused layout.
+func TestCompareFlameUnion(t *testing.T) {
+	srv, f := newTestServer(t)
+	a := url.QueryEscape(f.full.ID + "/" + store.Slug(f.full.Cases[3].Name))
+	b := url.QueryEscape(f.full.ID + "/" + store.Slug(f.full.Cases[4].Name))
+	pair := "a=" + a + "&b=" + b
+	tests := []struct {
+		name, path string
+		status     int
+		contains   []string
+	}{
+		{"page", "/compare?" + pair, 200, []string{"new profile&#39;s shape", "layout=base", "hatched", `data-src="/compare/flame.json?` + strings.ReplaceAll(pair, "&", "&amp;") + `&amp;kind=wall&amp;layout=new"`}},
+		{"page on the base", "/compare?" + pair + "&kind=cpu&layout=base", 200, []string{`aria-current="page">base profile&#39;s shape`, `layout=base&amp;kind=mutex`}},
+		{"page bad layout", "/compare?" + pair + "&layout=old", 400, []string{"unknown layout"}},
+		{"json", "/compare/flame.json?" + pair + "&kind=cpu", 200, []string{`"diff":true,"layout":"new"`, `"width":[`, `"sig":[`, `"stats":{"ok":true`}},
+		{"json on the base", "/compare/flame.json?" + pair + "&kind=cpu&layout=base", 200, []string{`"layout":"base"`}},
+		{"json bad layout", "/compare/flame.json?" + pair + "&kind=cpu&layout=x", 400, []string{"unknown layout"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, _, body := get(t, srv.URL+tt.path)
+			if status != tt.status {
+				t.Fatalf("status %d, want %d: %.300s", status, tt.status, body)
+			}
+			for _, want := range tt.contains {
+				if !strings.Contains(body, want) {
+					t.Errorf("body lacks %q", want)
 				}
 			}
 		})
