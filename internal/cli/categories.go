@@ -1,50 +1,47 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
-	"github.com/perflab/perflab/profiles/flame"
 )
 
-// classifierFor builds a scenario's classifier: user rules, then the
-// scenario's work patterns, then the built-in Go rules.
-type classifierFor func(s *perflab.Scenario) (*profiles.Rules, error)
+// classification is how a run's stacks are classified: the user's rules
+// file, read once, then a scenario's work patterns, then the built-in Go
+// rules.
+type classification struct {
+	base *profiles.Rules
+}
 
-// flameWriter renders a case's wall-clock flame graph SVG.
-type flameWriter func(s *perflab.Scenario, run *store.Run, c *store.Case, wall []byte) ([]byte, error)
-
-// categoriser returns the classifier and flame graph hooks of a run, with
-// the user's rules file if any.
-func categoriser(rulesFile string) (classifierFor, flameWriter, error) {
+// loadClassification reads the --rules file, if any.
+func loadClassification(rulesFile string) (*classification, error) {
 	base := profiles.DefaultRules()
 	if rulesFile != "" {
 		var err error
 		if base, err = profiles.LoadRules(rulesFile); err != nil {
-			return nil, nil, fmt.Errorf("--rules: %w", err)
+			return nil, fmt.Errorf("--rules: %w", err)
 		}
 	}
-	classify := func(s *perflab.Scenario) (*profiles.Rules, error) {
-		return base.WithWork(s.Work...)
+	return &classification{base: base}, nil
+}
+
+// forScenario returns the rules that classify s's stacks and what run.json
+// records of them, so that another binary classifies the stored run the
+// same way. It refuses what readers would refuse
+// (store.Classification.Check), so every stored run reads back as made.
+func (c *classification) forScenario(s *perflab.Scenario) (*profiles.Rules, *store.Classification, error) {
+	rules, err := c.base.WithWork(s.Work...)
+	if err != nil {
+		return nil, nil, err
 	}
-	svg := func(s *perflab.Scenario, run *store.Run, c *store.Case, wall []byte) ([]byte, error) {
-		r, err := base.WithWork(s.Work...)
-		if err != nil {
-			return nil, err
-		}
-		p, err := profiles.Read(bytes.NewReader(wall))
-		if err != nil {
-			return nil, err
-		}
-		var buf bytes.Buffer
-		title := fmt.Sprintf("%s %s — wall clock, worker goroutines (run %s)", s.Name, c.Name, run.ID)
-		if err := flame.WriteSVG(&buf, p, flame.Options{Title: title, SampleType: "wall", Rules: r}); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
+	rec := &store.Classification{Work: append([]string(nil), s.Work...)}
+	for _, r := range c.base.User() {
+		rec.Rules = append(rec.Rules, store.Rule{Category: string(r.Category), Pattern: r.Pattern, Fallback: r.Fallback})
 	}
-	return classify, svg, nil
+	if err := rec.Check(); err != nil {
+		return nil, nil, fmt.Errorf("a run records at most what it can be read back with: %w", err)
+	}
+	return rules, rec, nil
 }

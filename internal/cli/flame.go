@@ -297,27 +297,6 @@ func restoreRules(c *store.Classification) ([]profiles.Rule, error) {
 	return user, err
 }
 
-// recordClassification returns what run.json records of how the stacks of
-// a run of s are classified: s's work patterns and the rules of rulesFile,
-// if any. It refuses what readers would refuse (store.Classification.Check),
-// so that every stored run can be classified again as it was.
-func recordClassification(s *perflab.Scenario, rulesFile string) (*store.Classification, error) {
-	c := &store.Classification{Work: append([]string(nil), s.Work...)}
-	if rulesFile != "" {
-		rules, err := profiles.LoadRules(rulesFile)
-		if err != nil {
-			return nil, usagef(fmt.Errorf("--rules: %w", err))
-		}
-		for _, r := range rules.User() {
-			c.Rules = append(c.Rules, store.Rule{Category: string(r.Category), Pattern: r.Pattern, Fallback: r.Fallback})
-		}
-	}
-	if err := c.Check(); err != nil {
-		return nil, usagef(fmt.Errorf("a run records at most what it can be read back with: %w", err))
-	}
-	return c, nil
-}
-
 // openFlameInput opens a profile file, a case directory of a stored run, or
 // "run-dir/case name" (case names contain slashes).
 func openFlameInput(arg, kind string) (*flameInput, error) {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
-	"github.com/perflab/perflab/profiles"
 	"github.com/spf13/cobra"
 )
 
@@ -177,7 +175,7 @@ func (o *RunOptions) profiles() ([]string, error) {
 func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 	// Check everything the user typed before measuring anything.
 	var scenarios []*perflab.Scenario
-	var sels []perflab.Selection
+	var plans []plan
 	for _, name := range o.Scenarios {
 		s, err := perflab.Lookup(name)
 		if err != nil {
@@ -187,11 +185,12 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		if err != nil {
 			return usagef(err)
 		}
-		if _, err := s.Matrix(sel); err != nil {
+		cases, err := s.Matrix(sel)
+		if err != nil {
 			return usagef(err)
 		}
 		scenarios = append(scenarios, s)
-		sels = append(sels, sel)
+		plans = append(plans, plan{s: s, sel: sel, cases: len(cases)})
 	}
 	if len(scenarios) > 1 {
 		if err := o.checkKnown(scenarios); err != nil {
@@ -205,7 +204,7 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 	if o.Count < 1 || o.Time <= 0 || o.Warmup < 0 || o.ProfileTime <= 0 {
 		return usagef(errors.New("--count, --time and --profile-time must be positive, --warmup not negative"))
 	}
-	classify, flame, err := categoriser(o.Rules)
+	cl, err := loadClassification(o.Rules)
 	if err != nil {
 		return usagef(err)
 	}
@@ -220,7 +219,7 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 	st := store.Open(store.Dir(o.Out))
 	var errs []error
 	for i, s := range scenarios {
-		err := runOne(ctx, io, o, st, s, sels[i], prof, classify, flame)
+		err := runOne(ctx, io, o, st, plans[i], prof, cl)
 		var ee *ExitError
 		if errors.As(err, &ee) && ee.Code == 130 {
 			return err // interrupted: do not start the next scenario
@@ -238,76 +237,33 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 	return errors.Join(errs...)
 }
 
-// saver writes run.json and results.txt at every checkpoint.
-type saver struct {
-	w   *store.Writer
-	s   *perflab.Scenario
-	run *store.Run
+// plan is one scenario of a run command, checked before anything runs.
+type plan struct {
+	s     *perflab.Scenario
+	sel   perflab.Selection
+	cases int
 }
 
-func (sv *saver) WriteFile(rel string, data []byte) error { return sv.w.WriteFile(rel, data) }
-
-func (sv *saver) Checkpoint() error {
-	var buf bytes.Buffer
-	if err := runner.WriteBenchfmt(&buf, sv.s, sv.run); err != nil {
-		return err
-	}
-	if err := sv.w.WriteFile("results.txt", buf.Bytes()); err != nil {
-		return err
-	}
-	return sv.w.Checkpoint()
-}
-
-func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, s *perflab.Scenario, sel perflab.Selection,
-	prof []string, classify classifierFor, flame flameWriter) (err error) {
-	// Recorded so that another binary classifies the stored run the same
-	// way; read before Create, so a bad rules file leaves no partial run.
-	classification, err := recordClassification(s, o.Rules)
+func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan, prof []string, cl *classification) (err error) {
+	s, sel := p.s, p.sel
+	// Before Create, so a bad rule leaves no partial run behind.
+	rules, recorded, err := cl.forScenario(s)
 	if err != nil {
-		return err
+		return usagef(err)
 	}
-	started := time.Now().UTC()
-	run := &store.Run{
-		ID:       store.NewID(started, s.Name),
-		Scenario: s.Name,
-		Started:  started,
-		Env:      runner.Environment(),
-		Config: store.Config{
-			Args: o.Args, Variants: sel.Variants, Params: sel.Params, Threads: sel.Threads,
-			Count: o.Count, Time: store.Duration(o.Time), Warmup: store.Duration(o.Warmup),
-			Profile: prof, ProfileTime: store.Duration(o.ProfileTime),
-			Classification: classification,
-		},
+	opts := runner.Options{
+		Selection: sel, Count: o.Count, Time: o.Time, Warmup: o.Warmup,
+		Profile: prof, ProfileTime: o.ProfileTime, Seed: o.Seed,
 	}
-	var rules *profiles.Rules
-	if classify != nil {
-		// Before Create, so a bad rule leaves no partial run behind.
-		var err error
-		if rules, err = classify(s); err != nil {
-			return err
-		}
-	}
+	run := runner.NewRun(s, opts, o.Args, recorded)
 	w, err := st.Create(run)
 	if err != nil {
 		return err
 	}
-	ncases := mustCount(s, sel)
+	ncases := p.cases
 	est := estimate(ncases, o.Count, o.Time, o.Warmup, o.ProfileTime, prof)
 	prog := newProgress(io, est)
-	r := &runner.Runner{
-		Scenario: s,
-		Opts: runner.Options{
-			Selection: sel, Count: o.Count, Time: o.Time, Warmup: o.Warmup,
-			Profile: prof, ProfileTime: o.ProfileTime, Seed: o.Seed,
-		},
-		Run:      run,
-		Save:     &saver{w: w, s: s, run: run},
-		Progress: prog,
-	}
-	r.Rules = rules
-	if flame != nil {
-		r.WriteFlame = func(c *store.Case, wall []byte) ([]byte, error) { return flame(s, run, c, wall) }
-	}
+	r := &runner.Runner{Scenario: s, Opts: opts, Run: run, Save: w, Progress: prog, Rules: rules}
 	fmt.Fprintf(io.Err, "perflab: %s: %d cases, %d rounds of %v each, then profiling; about %s; GOMAXPROCS=%d GOGC=%s\n",
 		s.Name, ncases, o.Count, o.Time, roughly(est), run.Env.GOMAXPROCS, run.Env.GOGC)
 	runErr := r.Execute(ctx)
@@ -363,9 +319,4 @@ func roughly(d time.Duration) string {
 		return d.Round(time.Second).String()
 	}
 	return d.Round(10 * time.Second).String()
-}
-
-func mustCount(s *perflab.Scenario, sel perflab.Selection) int {
-	cases, _ := s.Matrix(sel)
-	return len(cases)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/wallclock"
 	"github.com/perflab/perflab/profiles"
+	"github.com/perflab/perflab/profiles/flame"
 )
 
 // Profiling rates. Mutex: one contention event in mutexFraction is recorded
@@ -62,10 +63,9 @@ func (r *Runner) profile(ctx context.Context) error {
 
 func (r *Runner) profileCase(i int, want map[string]bool) error {
 	c, sc := r.cases[i], &r.Run.Cases[i]
-	dir := "cases/" + store.Slug(c.name) + "/"
 	sc.Profiles = map[string]string{}
 	saveBytes := func(kind string, data []byte) error {
-		rel := dir + kind + ".pb.gz"
+		rel := store.CaseFile(c.name, kind+".pb.gz")
 		if err := r.Save.WriteFile(rel, data); err != nil {
 			return err
 		}
@@ -175,19 +175,17 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 			sc.Budget = Budget(wall.Profile, r.Rules, ns.Median)
 		}
 	}
-	if wall != nil && r.WriteFlame != nil {
+	if wall != nil && !r.NoFlame && r.Rules != nil {
 		var buf bytes.Buffer
-		if err := wall.Profile.Write(&buf); err == nil {
-			svg, err := r.WriteFlame(sc, buf.Bytes())
-			if err != nil {
-				return fmt.Errorf("flame graph: %w", err)
-			}
-			rel := dir + "wall.svg"
-			if err := r.Save.WriteFile(rel, svg); err != nil {
-				return err
-			}
-			sc.Flame = rel
+		title := fmt.Sprintf("%s %s — wall clock, worker goroutines (run %s)", r.Scenario.Name, c.name, r.Run.ID)
+		if err := flame.WriteSVG(&buf, wall.Profile, flame.Options{Title: title, SampleType: "wall", Rules: r.Rules}); err != nil {
+			return fmt.Errorf("flame graph: %w", err)
 		}
+		rel := store.CaseFile(c.name, "wall.svg")
+		if err := r.Save.WriteFile(rel, buf.Bytes()); err != nil {
+			return err
+		}
+		sc.Flame = rel
 	}
 	return nil
 }

@@ -40,12 +40,13 @@ type Options struct {
 	Seed uint64
 }
 
-// ProfileKinds are the profiles the runner can capture, in order. wall is
-// the exact wall-clock profile from the execution tracer, behind budgets
-// and flame graphs; fgprof is the sampling wall-clock profiler users know,
+// ProfileKinds are the profiles the runner can capture, in order
+// (store.ProfileKinds: one list for every command and page). wall is the
+// exact wall-clock profile from the execution tracer, behind budgets and
+// flame graphs; fgprof is the sampling wall-clock profiler users know,
 // kept for comparison in a window of its own (it over-reports parked lock
 // waiters: see the README).
-var ProfileKinds = []string{"wall", "cpu", "mutex", "block", "fgprof"}
+var ProfileKinds = store.ProfileKinds
 
 // DefaultProfiles are the profiles captured unless Options.Profile says.
 var DefaultProfiles = []string{"wall", "cpu", "mutex", "block"}
@@ -97,9 +98,9 @@ type Runner struct {
 	Run      *store.Run
 	Save     Saver
 	Progress Progress
-	// WriteFlame, if set, renders a case's wall-clock flame graph SVG from
-	// its profile; the runner stores it next to the profile.
-	WriteFlame func(c *store.Case, wall []byte) ([]byte, error)
+	// NoFlame leaves out the wall-clock flame graph SVG (wall.svg) the
+	// runner otherwise draws next to each case's wall profile.
+	NoFlame bool
 	// Rules classify stacks, with the scenario's work patterns included
 	// (profiles.Rules.WithWork). They are required for time budgets.
 	Rules *profiles.Rules

@@ -14,7 +14,6 @@ import (
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
-	"golang.org/x/perf/benchfmt"
 )
 
 // memSaver keeps a run's files in memory.
@@ -225,10 +224,8 @@ func TestProfilingPass(t *testing.T) {
 	}})
 	run := &store.Run{}
 	save := &memSaver{}
-	var flamed int
 	r := &Runner{Scenario: s, Run: run, Save: save, Progress: &quietProgress{}, Rules: profiles.DefaultRules(),
-		WriteFlame: func(c *store.Case, wall []byte) ([]byte, error) { flamed++; return []byte("<svg/>"), nil },
-		Opts:       Options{Selection: perflab.Selection{Threads: []int{4}}, Count: 2, Time: 5 * time.Millisecond, Warmup: time.Nanosecond, ProfileTime: 300 * time.Millisecond, Profile: ProfileKinds}}
+		Opts: Options{Selection: perflab.Selection{Threads: []int{4}}, Count: 2, Time: 5 * time.Millisecond, Warmup: time.Nanosecond, ProfileTime: 300 * time.Millisecond, Profile: ProfileKinds}}
 	if err := r.Execute(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -275,8 +272,8 @@ func TestProfilingPass(t *testing.T) {
 			t.Fatal("wall profile has no worker samples")
 		}
 	}
-	if flamed != 1 || c.Flame == "" {
-		t.Errorf("flame graph written %d times, path %q", flamed, c.Flame)
+	if svg := save.files[c.Flame]; c.Flame == "" || !bytes.Contains(svg, []byte("<svg")) {
+		t.Errorf("flame graph %q: %.80q", c.Flame, svg)
 	}
 	var sum float64
 	for _, v := range c.Budget {
@@ -409,47 +406,6 @@ func TestSummarise(t *testing.T) {
 				t.Errorf("warnings %q, want %q", joined, tt.warn)
 			}
 		})
-	}
-}
-
-func TestWriteBenchfmtReadsBack(t *testing.T) {
-	s := &perflab.Scenario{Name: "cipher-cache"}
-	run := &store.Run{ID: "r1", Scenario: "cipher-cache", Env: store.Env{GOOS: "linux", GOARCH: "amd64", GOMAXPROCS: 2, GOGC: "100", CPU: "x"},
-		Cases: []store.Case{
-			{Name: "variant=mutex/keys=128/threads=4", Status: store.StatusOK, Reps: []store.Rep{
-				{Ops: 1000, Metrics: map[string]float64{"ns/op": 123.5, "B/op": 70.25, "hits/op": 0.125, "ops/s": 1}},
-				{Ops: 1000, Metrics: map[string]float64{"ns/op": 120, "B/op": 70, "hits/op": 0.125}},
-			}},
-			{Name: "variant=broken/keys=128/threads=4", Status: store.StatusFailed},
-		}}
-	var buf bytes.Buffer
-	if err := WriteBenchfmt(&buf, s, run); err != nil {
-		t.Fatal(err)
-	}
-	// The raw text is what benchstat and `go test -bench` output share.
-	if !strings.Contains(buf.String(), "\nBenchmarkCipherCache/variant=mutex/keys=128/threads=4-2 ") {
-		t.Errorf("raw benchfmt lacks the go test name:\n%s", buf.String())
-	}
-	rd := benchfmt.NewReader(&buf, "results.txt")
-	var n int
-	for rd.Scan() {
-		res, ok := rd.Result().(*benchfmt.Result)
-		if !ok {
-			t.Fatalf("record %v", rd.Result())
-		}
-		n++
-		if got := string(res.Name); got != "CipherCache/variant=mutex/keys=128/threads=4-2" {
-			t.Errorf("name %q", got)
-		}
-		if v, ok := res.Value("B/op"); n == 1 && (!ok || v != 70.25) {
-			t.Errorf("B/op %v (fractions must survive)", v)
-		}
-		if _, ok := res.Value("hits/op"); !ok {
-			t.Error("scenario metric hits/op missing")
-		}
-	}
-	if err := rd.Err(); err != nil || n != 2 {
-		t.Fatalf("read %d results, err %v", n, err)
 	}
 }
 

@@ -14,6 +14,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +59,10 @@ type Run struct {
 	Note     string `json:"note,omitempty"`
 	Env      Env    `json:"env"`
 	Config   Config `json:"config"`
+	// Benchmark and Package are the name and import path of the
+	// scenario's `go test` benchmark, the names results.txt uses.
+	Benchmark string `json:"benchmark,omitempty"`
+	Package   string `json:"package,omitempty"`
 	// ParamOrder lists the scenario's parameter names in its order, so
 	// that every renderer groups and titles cases the same way without
 	// parsing case names (absent in runs stored before it was recorded).
@@ -324,9 +329,16 @@ func (w *Writer) WriteFile(rel string, data []byte) error {
 	return writeAtomic(path, data)
 }
 
-// Checkpoint writes run.json as it stands, so an interrupted run keeps what
-// it measured.
+// Checkpoint writes results.txt and run.json as they stand, so an
+// interrupted run keeps what it measured.
 func (w *Writer) Checkpoint() error {
+	var res bytes.Buffer
+	if err := WriteResults(&res, w.run); err != nil {
+		return err
+	}
+	if err := w.WriteFile(ResultsFile, res.Bytes()); err != nil {
+		return err
+	}
 	data, err := json.MarshalIndent(w.run, "", "  ")
 	if err != nil {
 		return err

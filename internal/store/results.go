@@ -1,15 +1,11 @@
-package runner
+package store
 
 import (
 	"fmt"
 	"io"
-	"reflect"
-	"runtime"
 	"sort"
 	"strings"
 
-	"github.com/perflab/perflab"
-	"github.com/perflab/perflab/internal/store"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -18,13 +14,21 @@ import (
 // nothing from it that ns/op does not already say.
 var benchUnits = []string{"ns/op", "cpu-ns/op", "MB/s", "B/op", "allocs/op", "alloc-MB/s", "gc/op", "gc-cpu-%"}
 
-// WriteBenchfmt writes every repetition of run as benchfmt text, one line
+// ResultsFile is the benchfmt file of a run, next to run.json.
+const ResultsFile = "results.txt"
+
+// WriteResults writes every repetition of run as benchfmt text, one line
 // per repetition, with the run's environment as file configuration, so
 // `benchstat results.txt` (or two runs' files) works unchanged. Names
 // follow `go test`: BenchmarkCipherCache/variant=mutex/keys=128/key=ssk/threads=4-2,
-// where the -2 suffix is GOMAXPROCS.
-func WriteBenchfmt(w io.Writer, s *perflab.Scenario, run *store.Run) error {
+// where the -2 suffix is GOMAXPROCS. The benchmark name and package come
+// from the run (Run.Benchmark, Run.Package), so any binary can rewrite it.
+func WriteResults(w io.Writer, run *Run) error {
 	bw := benchfmt.NewWriter(w)
+	pkg := run.Package
+	if pkg == "" {
+		pkg = "perflab/" + run.Scenario
+	}
 	// Only the keys `go test` writes: benchstat splits tables by any file
 	// key that differs, so a run id or commit here would keep two runs (or
 	// a run and the scenario's go test -bench output) from being compared.
@@ -32,13 +36,17 @@ func WriteBenchfmt(w io.Writer, s *perflab.Scenario, run *store.Run) error {
 	cfg := []benchfmt.Config{
 		{Key: "goos", Value: []byte(run.Env.GOOS), File: true},
 		{Key: "goarch", Value: []byte(run.Env.GOARCH), File: true},
-		{Key: "pkg", Value: []byte(scenarioPackage(s)), File: true},
+		{Key: "pkg", Value: []byte(pkg), File: true},
 		{Key: "cpu", Value: []byte(run.Env.CPU), File: true},
 	}
+	bench := run.Benchmark
+	if bench == "" {
+		bench = "Benchmark" + run.Scenario
+	}
 	// benchfmt.Writer writes the "Benchmark" prefix itself.
-	prefix := strings.TrimPrefix(s.BenchName(), "Benchmark") + "/"
+	prefix := strings.TrimPrefix(bench, "Benchmark") + "/"
 	for _, c := range run.Cases {
-		if c.Status != store.StatusOK {
+		if c.Status != StatusOK {
 			continue
 		}
 		name := fmt.Sprintf("%s%s-%d", prefix, c.Name, run.Env.GOMAXPROCS)
@@ -72,18 +80,16 @@ func extraUnits(m map[string]float64) []string {
 	return out
 }
 
-// scenarioPackage returns the import path of the package that defines s's
-// first variant, which is the pkg line `go test -bench` writes for the
-// scenario's own benchmark; "perflab/<name>" if it cannot be told.
-func scenarioPackage(s *perflab.Scenario) string {
-	if len(s.Variants) > 0 && s.Variants[0].New != nil {
-		if fn := runtime.FuncForPC(reflect.ValueOf(s.Variants[0].New).Pointer()); fn != nil {
-			name := fn.Name() // e.g. github.com/perflab/perflab/scenarios/ciphercache.newCached.func1
-			slash := strings.LastIndex(name, "/")
-			if dot := strings.Index(name[slash+1:], "."); dot >= 0 {
-				return name[:slash+1+dot]
-			}
-		}
-	}
-	return "perflab/" + s.Name
+// CaseFile is the path, relative to the run directory, of a file of one
+// case: CaseFile("variant=a/threads=1", "wall.pb.gz") is
+// "cases/variant=a,threads=1/wall.pb.gz". Every writer and reader of case
+// files names them through it.
+func CaseFile(caseName, file string) string {
+	return "cases/" + Slug(caseName) + "/" + file
 }
+
+// ProfileKinds are the profiles a run can store per case, in the order
+// they are offered: wall (the exact wall-clock profile from the execution
+// tracer, behind budgets and flame graphs), cpu, mutex, block, and fgprof
+// (the sampling wall-clock profiler, only when asked for).
+var ProfileKinds = []string{"wall", "cpu", "mutex", "block", "fgprof"}
