@@ -9,6 +9,9 @@
 //     package: it uploads from background goroutines, drops jobs when its
 //     queue is full and only logs upload errors, while perflab must report
 //     every failed upload, retry the transient ones and stop when told to.
+//     Profiles made while a program runs (a soak, a service's continuous
+//     profiles) are another matter: there upstream/remote's best effort is
+//     right, and Background uses it, counting what it only logs.
 //   - read: the Connect endpoint querier.v1.QuerierService/SelectMergeProfile,
 //     whose response is a google.v1.Profile, the pprof protobuf itself, so
 //     github.com/google/pprof/profile parses it unchanged.
