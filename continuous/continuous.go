@@ -1,0 +1,310 @@
+// Package continuous profiles a running Go service into Grafana Pyroscope,
+// with perflab's wall-clock profile beside pyroscope-go's own.
+//
+// Start runs pyroscope-go's profiler (CPU, allocations, in-use memory,
+// goroutines, mutex and block) and, every upload period, a window of the
+// execution tracer turned into an exact wall-clock profile of every
+// goroutine of the service: the time each spent running (split by its CPU
+// samples), runnable, blocked and in system calls, at the stack where it
+// spent it, with each off-CPU stack's category (lock, wait, sched, gc…) in
+// its leaf frame. It arrives in Pyroscope as the wall type
+// (wall:wall:nanoseconds:wall:nanoseconds), labelled like the rest, so
+// `perflab flame --from-pyroscope` and `perflab serve --pyroscope` show a
+// production service's time split into work, lock, wait and the rest exactly
+// as they show a lab run's.
+//
+// Why the tracer and not a sampler: sampling the goroutine profile (fgprof)
+// gets blocked time wrong — with a quarter of each operation's hashing
+// under a mutex, time inside Lock was ~5% by the clock yet fgprof showed
+// ~30% (perflab issue 9); the tracer records every state change with its
+// time, so blocked and runnable time is exact. pyroscope-go has no
+// wall-clock profile for Go at all (grafana/pyroscope-go#26).
+//
+// Uploads are best effort, as a continuous agent's should be: from
+// background goroutines, through a bounded queue that drops when the server
+// is slower than the profiles come; failures are counted, logged and
+// returned by stop, never fatal. Profiles over the server's default limits
+// are refused before sending with an error that names the label.
+//
+// Handler serves the same wall-clock profile on demand, for `go tool pprof`.
+//
+// The profile counts every goroutine but the runtime's (GC workers, the
+// sweeper, the scavenger…), the tracer's and the profilers' own, by the
+// function each was started with. Each traced window costs the tracer's
+// overhead while it runs and the parsing of the trace after; `make bench`
+// measures both on perflab's built-in scenarios (BenchmarkWallOverhead).
+package continuous
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/grafana/pyroscope-go"
+	ipyro "github.com/perflab/perflab/internal/pyroscope"
+	"github.com/perflab/perflab/profiles"
+)
+
+// Config says where to send profiles and what to profile.
+type Config struct {
+	// ApplicationName is the service_name label. Required.
+	ApplicationName string
+	// ServerAddress is the Pyroscope server, e.g. http://pyroscope:4040. A
+	// user:password in it is sent as basic auth. Required.
+	ServerAddress string
+	// Tags label every profile (names: letters, digits and _).
+	Tags map[string]string
+	// TenantID is sent as X-Scope-OrgID; BasicAuthUser and
+	// BasicAuthPassword as basic auth (Grafana Cloud).
+	TenantID          string
+	BasicAuthUser     string
+	BasicAuthPassword string
+
+	// ProfileTypes are pyroscope-go's profiles; nil means all of CPU,
+	// allocated and in-use objects and space, goroutines, mutex and block.
+	ProfileTypes []pyroscope.ProfileType
+	// UploadRate is the period of every profile, pyroscope-go's and the
+	// wall-clock one (default 15 s).
+	UploadRate time.Duration
+	// WallWindow is how much of each period the tracer records for the
+	// wall-clock profile (default 5 s: a third of the time, which keeps its
+	// cost within 3% on perflab's scenarios; see BenchmarkWallOverhead).
+	// Values are exact goroutine time within the window, not scaled up to
+	// the period. Negative means no wall-clock profile.
+	WallWindow time.Duration
+	// Rules classify the wall-clock profile's off-CPU stacks; nil means
+	// profiles.DefaultRules().
+	Rules *profiles.Rules
+
+	// MutexProfileFraction and BlockProfileRate are set for the mutex and
+	// block profiles while profiling, and restored by stop: defaults 5 (one
+	// contention event in five) and 10000 (every block of 10 µs or more,
+	// shorter ones sampled), perflab's own. Negative leaves the runtime's
+	// setting alone.
+	MutexProfileFraction int
+	BlockProfileRate     int
+
+	// Logger gets pyroscope-go's messages and upload failures; nil logs
+	// errors with the standard log package.
+	Logger pyroscope.Logger
+}
+
+// DefaultProfileTypes are the pyroscope-go profiles Start runs when
+// Config.ProfileTypes is nil.
+var DefaultProfileTypes = []pyroscope.ProfileType{
+	pyroscope.ProfileCPU,
+	pyroscope.ProfileAllocObjects, pyroscope.ProfileAllocSpace,
+	pyroscope.ProfileInuseObjects, pyroscope.ProfileInuseSpace,
+	pyroscope.ProfileGoroutines,
+	pyroscope.ProfileMutexCount, pyroscope.ProfileMutexDuration,
+	pyroscope.ProfileBlockCount, pyroscope.ProfileBlockDuration,
+}
+
+// Defaults.
+const (
+	DefaultUploadRate = 15 * time.Second
+	DefaultWallWindow = 5 * time.Second
+	defaultMutex      = 5
+	defaultBlockNs    = 10_000
+)
+
+// sdkLabels are the labels pyroscope-go adds to every series it sends
+// (internal/semconv): they count towards the server's labels per series.
+var sdkLabels = map[string]string{
+	"__session_id__": "0000000000000000", "process_runtime_name": "go", "process_runtime_version": runtime.Version(),
+	"otel_scope_name": "com.grafana.pyroscope/go", "otel_scope_version": "v1.5.0",
+}
+
+// Start starts profiling and returns the function that stops it: stop
+// uploads the last profiles (waiting up to 10 s for the server), restores
+// the mutex and block profile rates, and returns an error that counts the
+// uploads that failed, if any did. Only one Start may run in a process: it
+// takes the CPU profiler, and the tracer for its windows.
+func Start(cfg Config) (stop func() error, err error) {
+	if cfg.ApplicationName == "" {
+		return nil, errors.New("continuous: Config.ApplicationName is required (it is the service_name label)")
+	}
+	if cfg.ServerAddress == "" {
+		return nil, errors.New("continuous: Config.ServerAddress is required, e.g. http://127.0.0.1:4040")
+	}
+	if cfg.UploadRate <= 0 {
+		cfg.UploadRate = DefaultUploadRate
+	}
+	if cfg.WallWindow == 0 {
+		cfg.WallWindow = DefaultWallWindow
+	}
+	if cfg.WallWindow > cfg.UploadRate {
+		cfg.WallWindow = cfg.UploadRate
+	}
+	if cfg.ProfileTypes == nil {
+		cfg.ProfileTypes = DefaultProfileTypes
+	}
+	if cfg.Rules == nil {
+		cfg.Rules = profiles.DefaultRules()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = stdLogger{}
+	}
+	for k := range cfg.Tags {
+		if ipyro.LabelName(k) != k {
+			return nil, fmt.Errorf("continuous: tag %q: label names may only use letters, digits and _ (not starting with a digit or __); say %q", k, ipyro.LabelName(k))
+		}
+	}
+	labels := map[string]string{}
+	for k, v := range sdkLabels {
+		labels[k] = v
+	}
+	for k, v := range cfg.Tags {
+		labels[k] = v
+	}
+	if err := ipyro.DefaultLimits.CheckLabels(cfg.ApplicationName, labels); err != nil {
+		return nil, fmt.Errorf("continuous: %w", err)
+	}
+
+	bg, err := ipyro.NewBackground(cfg.ServerAddress, ipyro.Config{TenantID: cfg.TenantID, BasicAuthUser: cfg.BasicAuthUser, BasicAuthPassword: cfg.BasicAuthPassword}, cfg.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("continuous: %w", err)
+	}
+	restore := setRates(cfg.MutexProfileFraction, cfg.BlockProfileRate)
+	rc := bg.RemoteConfig(nil)
+	prof, err := pyroscope.Start(pyroscope.Config{
+		ApplicationName:   cfg.ApplicationName,
+		Tags:              cfg.Tags,
+		ServerAddress:     rc.Address,
+		BasicAuthUser:     rc.BasicAuthUser,
+		BasicAuthPassword: rc.BasicAuthPassword,
+		TenantID:          rc.TenantID,
+		UploadRate:        cfg.UploadRate,
+		Logger:            bg.Logger(),
+		ProfileTypes:      cfg.ProfileTypes,
+		HTTPClient:        bg.HTTPClient("pyroscope-go"),
+	})
+	if err != nil {
+		restore()
+		bg.Stop()
+		return nil, fmt.Errorf("continuous: %w", err)
+	}
+	for _, t := range cfg.ProfileTypes {
+		if t == pyroscope.ProfileCPU {
+			cpuByStart.Store(true)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	if cfg.WallWindow > 0 {
+		w := &waller{cfg: cfg, bg: bg}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.run(ctx)
+		}()
+	}
+	var once sync.Once
+	var stopErr error
+	return func() error {
+		once.Do(func() {
+			cancel()
+			wg.Wait()
+			prof.Flush(true)
+			prof.Stop()
+			flushed := bg.Flush(10 * time.Second)
+			bg.Stop()
+			restore()
+			cpuByStart.Store(false)
+			st := bg.Stats()
+			switch {
+			case st.Failed+st.Dropped+st.Refused > 0:
+				stopErr = fmt.Errorf("continuous: %s; last: %s", st, st.LastError)
+			case !flushed:
+				stopErr = fmt.Errorf("continuous: %s; the last uploads did not finish within 10 s", st)
+			}
+		})
+		return stopErr
+	}, nil
+}
+
+// setRates sets the mutex and block profile rates and returns what
+// restores them.
+func setRates(mutex, block int) (restore func()) {
+	var undo []func()
+	if mutex >= 0 {
+		if mutex == 0 {
+			mutex = defaultMutex
+		}
+		prev := runtime.SetMutexProfileFraction(mutex)
+		undo = append(undo, func() { runtime.SetMutexProfileFraction(prev) })
+	}
+	if block >= 0 {
+		if block == 0 {
+			block = defaultBlockNs
+		}
+		runtime.SetBlockProfileRate(block)
+		// The runtime has no getter for the block rate: off is the
+		// default, and what a program that set it itself would have us
+		// leave alone by passing a negative rate.
+		undo = append(undo, func() { runtime.SetBlockProfileRate(0) })
+	}
+	return func() {
+		for _, u := range undo {
+			u()
+		}
+	}
+}
+
+// waller makes and uploads the periodic wall-clock profiles.
+type waller struct {
+	cfg        Config
+	bg         *ipyro.Background
+	busyLogged bool
+}
+
+func (w *waller) run(ctx context.Context) {
+	t := time.NewTicker(w.cfg.UploadRate)
+	defer t.Stop()
+	for {
+		w.window(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// window traces one window (cut short when ctx ends, so stop uploads what
+// it has) and uploads its profile.
+func (w *waller) window(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(ctx, w.cfg.WallWindow)
+	defer cancel()
+	wp, err := traceWall(wctx, w.cfg.Rules, false)
+	if err != nil {
+		if errors.Is(err, errOwnWindow) {
+			return
+		}
+		if errors.Is(err, errTracerBusy) {
+			// Someone else is tracing (/debug/pprof/trace, a test):
+			// skip this window, and say so once.
+			if !w.busyLogged {
+				w.busyLogged = true
+				w.cfg.Logger.Errorf("perflab continuous: wall-clock profile skipped: %v", err)
+			}
+			return
+		}
+		w.cfg.Logger.Errorf("perflab continuous: wall-clock profile: %v", err)
+		return
+	}
+	if err := w.bg.Upload(ipyro.KindWall, w.cfg.ApplicationName, w.cfg.Tags, wp.profile, wp.start, wp.end); err != nil {
+		w.cfg.Logger.Errorf("perflab continuous: wall-clock profile not sent: %v", err)
+	}
+}
+
+// stdLogger logs errors only, with the standard logger.
+type stdLogger struct{}
+
+func (stdLogger) Infof(string, ...any)      {}
+func (stdLogger) Debugf(string, ...any)     {}
+func (stdLogger) Errorf(f string, a ...any) { log.Printf(f, a...) }

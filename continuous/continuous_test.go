@@ -1,0 +1,239 @@
+package continuous_test
+
+import (
+	"crypto/sha256"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/continuous"
+	"github.com/perflab/perflab/profiles"
+)
+
+// workload runs goroutines that hash, take a shared lock and sleep until
+// stop is closed: a small service. It returns when they have all started.
+func workload(stop chan struct{}, wg *sync.WaitGroup) {
+	var mu sync.Mutex
+	buf := make([]byte, 16<<10)
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go serviceWorker(stop, wg, &mu, buf)
+	}
+}
+
+//go:noinline
+func serviceWorker(stop chan struct{}, wg *sync.WaitGroup, mu *sync.Mutex, buf []byte) {
+	defer wg.Done()
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		mu.Lock()
+		sha256.Sum256(buf)
+		mu.Unlock()
+		sha256.Sum256(buf)
+		if i%20 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// rootsOf returns each sample's root function (below runtime.goexit) with
+// its total value.
+func rootsOf(p *profile.Profile) map[string]int64 {
+	out := map[string]int64{}
+	for _, s := range p.Sample {
+		root := ""
+		for _, l := range s.Location {
+			if n := l.Line[0].Function.Name; n != "runtime.goexit" {
+				root = n
+			}
+		}
+		out[root] += s.Value[0]
+	}
+	return out
+}
+
+func TestHandler(t *testing.T) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	workload(stop, &wg)
+	defer func() { close(stop); wg.Wait() }()
+	srv := httptest.NewServer(continuous.Handler())
+	defer srv.Close()
+
+	t0 := time.Now()
+	resp, err := http.Get(srv.URL + "?seconds=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(t0)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: %s", resp.Status, data)
+	}
+	p, err := profile.ParseData(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := p.SampleType[0]; st.Type != "wall" || st.Unit != "nanoseconds" {
+		t.Errorf("sample type %s/%s", st.Type, st.Unit)
+	}
+	if d := time.Duration(p.DurationNanos); d < 950*time.Millisecond || d > took {
+		t.Errorf("profile covers %v of a 1 s request that took %v", d, took)
+	}
+	roots := rootsOf(p)
+	const worker = "github.com/perflab/perflab/continuous_test.serviceWorker"
+	// Each of the two workers is in the profile for the whole window.
+	if w := time.Duration(roots[worker]); w < 2*time.Second*95/100 || w > 2*time.Duration(p.DurationNanos)*101/100 {
+		t.Errorf("workers: %v in a %v window, want about 2 × the window", w, time.Duration(p.DurationNanos))
+	}
+	for root, v := range roots {
+		if strings.HasPrefix(root, "runtime.") && !strings.HasPrefix(root, "runtime._") || strings.HasPrefix(root, "github.com/perflab/perflab/continuous.") {
+			t.Errorf("%v at %s: the runtime's or the profiler's own", time.Duration(v), root)
+		}
+	}
+	// The split a lab run has: the workers lock and hash (the request's own
+	// goroutine, waiting for the window, is not there).
+	by, _ := profiles.Breakdown(p, 0, profiles.DefaultRules())
+	if by[profiles.Lock] <= 0 {
+		t.Errorf("no lock time in %v", by)
+	}
+	for _, s := range p.Sample {
+		for _, l := range s.Location {
+			if n := l.Line[0].Function.Name; strings.Contains(n, "continuous.serveWall") {
+				t.Fatalf("the handler's own wait is in the profile: %s", n)
+			}
+		}
+	}
+
+	for _, bad := range []string{"0", "x", "1000"} {
+		resp, err := http.Get(srv.URL + "?seconds=" + bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("seconds=%s: %s, want 400", bad, resp.Status)
+		}
+	}
+}
+
+func TestStart(t *testing.T) {
+	f := &ingest{}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	stopWork := make(chan struct{})
+	var wg sync.WaitGroup
+	workload(stopWork, &wg)
+	defer func() { close(stopWork); wg.Wait() }()
+
+	stop, err := continuous.Start(continuous.Config{
+		ApplicationName: "svc", ServerAddress: srv.URL, Tags: map[string]string{"env": "test"},
+		UploadRate: time.Second, WallWindow: 400 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("second stop: %v", err)
+	}
+	var walls []ingested
+	kinds := map[string]int{}
+	for _, p := range f.all() {
+		kinds[p.kind]++
+		if p.kind == "wall" {
+			walls = append(walls, p)
+		}
+	}
+	// Windows at 0, 1 and 2 s, and the one stop cut short.
+	if len(walls) < 3 {
+		t.Fatalf("%d wall profiles in 2.5 s at one a second (kinds %v)", len(walls), kinds)
+	}
+	if kinds["samples"] == 0 {
+		t.Errorf("no CPU profile from pyroscope-go (kinds %v)", kinds)
+	}
+	for _, w := range walls {
+		if w.name != "svc{env=test}" {
+			t.Errorf("wall profile name %q", w.name)
+		}
+		d := time.Duration(w.profile.DurationNanos)
+		if d > 450*time.Millisecond {
+			t.Errorf("wall window of %v, want at most 400 ms", d)
+		}
+		if w.profile.PeriodType.Type != "wall" {
+			t.Errorf("period type %s", w.profile.PeriodType.Type)
+		}
+		worker := time.Duration(rootsOf(w.profile)["github.com/perflab/perflab/continuous_test.serviceWorker"])
+		if d > 100*time.Millisecond && (worker < 2*d*9/10 || worker > 2*d*11/10) {
+			t.Errorf("workers: %v in a %v window, want about twice the window", worker, d)
+		}
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	many := map[string]string{}
+	for i := 0; i < 25; i++ {
+		many[string(rune('a'+i))+"_tag"] = "v"
+	}
+	for _, tt := range []struct {
+		name string
+		cfg  continuous.Config
+		want string
+	}{
+		{"no name", continuous.Config{ServerAddress: "http://x"}, "ApplicationName is required"},
+		{"no address", continuous.Config{ApplicationName: "a"}, "ServerAddress is required"},
+		{"bad tag", continuous.Config{ApplicationName: "a", ServerAddress: "http://x", Tags: map[string]string{"my-tag": "v"}}, `tag "my-tag"`},
+		{"too many tags", continuous.Config{ApplicationName: "a", ServerAddress: "http://x", Tags: many}, "labels per series"},
+		{"long tag value", continuous.Config{ApplicationName: "a", ServerAddress: "http://x", Tags: map[string]string{"commit": strings.Repeat("c", 3000)}}, `label "commit"`},
+		{"bad address", continuous.Config{ApplicationName: "a", ServerAddress: "ftp://x"}, "want http"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stop, err := continuous.Start(tt.cfg)
+			if err == nil {
+				stop()
+				t.Fatalf("no error, want %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestStopReportsFailures: uploads to a server that refuses them are
+// counted and returned by stop, not fatal before.
+func TestStopReportsFailures(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "nope", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	stop, err := continuous.Start(continuous.Config{ApplicationName: "svc", ServerAddress: srv.URL,
+		UploadRate: 500 * time.Millisecond, WallWindow: 100 * time.Millisecond, Logger: quiet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1200 * time.Millisecond)
+	err = stop()
+	if err == nil || !strings.Contains(err.Error(), "failed") || !strings.Contains(err.Error(), "503") {
+		t.Errorf("stop: %v, want the failures counted with the server's answer", err)
+	}
+}
+
+type quiet struct{}
+
+func (quiet) Infof(string, ...any)  {}
+func (quiet) Debugf(string, ...any) {}
+func (quiet) Errorf(string, ...any) {}

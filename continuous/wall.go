@@ -1,0 +1,124 @@
+package continuous
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/pprof"
+	"runtime/trace"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/wallclock"
+	"github.com/perflab/perflab/profiles"
+)
+
+// ownRoots are the root functions of the goroutines that are the profilers'
+// own, left out of the wall-clock profile: pyroscope-go's session, CPU
+// collector and uploaders, and this package's loop and trace reader
+// (runtime, tracer and signal goroutines are left out by wallclock itself).
+var ownRoots = []string{"github.com/grafana/pyroscope-go", "github.com/perflab/perflab/continuous.", "github.com/perflab/perflab/internal/pyroscope."}
+
+// ownFrame is the prefix of this package's functions: a sample with one on
+// its stack is the profiler waiting for its own window (a Handler request),
+// not the service's time.
+const ownFrame = "github.com/perflab/perflab/continuous."
+
+// tracing serialises this package's use of the execution tracer between the
+// periodic windows and Handler requests.
+var tracing sync.Mutex
+
+// cpuByStart is set while Start's pyroscope-go profiler holds the CPU
+// profiler, whose samples the trace carries.
+var cpuByStart atomic.Bool
+
+var (
+	errTracerBusy = errors.New("the execution tracer is in use by something else in this process")
+	// errOwnWindow: a Handler request is tracing; the periodic window
+	// skips its turn.
+	errOwnWindow = errors.New("a wall-clock profile request is being served")
+)
+
+// wallWindow is one traced window's wall-clock profile.
+type wallWindow struct {
+	profile    *profile.Profile
+	result     *wallclock.Result
+	start, end time.Time
+}
+
+// traceWall records an execution trace until ctx ends and returns the
+// wall-clock profile of every goroutine but the runtime's and profilers'.
+// With wait it waits for a window already running in this package;
+// without, it returns errTracerBusy.
+func traceWall(ctx context.Context, rules *profiles.Rules, wait bool) (*wallWindow, error) {
+	if wait {
+		tracing.Lock()
+	} else if !tracing.TryLock() {
+		return nil, errOwnWindow
+	}
+	defer tracing.Unlock()
+	// The trace carries CPU samples only while the CPU profiler runs; they
+	// split running time by what was running. Under Start, pyroscope-go's
+	// is on; else take it for the window if no one else has it.
+	if !cpuByStart.Load() {
+		if err := pprof.StartCPUProfile(io.Discard); err == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
+	// The trace streams into the parser, so a window's memory is the
+	// parser's, not the whole trace's.
+	pr, pw := io.Pipe()
+	type parsed struct {
+		res *wallclock.Result
+		err error
+	}
+	done := make(chan parsed, 1)
+	go func() {
+		res, err := wallclock.FromTrace(pr, wallclock.Options{AllGoroutines: true, Exclude: ownRoots, Rules: rules})
+		pr.CloseWithError(err) // unblock the tracer's writer if the parser gave up
+		done <- parsed{res, err}
+	}()
+	start := time.Now()
+	if err := trace.Start(pw); err != nil {
+		pw.Close()
+		<-done
+		return nil, fmt.Errorf("%w (%v)", errTracerBusy, err)
+	}
+	<-ctx.Done()
+	trace.Stop()
+	end := time.Now()
+	pw.Close()
+	r := <-done
+	if r.err != nil {
+		return nil, r.err
+	}
+	p := r.res.Profile
+	p.TimeNanos, p.DurationNanos = start.UnixNano(), end.Sub(start).Nanoseconds()
+	dropOwn(p)
+	return &wallWindow{profile: p, result: r.res, start: start, end: end}, nil
+}
+
+// dropOwn removes the samples of goroutines waiting in this package.
+func dropOwn(p *profile.Profile) {
+	kept := p.Sample[:0]
+	for _, s := range p.Sample {
+		own := false
+		for _, l := range s.Location {
+			for _, ln := range l.Line {
+				if ln.Function != nil && strings.HasPrefix(ln.Function.Name, ownFrame) {
+					own = true
+				}
+			}
+		}
+		if !own {
+			kept = append(kept, s)
+		}
+	}
+	p.Sample = kept
+}
+
+func isBusy(err error) bool { return errors.Is(err, errTracerBusy) }
