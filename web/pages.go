@@ -366,8 +366,9 @@ func budgetParts(b map[string]float64) []budgetPart {
 	return parts
 }
 
-// kindOrder is the order profile kinds are offered in.
-var kindOrder = []string{"wall", "cpu", "mutex", "block"}
+// kindOrder is the order profile kinds are offered in: the store's one
+// list.
+var kindOrder = store.ProfileKinds
 
 func profileKinds(c *store.Case) []string {
 	var out []string

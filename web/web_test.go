@@ -83,7 +83,7 @@ func TestRoutes(t *testing.T) {
 		{"folded", c0 + "/folded", 200, []string{"runtime.goexit;main.worker;"}},
 		{"profile file", "/runs/" + full.ID + "/files/" + full.Cases[0].Profiles["wall"], 200, nil},
 		{"svg file", "/runs/" + full.ID + "/files/" + full.Cases[0].Flame, 200, []string{"<svg"}},
-		{"results", "/runs/" + full.ID + "/files/results.txt", 200, []string{"BenchmarkX"}},
+		{"results", "/runs/" + full.ID + "/files/results.txt", 200, []string{"BenchmarkCipherCache/variant=mutex/keys=128/key=ssk/threads=1-"}},
 		{"file missing", "/runs/" + full.ID + "/files/cases/x/wall.pb.gz", 404, nil},
 		{"file type refused", "/runs/" + full.ID + "/files/cases/x/wall.exe", 404, []string{"none of those"}},
 		{"broken profile", "/runs/" + f.broken + "/cases/variant=x", 200, []string{"the wall profile of variant=x: decompressing profile"}},

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perflab/perflab"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -41,7 +42,8 @@ func WriteResults(w io.Writer, run *Run) error {
 	}
 	bench := run.Benchmark
 	if bench == "" {
-		bench = "Benchmark" + run.Scenario
+		// Runs stored before the name was recorded: the default name.
+		bench = (&perflab.Scenario{Name: run.Scenario}).BenchName()
 	}
 	// benchfmt.Writer writes the "Benchmark" prefix itself.
 	prefix := strings.TrimPrefix(bench, "Benchmark") + "/"
