@@ -1,0 +1,184 @@
+package truth
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Truth is what a case's workers measured of themselves during a
+// recording, as shares of their goroutine time. The shares add up to 1.
+type Truth struct {
+	// The shares, if no GC mark worker or pause took a P from a worker.
+	Work, Lock, Wait, Alloc, Sched, Other float64
+	// Displaced is the most goroutine time (a share, like the others) the
+	// collector can have taken from workers that wanted a CPU: the CPU of
+	// its dedicated and fractional mark workers and its pauses during the
+	// recording (runtime/metrics), at most what the workers wanted. Where
+	// it did, a worker sat runnable inside the piece it was timing, so the
+	// on-CPU shares (Work, Alloc, Other) are lower, in proportion (Lowered),
+	// and sched or gc higher, by up to Displaced. It is near zero but for
+	// the alloc variant.
+	Displaced float64
+
+	// Goroutine is the goroutine time the shares divide, in nanoseconds:
+	// the workers' time inside Run, which is what the runner's budget
+	// covers (its trace region is around Run).
+	Goroutine int64
+	// Startup is time outside Run, as a fraction of Goroutine: from a
+	// repetition's release (the first worker to start Run) to each other
+	// worker's start. With more workers than Ps it is runnable time —
+	// released together, half of four workers wait for the first time
+	// slice to end, 10–20 ms — so it depends on the harness's lockstep
+	// start and sysmon, not on the scenario. It is in no share.
+	Startup float64
+	// Procs is the number of Ps the model assumed (GOMAXPROCS).
+	Procs int
+	// Reps is the number of repetitions recorded.
+	Reps int
+	// GC is what the collector did during the recording.
+	GC GCTime
+}
+
+// Lowered returns an on-CPU share (Work, Alloc or Other) as it is if all of
+// Displaced was taken from the on-CPU pieces in proportion to their time.
+func (t Truth) Lowered(share float64) float64 {
+	onCPU := t.Work + t.Alloc + t.Other
+	if onCPU <= 0 {
+		return share
+	}
+	return share - t.Displaced*share/onCPU
+}
+
+// GCTime is the collector's CPU during a recording, from runtime/metrics,
+// in nanoseconds. The runtime brings these up to date when a cycle ends, so
+// the cycle in progress when a recording starts or stops is counted in the
+// next: one of the dozens an alloc case runs in its window.
+type GCTime struct {
+	Cycles                                     int64
+	Dedicated, Fractional, Idle, Assist, Pause int64
+}
+
+// Analyze computes a case's truth from its workers' logs and the
+// collector's time during the recording, for procs Ps.
+//
+// Time.Now around each piece gives lock, wait, alloc and work time
+// directly; what it cannot tell is how much of the time around hashing a
+// goroutine spent runnable without a CPU, which a budget must call sched.
+// The model: at any instant, the workers inside Run and not in a logged
+// synchronisation call want a CPU; with h of them and procs Ps,
+// max(0, h−procs) are runnable. Go's scheduler is work-conserving (an idle P
+// steals a runnable goroutine within microseconds), and nothing but the
+// workers and the collector wants a P for long, so the integral of
+// max(0, h−procs) over the recording is the workers' runnable time. Which
+// goroutines were the runnable ones is not known; it is charged to the
+// on-CPU pieces in proportion to their time. The collector's mark workers
+// and pauses can take more (Truth.Displaced).
+//
+// The model counts runnable time as the Go scheduler sees it, which is
+// what the execution tracer reports. A thread CPU clock
+// (CLOCK_THREAD_CPUTIME_ID under runtime.LockOSThread) was the
+// alternative, but it counts time the kernel gave another process as
+// off-CPU too — on a loaded 2-core machine that is 30–60% of a worker's
+// time (nolock at one goroutine measured 20 µs/op for 8 µs of CPU), and the
+// tracer rightly calls it running — and locking every worker to a thread
+// turns each goroutine switch into a futex wake of another thread, which
+// changes the lock hand-offs being measured.
+//
+// What else the model ignores errs towards less sched by a point or so:
+// the tracer's and the CPU profiler's goroutines also take Ps, and a
+// goroutine in Unlock or a receive is on a CPU, briefly, though the model
+// counts it with the waits.
+func Analyze(logs []Log, gc GCTime, procs int) (Truth, error) {
+	t := Truth{Procs: procs, GC: gc}
+	if procs < 1 {
+		return t, fmt.Errorf("procs = %d", procs)
+	}
+	if len(logs) == 0 {
+		return t, errors.New("no worker ran while recording")
+	}
+	reps := len(logs[0].Runs)
+	for _, l := range logs {
+		if len(l.Runs) != reps {
+			return t, fmt.Errorf("workers ran %d and %d repetitions: each repetition must run every worker once", reps, len(l.Runs))
+		}
+	}
+	if reps == 0 {
+		return t, errors.New("no repetition recorded")
+	}
+	t.Reps = reps
+
+	type event struct {
+		at int64
+		d  int // change in the number of workers wanting a CPU
+	}
+	var events []event
+	var sums Sums
+	var goroutine, startup, waits int64
+	for k := range reps {
+		release := logs[0].Runs[k].Start
+		for _, l := range logs {
+			release = min(release, l.Runs[k].Start)
+		}
+		for _, l := range logs {
+			r := l.Runs[k]
+			goroutine += r.End - r.Start
+			startup += r.Start - release
+			events = append(events, event{r.Start, +1}, event{r.End, -1})
+		}
+	}
+	for _, l := range logs {
+		sums.add(l.Sums)
+		for _, w := range l.Waits {
+			waits += w.End - w.Start
+			events = append(events, event{w.Start, -1}, event{w.End, +1})
+		}
+	}
+	// At equal times increments come first, so a wait that starts where
+	// its Run starts never takes the count below zero; the order of events
+	// at one instant does not change the integral.
+	slices.SortFunc(events, func(a, b event) int {
+		if a.at != b.at {
+			if a.at < b.at {
+				return -1
+			}
+			return 1
+		}
+		return b.d - a.d
+	})
+	var runnable int64
+	h := 0
+	for i, e := range events {
+		if i > 0 && h > procs {
+			runnable += int64(h-procs) * (e.at - events[i-1].at)
+		}
+		if h += e.d; h < 0 {
+			return t, fmt.Errorf("a wait outside Run at %d ns", e.at)
+		}
+	}
+	if goroutine <= 0 {
+		return t, errors.New("no goroutine time recorded")
+	}
+	// Demanding time: inside Run and not in a synchronisation call. The
+	// runnable share of it is taken from every on-CPU piece alike.
+	demand := sums.Total - waits
+	onCPU := 1.0
+	if demand > 0 {
+		onCPU = 1 - float64(runnable)/float64(demand)
+	}
+	g := float64(goroutine)
+	t.Goroutine = goroutine
+	t.Work = float64(sums.Work) * onCPU / g
+	t.Alloc = float64(sums.Alloc) * onCPU / g
+	t.Lock = float64(sums.Lock) / g
+	t.Wait = float64(sums.Wait) / g
+	t.Sched = float64(runnable) / g
+	t.Other = 1 - t.Work - t.Alloc - t.Lock - t.Wait - t.Sched
+	t.Startup = float64(startup) / g
+	// A pause stops every P; it displaces at most the workers that can
+	// run at once.
+	displaced := float64(gc.Dedicated+gc.Fractional) + float64(gc.Pause)*float64(min(len(logs), procs))/float64(procs)
+	t.Displaced = min(displaced, float64(demand-runnable)) / g
+	t.Displaced = max(t.Displaced, 0)
+	return t, nil
+}

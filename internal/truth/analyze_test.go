@@ -1,0 +1,186 @@
+package truth
+
+import (
+	"crypto/sha256"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestAnalyze(t *testing.T) {
+	run := func(start, end int64) Span { return Span{start, end} }
+	tests := []struct {
+		name  string
+		procs int
+		logs  []Log
+		gc    GCTime
+		want  Truth // shares only
+	}{
+		{
+			// Two hash from the release; the other two start 10 later,
+			// when the time slice of the first ends, and from then on
+			// four want two Ps: half of it is runnable.
+			name: "four on two Ps", procs: 2,
+			logs: []Log{
+				{Runs: []Span{run(0, 100)}, Sums: Sums{Work: 100, Total: 100}},
+				{Runs: []Span{run(0, 100)}, Sums: Sums{Work: 100, Total: 100}},
+				{Runs: []Span{run(10, 100)}, Sums: Sums{Work: 90, Total: 90}},
+				{Runs: []Span{run(10, 100)}, Sums: Sums{Work: 90, Total: 90}},
+			},
+			// 380 goroutine-ns in Run: 2×90 runnable, 200 on a CPU; 20
+			// more before Run.
+			want: Truth{Work: 200.0 / 380, Sched: 180.0 / 380, Startup: 20.0 / 380},
+		},
+		{
+			name: "lock waiter, enough Ps", procs: 2,
+			logs: []Log{
+				{Runs: []Span{run(0, 100)}, Sums: Sums{Work: 100, Total: 100}},
+				{Runs: []Span{run(0, 100)}, Waits: []Span{{0, 50}}, Sums: Sums{Lock: 50, Work: 50, Total: 100}},
+			},
+			want: Truth{Work: 0.75, Lock: 0.25},
+		},
+		{
+			// One P: while both are out of their waits (40–60), one of
+			// them is runnable; the 20 come out of the on-CPU pieces
+			// (work and unlocking) in proportion.
+			name: "one P, waits overlap", procs: 1,
+			logs: []Log{
+				{Runs: []Span{run(0, 100)}, Waits: []Span{{0, 40}}, Sums: Sums{Lock: 40, Work: 48, Total: 100}},
+				{Runs: []Span{run(0, 100)}, Waits: []Span{{60, 100}}, Sums: Sums{Wait: 40, Work: 60, Total: 100}},
+			},
+			// demand 120 (12 of it neither waiting nor hashing), runnable
+			// 20: on-CPU pieces keep 100/120.
+			want: Truth{Work: 108 * 100.0 / 120 / 200, Lock: 40.0 / 200, Wait: 40.0 / 200, Sched: 0.1, Other: 12 * 100.0 / 120 / 200},
+		},
+		{
+			// A wait that ends where the next begins: at no instant do
+			// both goroutines want the one P.
+			name: "hand-off at one instant", procs: 1,
+			logs: []Log{
+				{Runs: []Span{run(0, 100)}, Waits: []Span{{50, 100}}, Sums: Sums{Lock: 50, Work: 50, Total: 100}},
+				{Runs: []Span{run(0, 100)}, Waits: []Span{{0, 50}}, Sums: Sums{Lock: 50, Work: 50, Total: 100}},
+			},
+			want: Truth{Work: 0.5, Lock: 0.5},
+		},
+		{
+			// Mark workers ran for 30 and a pause stopped both Ps for 10
+			// (20 CPU): at most 30 + 10 of the one worker's time.
+			name: "collector", procs: 2,
+			logs: []Log{
+				{Runs: []Span{run(0, 100)}, Sums: Sums{Work: 50, Alloc: 50, Total: 100}},
+			},
+			gc:   GCTime{Fractional: 30, Pause: 20, Idle: 70},
+			want: Truth{Work: 0.5, Alloc: 0.5, Displaced: 0.4},
+		},
+		{
+			// Two repetitions: each has its own release.
+			name: "repetitions", procs: 1,
+			logs: []Log{
+				{Runs: []Span{run(0, 10), run(100, 110)}, Sums: Sums{Work: 18, Total: 20}},
+			},
+			want: Truth{Work: 0.9, Other: 0.1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Analyze(tt.logs, tt.gc, tt.procs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := tt.want
+			for _, c := range []struct {
+				name      string
+				got, want float64
+			}{
+				{"work", got.Work, w.Work}, {"lock", got.Lock, w.Lock}, {"wait", got.Wait, w.Wait},
+				{"alloc", got.Alloc, w.Alloc}, {"sched", got.Sched, w.Sched}, {"other", got.Other, w.Other},
+				{"startup", got.Startup, w.Startup}, {"displaced", got.Displaced, w.Displaced},
+			} {
+				if math.Abs(c.got-c.want) > 1e-9 {
+					t.Errorf("%s = %v, want %v (%+v)", c.name, c.got, c.want, got)
+				}
+			}
+		})
+	}
+}
+
+func TestAnalyzeErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		logs []Log
+		want string
+	}{
+		{"nothing", nil, "no worker ran"},
+		{"uneven", []Log{{Runs: []Span{{0, 1}}}, {Runs: []Span{{0, 1}, {2, 3}}}}, "each repetition must run every worker once"},
+		{"wait outside run", []Log{{Runs: []Span{{0, 10}}, Waits: []Span{{20, 30}}, Sums: Sums{Total: 10}}}, "a wait outside Run"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Analyze(tt.logs, GCTime{}, 2)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestWorkersDoNotAllocate: only the alloc variant may allocate in the
+// timed loop, or the others' budgets would have an alloc row the truth
+// cannot see. The sleep variant's timer is allocated once per goroutine.
+func TestWorkersDoNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	rec, err := NewRecorder(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Start()
+	defer rec.Stop()
+	for _, v := range Scenario(rec).Variants {
+		if v.Name == "alloc" {
+			continue
+		}
+		c, err := v.New(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := c.NewWorker(0)
+		w.Run(1)
+		if got := testing.AllocsPerRun(100, func() { w.Run(1) }); got != 0 {
+			t.Errorf("%s: %v allocations per operation", v.Name, got)
+		}
+	}
+}
+
+// TestWorkersHash checks that every variant hashes the same 16 KiB per
+// operation and that the pieces add up to no more than Run's time.
+func TestWorkersHash(t *testing.T) {
+	rec, err := NewRecorder(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range Scenario(rec).Variants {
+		c, _ := v.New(nil)
+		w := c.NewWorker(0).(*worker)
+		rec.Start()
+		w.Run(64)
+		logs, _, err := rec.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(logs) != 1 || len(logs[0].Runs) != 1 {
+			t.Fatalf("%s: logs %+v", v.Name, logs)
+		}
+		s := logs[0].Sums
+		if parts := s.Lock + s.Wait + s.Work + s.Alloc; parts > s.Total || s.Work <= 0 {
+			t.Errorf("%s: pieces %+v exceed total or no work", v.Name, s)
+		}
+		if w.sum == [sha256.Size]byte{} {
+			t.Errorf("%s: no digest", v.Name)
+		}
+		if v.Name == "sleep" && s.Wait < int64(sleepFor) {
+			t.Errorf("sleep: waited %d ns in 64 operations, want at least one %v sleep", s.Wait, sleepFor)
+		}
+	}
+}
