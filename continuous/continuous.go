@@ -112,13 +112,6 @@ const (
 	defaultBlockNs    = 10_000
 )
 
-// sdkLabels are the labels pyroscope-go adds to every series it sends
-// (internal/semconv): they count towards the server's labels per series.
-var sdkLabels = map[string]string{
-	"__session_id__": "0000000000000000", "process_runtime_name": "go", "process_runtime_version": runtime.Version(),
-	"otel_scope_name": "com.grafana.pyroscope/go", "otel_scope_version": "v1.5.0",
-}
-
 // Start starts profiling and returns the function that stops it: stop
 // uploads the last profiles (waiting up to 10 s for the server), restores
 // the mutex and block profile rates, and returns an error that counts the
@@ -154,10 +147,7 @@ func Start(cfg Config) (stop func() error, err error) {
 			return nil, fmt.Errorf("continuous: tag %q: label names may only use letters, digits and _ (not starting with a digit or __); say %q", k, ipyro.LabelName(k))
 		}
 	}
-	labels := map[string]string{}
-	for k, v := range sdkLabels {
-		labels[k] = v
-	}
+	labels := ipyro.SDKLabels()
 	for k, v := range cfg.Tags {
 		labels[k] = v
 	}
