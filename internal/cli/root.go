@@ -62,6 +62,7 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 		newCompareCmd(io),
 		newFlameCmd(io),
 		newServeCmd(io),
+		newSoakCmd(io),
 	)
 	return root
 }
