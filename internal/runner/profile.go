@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"runtime/pprof"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/felixge/fgprof"
 	"github.com/google/pprof/profile"
+	"github.com/grafana/pyroscope-go/godeltaprof"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/wallclock"
 	"github.com/perflab/perflab/profiles"
@@ -262,75 +264,78 @@ func (r *Runner) runFor(c *liveCase, d time.Duration) (int64, time.Duration, err
 }
 
 // contention captures mutex and block profiles as deltas over one window:
-// the runtime's profiles are cumulative since the process started.
+// the runtime's profiles are cumulative since the process started, and
+// godeltaprof's profilers write what changed since their previous Profile
+// call (the same per-stack delta as pprof.Lookup before and after, compared
+// on a real cipher-cache run: identical stacks, counts and delays, once the
+// runtime's stack sentinel is dropped; see delta).
 func (r *Runner) contention(c *liveCase, mutex, block bool) (m, b *profile.Profile, err error) {
-	snap := func(name string) (*profile.Profile, error) {
-		var buf bytes.Buffer
-		if err := pprof.Lookup(name).WriteTo(&buf, 0); err != nil {
-			return nil, err
-		}
-		return profile.ParseData(buf.Bytes())
-	}
-	var m0, b0 *profile.Profile
+	// Function names as runtime/pprof writes them ("[...]" for type
+	// parameters), which the classification rules are written against.
+	opts := godeltaprof.ProfileOptions{GenericsFrames: false, LazyMappings: true}
+	var mp, bp *godeltaprof.BlockProfiler
 	if mutex {
 		prev := runtime.SetMutexProfileFraction(mutexFraction)
 		defer runtime.SetMutexProfileFraction(prev)
-		if m0, err = snap("mutex"); err != nil {
+		mp = godeltaprof.NewMutexProfilerWithOptions(opts)
+		if err := mp.Profile(io.Discard); err != nil { // the baseline
 			return nil, nil, err
 		}
 	}
 	if block {
 		runtime.SetBlockProfileRate(blockRateNs)
 		defer runtime.SetBlockProfileRate(0)
-		if b0, err = snap("block"); err != nil {
+		bp = godeltaprof.NewBlockProfilerWithOptions(opts)
+		if err := bp.Profile(io.Discard); err != nil {
 			return nil, nil, err
 		}
 	}
+	start := time.Now()
 	if _, _, err := r.runFor(c, r.Opts.ProfileTime/2); err != nil {
 		return nil, nil, err
 	}
+	took := time.Since(start)
 	if mutex {
-		m1, err := snap("mutex")
-		if err != nil {
-			return nil, nil, err
-		}
-		if m, err = delta(m0, m1); err != nil {
+		if m, err = delta(mp, start, took); err != nil {
 			return nil, nil, err
 		}
 	}
 	if block {
-		b1, err := snap("block")
-		if err != nil {
-			return nil, nil, err
-		}
-		if b, err = delta(b0, b1); err != nil {
+		if b, err = delta(bp, start, took); err != nil {
 			return nil, nil, err
 		}
 	}
 	return m, b, nil
 }
 
-// delta returns after − before, dropping stacks that did not change.
-func delta(before, after *profile.Profile) (*profile.Profile, error) {
-	if len(before.Sample) == 0 {
-		return after, nil
+// delta returns what p recorded since its previous Profile call, as a
+// profile of the window that started at start and lasted d.
+//
+// godeltaprof v0.1.12 keeps the runtime's sentinel at the head of the
+// stacks of runtime-internal locks (runtime.unlock under the scheduler),
+// which runtime/pprof drops (logicalStackSentinel): it would be a leaf frame
+// with no name at address 0xfffffffffffffffe, so it is dropped here.
+func delta(p *godeltaprof.BlockProfiler, start time.Time, d time.Duration) (*profile.Profile, error) {
+	var buf bytes.Buffer
+	if err := p.Profile(&buf); err != nil {
+		return nil, err
 	}
-	neg := before.Copy()
-	neg.Scale(-1)
-	d, err := profile.Merge([]*profile.Profile{after, neg})
+	out, err := profile.ParseData(buf.Bytes())
 	if err != nil {
 		return nil, err
 	}
-	d = d.Compact()
-	kept := d.Sample[:0]
-	for _, s := range d.Sample {
-		if len(s.Value) > 0 && s.Value[0] > 0 {
-			kept = append(kept, s)
+	for _, s := range out.Sample {
+		for len(s.Location) > 0 {
+			l := s.Location[0]
+			if l.Address < 0xfffffffffffffffe || len(l.Line) > 0 && l.Line[0].Function != nil && l.Line[0].Function.Name != "" {
+				break
+			}
+			s.Location = s.Location[1:]
 		}
 	}
-	d.Sample = kept
-	d.TimeNanos, d.DurationNanos = after.TimeNanos, after.TimeNanos-before.TimeNanos
-	return d, nil
+	out = out.Compact()
+	out.TimeNanos, out.DurationNanos = start.UnixNano(), d.Nanoseconds()
+	return out, nil
 }
 
 // stack returns a sample's function names, leaf first, inlined frames
