@@ -3,46 +3,58 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
-	"golang.org/x/perf/benchmath"
 )
 
 // CompareOptions are the flags of `perflab compare`.
 type CompareOptions struct {
-	Refs    []string
-	Base    string
-	Metrics []string
-	Dir     string
+	Refs      []string
+	Base      string
+	Metrics   []string
+	Dir       string
+	Threshold string
+	FailOn    string
+	Format    string
+	JSON      bool
 }
 
 var defaultCompareMetrics = []string{"ns/op", "cpu-ns/op", "B/op", "allocs/op"}
+
+// Exit codes of compare beyond 0, 1 (a regression with --fail-on, or an
+// error) and 2 (usage): the comparison could not be made at all.
+const exitIncomparable = 3
 
 func newCompareCmd(io *IO) *cobra.Command {
 	o := &CompareOptions{}
 	cmd := &cobra.Command{
 		Use:   "compare OLD NEW | compare RUN --base VARIANT",
-		Short: "Say which differences between two runs, cases or variants are significant",
-		Long: `Compare measured cases metric by metric, like benchstat: the median of each side
-with its 95% confidence interval, the change, and the Mann–Whitney U test on the
-repetitions. "~" means no significant difference at p < 0.05; "~ cannot tell"
-means there were too few repetitions for any difference to be significant.
+		Short: "Say which differences between two runs, cases or variants are real and large enough to matter",
+		Long: `Compare measured cases metric by metric: the median of each side with its 95%
+confidence interval, the change with its confidence interval, and a test on the
+repetitions. Within one run (--base, or two cases of one run) the repetitions pair
+by round and the test is Wilcoxon's signed-rank on per-round differences; across
+runs it is Mann–Whitney U. The p-values are adjusted for the number of rows
+(Benjamini–Hochberg, per metric). A change is "better" or "worse" only when it is
+significant after that adjustment and its interval lies wholly beyond
+--threshold; "~" otherwise, "~ (<5%)" when significant but smaller than the
+threshold, "cannot tell" when there were too few repetitions.
 
   perflab compare OLD-RUN NEW-RUN          every case the two runs share, by name
   perflab compare RUN/CASE RUN/CASE        two single cases (CASE is a name or its slug)
   perflab compare RUN --base mutex         each variant against mutex, parameters matched
 
-A run id may be "latest".`,
+A run may be an id, "latest", or a run directory. As a CI gate, --fail-on
+regression exits 1 when any compared metric regressed, 0 otherwise, 2 on a usage
+error and 3 when the comparison could not be made (no shared cases, an empty run).`,
 		Example: `  perflab compare 20261130-111905-cipher-cache latest
-  perflab compare latest --base mutex --metric ns/op,cpu-ns/op`,
+  perflab compare latest --base mutex --metric ns/op,cpu-ns/op
+  perflab compare base-run new-run --fail-on regression --format md > summary.md`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if o.Base == "" && len(args) != 2 || o.Base != "" && len(args) != 1 {
 				return usagef(errors.New("give two runs or cases (OLD NEW), or one run with --base VARIANT"))
@@ -54,80 +66,195 @@ A run id may be "latest".`,
 			return compareRun(io, o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Base, "base", "", "compare every variant of one run against this `variant`")
-	cmd.Flags().StringSliceVar(&o.Metrics, "metric", defaultCompareMetrics, "metrics to compare (units as in run.json: ns/op, cpu-ns/op, ops/s, B/op, allocs/op, hits/op, MB/s, …)")
-	cmd.Flags().StringVarP(&o.Dir, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
+	f := cmd.Flags()
+	f.StringVar(&o.Base, "base", "", "compare every variant of one run against this `variant`")
+	f.StringSliceVar(&o.Metrics, "metric", defaultCompareMetrics, "metrics to compare (units as in run.json: ns/op, cpu-ns/op, ops/s, B/op, allocs/op, hits/op, MB/s, …)")
+	f.StringVarP(&o.Dir, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
+	f.StringVar(&o.Threshold, "threshold", "5%", "smallest change that counts as better or worse, e.g. 5% or 0 for any significant change")
+	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when the comparison finds this: regression")
+	f.StringVar(&o.Format, "format", "text", "output format: text, md (Markdown for a pull request) or json")
+	f.BoolVar(&o.JSON, "json", false, "same as --format json")
 	return cmd
 }
 
-// pair is two cases to compare, with the label of the row.
-type pair struct {
-	label string
-	a, b  *store.Case
+// parseThreshold reads "5%", "5" (percent) or "0".
+func parseThreshold(s string) (float64, error) {
+	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 || v >= 100 {
+		return 0, fmt.Errorf("--threshold %q: want a percentage from 0 to 100, such as 5%%", s)
+	}
+	if v == 0 {
+		return -1, nil // compare.Options: negative means none
+	}
+	return v / 100, nil
 }
 
 func compareRun(io *IO, o *CompareOptions) error {
-	st := store.Open(store.Dir(o.Dir))
-	var pairs []pair
-	var titleA, titleB string
-	if o.Base != "" {
-		ref, err := st.Resolve(o.Refs[0])
-		if err != nil {
-			return err
-		}
-		run := ref.Run
-		if pairs, err = variantPairs(run, o.Base); err != nil {
-			return usagef(err)
-		}
-		titleA, titleB = o.Base, "variant"
-	} else {
-		runA, caseA, err := loadRef(st, o.Refs[0])
-		if err != nil {
-			return err
-		}
-		runB, caseB, err := loadRef(st, o.Refs[1])
-		if err != nil {
-			return err
-		}
-		titleA, titleB = runA.ID, runB.ID
-		switch {
-		case caseA != nil && caseB != nil:
-			pairs = []pair{{caseA.Name + " vs " + caseB.Name, caseA, caseB}}
-			if caseA.Name == caseB.Name {
-				pairs[0].label = caseA.Name
-			}
-		case caseA == nil && caseB == nil:
-			for i := range runA.Cases {
-				if c, ok := runB.Case(runA.Cases[i].Name); ok {
-					pairs = append(pairs, pair{runA.Cases[i].Name, &runA.Cases[i], c})
-				}
-			}
-			if len(pairs) == 0 {
-				return fmt.Errorf("runs %s and %s share no case names (compare two cases with RUN/CASE RUN/CASE)", runA.ID, runB.ID)
-			}
-		default:
-			return usagef(errors.New("compare a run with a run, or a case with a case"))
-		}
+	thr, err := parseThreshold(o.Threshold)
+	if err != nil {
+		return usagef(err)
 	}
-	for _, unit := range o.Metrics {
-		writeComparison(io.Out, unit, titleA, titleB, pairs)
+	if o.JSON {
+		o.Format = "json"
+	}
+	switch o.Format {
+	case "text", "md", "json":
+	default:
+		return usagef(fmt.Errorf("--format %q: want text, md or json", o.Format))
+	}
+	switch o.FailOn {
+	case "", "regression":
+	default:
+		return usagef(fmt.Errorf("--fail-on %q: want regression", o.FailOn))
+	}
+	st := store.Open(store.Dir(o.Dir))
+	c, pairs, err := comparison(st, o)
+	if err != nil {
+		return err
+	}
+	c.Metrics = compare.Metrics(pairs, o.Metrics, compare.Options{Threshold: thr})
+	if !c.Unusable && len(c.Metrics) == 0 {
+		c.Unusable, c.Reason = true, "no shared case measured any of "+strings.Join(o.Metrics, ", ")
+	}
+	switch o.Format {
+	case "json":
+		err = report.WriteCompareJSON(io.Out, c)
+	case "md":
+		err = report.WriteCompareMarkdown(io.Out, c)
+	default:
+		err = report.WriteCompareText(io.Out, c, 80)
+	}
+	if err != nil {
+		return err
+	}
+	if c.Unusable {
+		return &ExitError{Code: exitIncomparable, Err: errors.New("cannot compare: " + c.Reason)}
+	}
+	if o.FailOn == "regression" && c.Regressed() {
+		return &ExitError{Code: 1, Err: errors.New("a compared metric regressed beyond the threshold")}
 	}
 	return nil
 }
 
-// loadRef loads "RUN", "RUN/CASE" or a run or case directory; the case is
-// nil for a whole run.
-func loadRef(st *store.Store, ref string) (*store.Run, *store.Case, error) {
-	r, err := st.Resolve(ref)
+// comparison resolves the references into the pairs to compare and the
+// report's sides, cases only one side has and warnings.
+func comparison(st *store.Store, o *CompareOptions) (*report.Comparison, []compare.Pair, error) {
+	c := &report.Comparison{}
+	var pairs []compare.Pair
+	if o.Base != "" {
+		ref, err := st.Resolve(o.Refs[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		if ref.Case != nil {
+			return nil, nil, usagef(errors.New("--base compares the variants of a whole run: give a run, not a case"))
+		}
+		if pairs, err = variantPairs(ref.Run, o.Base); err != nil {
+			return nil, nil, usagef(err)
+		}
+		c.A, c.B = o.Base, "variant"
+		c.Warnings = caseWarnings(ref.Run, nil)
+		if !ref.Run.Complete {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("run %s is incomplete: %s", ref.Run.ID, ref.Run.Note))
+		}
+		return finish(c, pairs, ref.Run)
+	}
+	ra, err := st.Resolve(o.Refs[0])
 	if err != nil {
 		return nil, nil, err
 	}
-	return r.Run, r.Case, nil
+	rb, err := st.Resolve(o.Refs[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	same := ra.Run.ID == rb.Run.ID && ra.Store.Root == rb.Store.Root
+	c.A, c.B = ra.Run.ID, rb.Run.ID
+	switch {
+	case ra.Case != nil && rb.Case != nil:
+		label := ra.Case.Name
+		if ra.Case.Name != rb.Case.Name {
+			label = ra.Case.Name + " vs " + rb.Case.Name
+		}
+		if same {
+			c.A, c.B = ra.Case.Variant, rb.Case.Variant
+		}
+		pairs = []compare.Pair{{Label: label, A: ra.Case, B: rb.Case, Paired: same}}
+	case ra.Case == nil && rb.Case == nil:
+		for i := range ra.Run.Cases {
+			a := &ra.Run.Cases[i]
+			if b, ok := rb.Run.Case(a.Name); ok {
+				pairs = append(pairs, compare.Pair{Label: a.Name, A: a, B: b, Paired: same})
+			} else {
+				c.OnlyA = append(c.OnlyA, a.Name)
+			}
+		}
+		for i := range rb.Run.Cases {
+			if _, ok := ra.Run.Case(rb.Run.Cases[i].Name); !ok {
+				c.OnlyB = append(c.OnlyB, rb.Run.Cases[i].Name)
+			}
+		}
+		if len(pairs) == 0 {
+			c.Unusable, c.Reason = true, fmt.Sprintf("runs %s and %s share no case names (compare two cases with RUN/CASE RUN/CASE)", ra.Run.ID, rb.Run.ID)
+		}
+	default:
+		return nil, nil, usagef(errors.New("compare a run with a run, or a case with a case"))
+	}
+	if !same {
+		c.Warnings = report.EnvWarnings(ra.Run, rb.Run)
+	}
+	c.Warnings = append(c.Warnings, caseWarnings(ra.Run, pairs)...)
+	if !same {
+		c.Warnings = append(c.Warnings, caseWarnings(rb.Run, pairs)...)
+	}
+	for _, r := range []*store.Run{ra.Run, rb.Run} {
+		if !r.Measured() {
+			c.Unusable, c.Reason = true, fmt.Sprintf("run %s measured nothing (%s)", r.ID, orWhy(r.Note))
+		}
+	}
+	return c, pairs, nil
+}
+
+func finish(c *report.Comparison, pairs []compare.Pair, run *store.Run) (*report.Comparison, []compare.Pair, error) {
+	if !run.Measured() {
+		c.Unusable, c.Reason = true, fmt.Sprintf("run %s measured nothing (%s)", run.ID, orWhy(run.Note))
+	}
+	return c, pairs, nil
+}
+
+func orWhy(note string) string {
+	if note == "" {
+		return "no repetitions"
+	}
+	return note
+}
+
+// caseWarnings lists the cases of run that were not measured: all of
+// them, or only those in pairs when pairs is not nil.
+func caseWarnings(run *store.Run, pairs []compare.Pair) []string {
+	in := map[*store.Case]bool{}
+	for _, p := range pairs {
+		in[p.A], in[p.B] = true, true
+	}
+	var out []string
+	for i := range run.Cases {
+		cs := &run.Cases[i]
+		if pairs != nil && !in[cs] || cs.Status == store.StatusOK {
+			continue
+		}
+		msg := fmt.Sprintf("%s in %s: %s", cs.Name, run.ID, cs.Status)
+		if cs.Error != "" {
+			msg += ": " + firstLineOf(cs.Error)
+		}
+		out = append(out, msg+" (not compared)")
+	}
+	return out
 }
 
 // variantPairs pairs every case of run with the base variant's case at the
-// same parameters and goroutine count.
-func variantPairs(run *store.Run, base string) ([]pair, error) {
+// same parameters and goroutine count. The repetitions pair by round: the
+// runner ran every case once per round.
+func variantPairs(run *store.Run, base string) ([]compare.Pair, error) {
 	bases := map[string]*store.Case{}
 	for i := range run.Cases {
 		if c := &run.Cases[i]; c.Variant == base {
@@ -145,83 +272,12 @@ func variantPairs(run *store.Run, base string) ([]pair, error) {
 		}
 		return nil, fmt.Errorf("run %s has no variant %q (it has %s)", run.ID, base, strings.Join(names, ", "))
 	}
-	var out []pair
+	var out []compare.Pair
 	for i := range run.Cases {
 		c := &run.Cases[i]
 		if b, ok := bases[report.GroupKey(run, c)]; ok && c.Variant != base {
-			out = append(out, pair{report.GroupKey(run, c) + "  " + c.Variant, b, c})
+			out = append(out, compare.Pair{Label: report.GroupKey(run, c) + "  " + c.Variant, A: b, B: c, Paired: true})
 		}
 	}
 	return out, nil
-}
-
-// writeComparison prints one metric's block, benchstat style.
-func writeComparison(w io.Writer, unit, titleA, titleB string, pairs []pair) {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s\t%s\t%s\tchange\tverdict\n", unit, titleA, titleB)
-	var warnings []string
-	seen := map[string]bool{}
-	rows := 0
-	for _, p := range pairs {
-		if p.a.Status != store.StatusOK || p.b.Status != store.StatusOK {
-			continue
-		}
-		ms := compare.Cases(p.a, p.b, []string{unit})
-		if len(ms) == 0 {
-			continue
-		}
-		m := ms[0]
-		rows++
-		verdict := m.Verdict + " "
-		if verdict == "~ " {
-			verdict = "" // the change column says it already
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s(p=%.3f n=%d+%d)\n", p.label,
-			summaryText(m.A, unit), summaryText(m.B, unit), m.Delta(), verdict, m.Cmp.P, m.Cmp.N1, m.Cmp.N2)
-		for _, e := range m.Warnings() {
-			if !seen[e.Error()] {
-				seen[e.Error()] = true
-				warnings = append(warnings, e.Error())
-			}
-		}
-	}
-	if rows == 0 {
-		return
-	}
-	tw.Flush()
-	for _, msg := range warnings {
-		fmt.Fprintf(w, "  warning: %s\n", msg)
-	}
-	fmt.Fprintln(w)
-}
-
-func summaryText(s benchmath.Summary, unit string) string {
-	return fmtUnit(s.Center, unit) + " " + ciPct(s.Center, s.Lo, s.Hi)
-}
-
-// fmtUnit formats a value of unit for the comparison table.
-func fmtUnit(v float64, unit string) string {
-	switch unit {
-	case "ns/op", "cpu-ns/op":
-		return fmtNs(v)
-	case "ops/s":
-		return fmtSI(v)
-	}
-	if v != 0 && math.Abs(v) < 0.01 {
-		// Keep tiny values visible: a verdict on "0.000" reads as noise.
-		return strconv.FormatFloat(v, 'g', 2, 64)
-	}
-	return fmtNum(v)
-}
-
-// ciPct is the 95% interval as ± percent of the median, as benchstat
-// prints it; "±∞" when there were too few samples for one.
-func ciPct(center, lo, hi float64) string {
-	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
-		return "±∞"
-	}
-	if center == 0 {
-		return "±0%"
-	}
-	return fmt.Sprintf("±%.0f%%", 100*math.Max(hi/center-1, 1-lo/center))
 }

@@ -9,7 +9,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -103,18 +102,23 @@ func (r *Row) Cell(unit string) string {
 }
 
 // Verdict is the fastest variant of a group against the runner-up, by the
-// same test as `perflab compare` (internal/compare: Mann–Whitney U on the
-// per-repetition time/op).
+// same statistics as `perflab compare` (internal/compare): the Wilcoxon
+// signed-rank test on time/op paired by round, the p-value adjusted across
+// the run's groups (Benjamini–Hochberg), and the practical threshold.
 type Verdict struct {
 	Fastest, RunnerUp, Slowest string
 	// Speedup is the runner-up's median time/op over the fastest's;
 	// OverSlowest the slowest's over the fastest's.
 	Speedup, OverSlowest float64
-	// P is the test's p-value; Significant says P < alpha; CannotTell says
-	// there were too few repetitions for any difference to be significant.
+	// P is the adjusted p-value; Significant says the fastest is faster
+	// beyond the threshold; CannotTell says there were too few repetitions
+	// for any difference to be significant.
 	P                       float64
 	N1, N2                  int
 	Significant, CannotTell bool
+	// Below says the difference was significant but under the threshold.
+	Below     bool
+	Threshold float64
 }
 
 // String is the verdict's sentence.
@@ -123,11 +127,13 @@ func (v *Verdict) String() string {
 	fmt.Fprintf(&b, "fastest: %s, %s faster than %s", v.Fastest, speed(v.Speedup), v.RunnerUp)
 	switch {
 	case v.Significant:
-		fmt.Fprintf(&b, " (significant: p=%.3f n=%d+%d)", v.P, v.N1, v.N2)
+		fmt.Fprintf(&b, " (significant: p=%.3g n=%d+%d)", v.P, v.N1, v.N2)
 	case v.CannotTell:
 		fmt.Fprintf(&b, " (cannot tell: too few repetitions, n=%d+%d)", v.N1, v.N2)
+	case v.Below:
+		fmt.Fprintf(&b, " (under the %s threshold: p=%.3g n=%d+%d)", pctPlain(v.Threshold), v.P, v.N1, v.N2)
 	default:
-		fmt.Fprintf(&b, " (not significant: p=%.2f n=%d+%d)", v.P, v.N1, v.N2)
+		fmt.Fprintf(&b, " (not significant: p=%.2g n=%d+%d)", v.P, v.N1, v.N2)
 	}
 	if v.Slowest != "" && v.Slowest != v.RunnerUp {
 		fmt.Fprintf(&b, "; %s than %s", speed(v.OverSlowest), v.Slowest)
@@ -215,9 +221,9 @@ func Build(run *store.Run) *Run {
 		rep.Metrics = append(rep.Metrics, u)
 	}
 	sort.Strings(rep.Metrics)
+	verdicts(rep.Groups)
 	for i := range rep.Groups {
 		g := &rep.Groups[i]
-		g.Verdict = verdict(g)
 		cases := make([]*store.Case, len(g.Rows))
 		for j := range g.Rows {
 			cases[j] = g.Rows[j].Case
@@ -228,38 +234,41 @@ func Build(run *store.Run) *Run {
 	return rep
 }
 
-// verdict compares the group's fastest measured variant with the
-// runner-up.
-func verdict(g *Group) *Verdict {
-	var ok []*store.Case
-	for _, r := range g.Rows {
-		if st, has := r.Case.Stats["ns/op"]; r.OK && has && st.Median > 0 {
-			ok = append(ok, r.Case)
+// verdicts compares each group's fastest measured variant with its
+// runner-up, all groups one comparison (one false-discovery control).
+func verdicts(groups []Group) {
+	var pairs []compare.Pair
+	var of []*Verdict
+	for i := range groups {
+		g := &groups[i]
+		var ok []*store.Case
+		for _, r := range g.Rows {
+			if st, has := r.Case.Stats["ns/op"]; r.OK && has && st.Median > 0 {
+				ok = append(ok, r.Case)
+			}
 		}
+		if len(ok) < 2 {
+			continue
+		}
+		sort.SliceStable(ok, func(i, j int) bool { return ok[i].Stats["ns/op"].Median < ok[j].Stats["ns/op"].Median })
+		fast, next, slow := ok[0], ok[1], ok[len(ok)-1]
+		g.Verdict = &Verdict{
+			Fastest: fast.Variant, RunnerUp: next.Variant, Slowest: slow.Variant,
+			Speedup:     next.Stats["ns/op"].Median / fast.Stats["ns/op"].Median,
+			OverSlowest: slow.Stats["ns/op"].Median / fast.Stats["ns/op"].Median,
+		}
+		// The cases of one run ran in the same rounds: paired.
+		pairs = append(pairs, compare.Pair{Label: g.Title(), A: next, B: fast, Paired: true})
+		of = append(of, g.Verdict)
 	}
-	if len(ok) < 2 {
-		return nil
+	c := compare.One(pairs, "ns/op", compare.Options{})
+	for i, r := range c.Results {
+		v := of[i]
+		v.P, v.N1, v.N2, v.Threshold = r.PAdj, r.N1, r.N2, c.Options.Threshold
+		v.Significant = r.Verdict == compare.Better
+		v.CannotTell = r.Verdict == compare.CannotTell
+		v.Below = r.Verdict == compare.Same && r.Significant
 	}
-	sort.SliceStable(ok, func(i, j int) bool { return ok[i].Stats["ns/op"].Median < ok[j].Stats["ns/op"].Median })
-	fast, next, slow := ok[0], ok[1], ok[len(ok)-1]
-	ms := compare.Cases(next, fast, []string{"ns/op"})
-	if len(ms) == 0 {
-		return nil
-	}
-	m := ms[0]
-	v := &Verdict{
-		Fastest: fast.Variant, RunnerUp: next.Variant, Slowest: slow.Variant,
-		Speedup:     next.Stats["ns/op"].Median / fast.Stats["ns/op"].Median,
-		OverSlowest: slow.Stats["ns/op"].Median / fast.Stats["ns/op"].Median,
-		P:           m.Cmp.P, N1: m.Cmp.N1, N2: m.Cmp.N2,
-	}
-	switch m.Class {
-	case "better":
-		v.Significant = true
-	case "same":
-		v.CannotTell = m.Verdict == "~ cannot tell" || math.IsNaN(m.Cmp.P)
-	}
-	return v
 }
 
 // GroupKey is the title of the group c belongs to in run: its parameters

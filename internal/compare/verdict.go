@@ -1,0 +1,275 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/perflab/perflab/internal/store"
+	"golang.org/x/perf/benchmath"
+)
+
+// Options say when a difference is a finding.
+type Options struct {
+	// Alpha is the false-discovery rate controlled across the rows of one
+	// comparison of one metric (Benjamini–Hochberg). Default 0.05.
+	Alpha float64
+	// Threshold is the practical threshold: a change is an improvement or
+	// a regression only when its confidence interval lies wholly beyond
+	// ±Threshold (a fraction: 0.05 is 5%). Default 0.05; negative means
+	// zero (any significant change counts).
+	Threshold float64
+}
+
+func (o Options) withDefaults() Options {
+	if o.Alpha <= 0 {
+		o.Alpha = 0.05
+	}
+	if o.Threshold == 0 {
+		o.Threshold = 0.05
+	}
+	if o.Threshold < 0 {
+		o.Threshold = 0
+	}
+	return o
+}
+
+// Pair is two cases to compare, A the baseline.
+type Pair struct {
+	Label string
+	A, B  *store.Case
+	// Paired says the two cases were measured in the same rounds of one
+	// run, so their repetitions pair by index (perflab interleaves every
+	// case once per round): a paired test resists drift in machine load.
+	Paired bool
+}
+
+// Verdict is what a row says.
+type Verdict string
+
+// The verdicts. Same covers both "no significant difference" and "a
+// significant difference smaller than the threshold"; Result.Significant
+// tells them apart.
+const (
+	Better     Verdict = "better"
+	Worse      Verdict = "worse"
+	Same       Verdict = "~"
+	CannotTell Verdict = "cannot tell"
+)
+
+// Tests by name, as each row says which it used.
+const (
+	TestPaired   = "Wilcoxon signed-rank, paired by round"
+	TestUnpaired = "Mann–Whitney U"
+)
+
+// Result is one row of a comparison: one metric of one pair.
+type Result struct {
+	Label string
+	Unit  string
+	A, B  *store.Case
+	// ASum and BSum are each side's median with its 95% interval.
+	ASum, BSum benchmath.Summary
+	N1, N2     int
+	Test       string
+	// Change is the relative change from A to B (+0.12 is 12% higher):
+	// the Hodges–Lehmann estimate of the ratio, with its confidence
+	// interval at 1−Alpha [ChangeLo, ChangeHi]; ±Inf with too few
+	// repetitions for one.
+	Change, ChangeLo, ChangeHi float64
+	// P is the test's p-value, PAdj after Benjamini–Hochberg across the
+	// comparison's rows; MinP the smallest p the test could give at these
+	// repetition counts.
+	P, PAdj, MinP float64
+	// Significant says PAdj < Alpha.
+	Significant bool
+	Verdict     Verdict
+}
+
+// Comparison is one metric compared over many pairs.
+type Comparison struct {
+	Unit    string
+	Options Options
+	Results []Result
+	// Tested is the number of rows the false-discovery control covered.
+	Tested int
+	// Resolvable is false when the repetitions are too few for any row to
+	// be significant at all. Advice, when set, says that a change in one
+	// row alone cannot be significant after correction, and what --count
+	// would let it be.
+	Resolvable bool
+	Advice     string
+}
+
+// Metrics compares pairs on each unit, each unit a comparison of its own
+// with its own false-discovery control: units are different questions.
+func Metrics(pairs []Pair, units []string, opts Options) []Comparison {
+	var out []Comparison
+	for _, u := range units {
+		c := One(pairs, u, opts)
+		if len(c.Results) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// One compares pairs on one unit.
+func One(pairs []Pair, unit string, opts Options) Comparison {
+	opts = opts.withDefaults()
+	c := Comparison{Unit: unit, Options: opts, Resolvable: true}
+	for _, p := range pairs {
+		if p.A.Status != store.StatusOK || p.B.Status != store.StatusOK {
+			continue
+		}
+		a, b := Samples(p.A, unit), Samples(p.B, unit)
+		if len(a) == 0 || len(b) == 0 {
+			continue
+		}
+		c.Results = append(c.Results, row(p, unit, a, b, opts))
+	}
+	c.Tested = len(c.Results)
+	ps := make([]float64, len(c.Results))
+	for i, r := range c.Results {
+		ps[i] = r.P
+	}
+	adj := BenjaminiHochberg(ps)
+	best := math.Inf(1)
+	for i := range c.Results {
+		r := &c.Results[i]
+		r.PAdj = adj[i]
+		r.Significant = r.PAdj < opts.Alpha
+		r.Verdict = verdictOf(r, opts)
+		best = math.Min(best, r.MinP)
+	}
+	// Nothing can ever be significant when the smallest possible p is not
+	// below alpha; and one real change among m rows reaches an adjusted p
+	// of m×p at best, so say what --count would resolve it.
+	if c.Tested > 0 {
+		c.Resolvable = best < opts.Alpha
+		all := true
+		for _, r := range c.Results {
+			all = all && r.Significant
+		}
+		if best*float64(c.Tested) >= opts.Alpha && !all {
+			c.Advice = advice(c, opts)
+		}
+	}
+	return c
+}
+
+func row(p Pair, unit string, a, b []float64, opts Options) Result {
+	thr := benchmath.DefaultThresholds
+	sa, sb := benchmath.NewSample(a, &thr), benchmath.NewSample(b, &thr)
+	r := Result{Label: p.Label, Unit: unit, A: p.A, B: p.B, N1: len(a), N2: len(b),
+		ASum: benchmath.AssumeNothing.Summary(sa, 0.95), BSum: benchmath.AssumeNothing.Summary(sb, 0.95)}
+	logs := positive(a) && positive(b)
+	tr := func(x float64) float64 {
+		if logs {
+			return math.Log(x)
+		}
+		return x
+	}
+	if p.Paired && len(a) == len(b) {
+		r.Test = TestPaired
+		d := make([]float64, len(a))
+		for i := range a {
+			d[i] = tr(b[i]) - tr(a[i])
+		}
+		var n int
+		r.P, n = signedRank(d)
+		r.MinP = minSignedRankP(max(n, 1))
+		est, lo, hi := pairedShiftCI(d, opts.Alpha)
+		r.Change, r.ChangeLo, r.ChangeHi = relative(est, lo, hi, logs, r.ASum.Center)
+	} else {
+		r.Test = TestUnpaired
+		cmp := benchmath.AssumeNothing.Compare(sa, sb)
+		r.P = cmp.P
+		r.MinP = minUP(len(a), len(b))
+		ta, tb := make([]float64, len(a)), make([]float64, len(b))
+		for i, x := range a {
+			ta[i] = tr(x)
+		}
+		for i, x := range b {
+			tb[i] = tr(x)
+		}
+		est, lo, hi := shiftCI(ta, tb, opts.Alpha)
+		r.Change, r.ChangeLo, r.ChangeHi = relative(est, lo, hi, logs, r.ASum.Center)
+	}
+	if math.IsNaN(r.P) {
+		r.P = 1
+	}
+	return r
+}
+
+// relative turns a shift (of logs, or of values) into a relative change.
+func relative(est, lo, hi float64, logs bool, base float64) (float64, float64, float64) {
+	if logs {
+		return math.Expm1(est), math.Expm1(lo), math.Expm1(hi)
+	}
+	if base == 0 {
+		if est == 0 && lo == 0 && hi == 0 {
+			return 0, 0, 0
+		}
+		return math.NaN(), math.Inf(-1), math.Inf(1)
+	}
+	b := math.Abs(base)
+	return est / b, lo / b, hi / b
+}
+
+func positive(xs []float64) bool {
+	for _, x := range xs {
+		if !(x > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func verdictOf(r *Result, opts Options) Verdict {
+	if !r.Significant {
+		if r.MinP >= opts.Alpha {
+			return CannotTell
+		}
+		return Same
+	}
+	up := r.ChangeLo > opts.Threshold
+	down := r.ChangeHi < -opts.Threshold
+	if !up && !down {
+		return Same // significant, but not beyond the threshold
+	}
+	if up == HigherIsBetter[r.Unit] {
+		return Better
+	}
+	return Worse
+}
+
+// advice says what --count would let the correction resolve a change.
+func advice(c Comparison, opts Options) string {
+	r := c.Results[0]
+	paired := r.Test == TestPaired
+	for n := max(r.N1, 2); n <= 200; n++ {
+		var minP float64
+		if paired {
+			minP = minSignedRankP(n)
+		} else {
+			minP = minUP(n, n)
+		}
+		if minP*float64(c.Tested) < opts.Alpha {
+			return fmt.Sprintf("with %d+%d repetitions a change in one row alone cannot be significant among %d rows after correction (the smallest possible p is %.2g): use --count %d or more",
+				r.N1, r.N2, c.Tested, r.MinP, n)
+		}
+	}
+	return fmt.Sprintf("with %d+%d repetitions a change in one row alone cannot be significant among %d rows after correction", r.N1, r.N2, c.Tested)
+}
+
+// Regressed reports whether any row of any comparison is Worse.
+func Regressed(cs []Comparison) bool {
+	for _, c := range cs {
+		for _, r := range c.Results {
+			if r.Verdict == Worse {
+				return true
+			}
+		}
+	}
+	return false
+}

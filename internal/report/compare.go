@@ -1,0 +1,345 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/store"
+)
+
+// Comparison is what `perflab compare` says, for every renderer: the
+// verdicts per metric (internal/compare: the one place the statistics
+// live), and the warnings that decide whether to trust them.
+type Comparison struct {
+	// A and B name the two sides: run ids, case names or variants.
+	A, B string
+	// Metrics holds one comparison per unit, each with its own
+	// false-discovery control.
+	Metrics []compare.Comparison
+	// OnlyA and OnlyB are the cases one side has and the other lacks.
+	OnlyA, OnlyB []string
+	// Warnings: environment differences, failed or n/a cases, incomplete
+	// runs.
+	Warnings []string
+	// Unusable says the comparison could not be made (nothing shared,
+	// an empty run); Reason says why.
+	Unusable bool
+	Reason   string
+}
+
+// Regressed reports whether any metric of any row got worse beyond the
+// threshold, significantly after correction.
+func (c *Comparison) Regressed() bool { return compare.Regressed(c.Metrics) }
+
+// EnvWarnings lists how two runs' machines and settings differ, each a
+// reason their numbers may differ that is not the code.
+func EnvWarnings(a, b *store.Run) []string {
+	var out []string
+	diff := func(what, x, y string) {
+		if x != y {
+			out = append(out, fmt.Sprintf("%s differs: %s vs %s", what, orNone(x), orNone(y)))
+		}
+	}
+	diff("Go version", a.Env.GoVersion, b.Env.GoVersion)
+	diff("machine", a.Env.Hostname, b.Env.Hostname)
+	diff("CPU", a.Env.CPU, b.Env.CPU)
+	diff("GOOS/GOARCH", a.Env.GOOS+"/"+a.Env.GOARCH, b.Env.GOOS+"/"+b.Env.GOARCH)
+	diff("GOMAXPROCS", fmt.Sprint(a.Env.GOMAXPROCS), fmt.Sprint(b.Env.GOMAXPROCS))
+	diff("GOGC", a.Env.GOGC, b.Env.GOGC)
+	ca, cb := commitOf(a), commitOf(b)
+	if ca != cb {
+		out = append(out, fmt.Sprintf("commit: %s vs %s", orNone(ca), orNone(cb)))
+	}
+	for _, r := range []*store.Run{a, b} {
+		if !r.Complete {
+			out = append(out, fmt.Sprintf("run %s is incomplete: %s", r.ID, firstLine(r.Note)))
+		}
+	}
+	return out
+}
+
+func commitOf(r *store.Run) string {
+	c := r.Env.Commit
+	if len(c) > 12 {
+		c = c[:12]
+	}
+	if r.Env.Dirty {
+		c += "+dirty"
+	}
+	return c
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// verdictText is a row's verdict as the table says it.
+func verdictText(r compare.Result, opts compare.Options) string {
+	switch r.Verdict {
+	case compare.Better, compare.Worse:
+		return string(r.Verdict)
+	case compare.CannotTell:
+		return "cannot tell"
+	}
+	if r.Significant {
+		return fmt.Sprintf("~ (<%s)", pctPlain(opts.Threshold))
+	}
+	return "~"
+}
+
+func pctPlain(f float64) string {
+	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", 100*f), "0"), ".") + "%"
+}
+
+// changeText is "+12.3% [+9.1%, +15.6%]".
+func changeText(r compare.Result) string {
+	if math.IsNaN(r.Change) {
+		return "—"
+	}
+	return signedPct(r.Change) + " [" + bound(r.ChangeLo) + ", " + bound(r.ChangeHi) + "]"
+}
+
+func signedPct(f float64) string { return fmt.Sprintf("%+.1f%%", 100*f) }
+
+func bound(f float64) string {
+	if math.IsInf(f, 0) {
+		if f < 0 {
+			return "−∞"
+		}
+		return "+∞"
+	}
+	return signedPct(f)
+}
+
+func sideText(s compare.Result, a bool) string {
+	sum := s.BSum
+	if a {
+		sum = s.ASum
+	}
+	return Value(sum.Center, s.Unit) + " " + CI(sum.Center, sum.Lo, sum.Hi)
+}
+
+// metricTitle is the heading of one metric's block.
+func metricTitle(c compare.Comparison) string {
+	test := compare.TestUnpaired
+	if len(c.Results) > 0 {
+		test = c.Results[0].Test
+	}
+	return fmt.Sprintf("%s: %d rows; %s; Benjamini–Hochberg at %s; threshold ±%s",
+		unitName(c.Unit), c.Tested, test, pctPlain(c.Options.Alpha), pctPlain(c.Options.Threshold))
+}
+
+func unitName(u string) string {
+	switch u {
+	case "ns/op":
+		return "time/op"
+	case "cpu-ns/op":
+		return "cpu/op"
+	}
+	return u
+}
+
+// WriteCompareText renders the comparison for a terminal, fitting width
+// columns (default 80): a row whose cells do not fit beside its label puts
+// the label on a line of its own.
+func WriteCompareText(w io.Writer, c *Comparison, width int) error {
+	if width <= 0 {
+		width = 80
+	}
+	tw := &textWriter{w: w}
+	if c.Unusable {
+		tw.wrap("cannot compare: "+c.Reason, width, "")
+	}
+	for _, m := range c.Metrics {
+		tw.wrap(metricTitle(m), width, "")
+		t := &table{}
+		label := t.add("", false, "")
+		av := t.add(c.A, true, "")
+		bv := t.add(c.B, true, "")
+		ch := t.add("change [95% CI]", true, "")
+		ve := t.add("verdict", false, "")
+		pv := t.add("p (adj.)", true, "")
+		for _, r := range m.Results {
+			t.row("")
+			label.cells = append(label.cells, r.Label)
+			av.cells = append(av.cells, sideText(r, true))
+			bv.cells = append(bv.cells, sideText(r, false))
+			ch.cells = append(ch.cells, changeText(r))
+			ve.cells = append(ve.cells, verdictText(r, m.Options))
+			pv.cells = append(pv.cells, fmt.Sprintf("%.3g", r.PAdj))
+		}
+		if t.total() <= width {
+			t.write(tw, 0)
+		} else {
+			// Too wide beside its label: each row under its label.
+			tw.linef("  case")
+			tw.linef("    %s → %s  change [95%% CI]  verdict  p (adj.)", c.A, c.B)
+			for i := range t.msgs {
+				tw.linef("  %s", label.cells[i])
+				tw.linef("    %s → %s  %s  %s  p=%s", av.cells[i], bv.cells[i], ch.cells[i], ve.cells[i], pv.cells[i])
+			}
+		}
+		if m.Advice != "" {
+			tw.wrap("note: "+m.Advice, width, "  ")
+		}
+		tw.linef("")
+	}
+	if len(c.OnlyA) > 0 {
+		tw.wrap(fmt.Sprintf("only in %s (%d): %s", c.A, len(c.OnlyA), strings.Join(c.OnlyA, ", ")), width, "")
+	}
+	if len(c.OnlyB) > 0 {
+		tw.wrap(fmt.Sprintf("only in %s (%d): %s", c.B, len(c.OnlyB), strings.Join(c.OnlyB, ", ")), width, "")
+	}
+	if len(c.Warnings) > 0 {
+		tw.linef("warnings:")
+		for _, wn := range c.Warnings {
+			tw.wrap(wn, width, "  ")
+		}
+	}
+	return tw.err
+}
+
+// WriteCompareMarkdown renders the comparison as Markdown a CI job can
+// post on a pull request.
+func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
+	tw := &textWriter{w: w}
+	tw.linef("## perflab compare: %s → %s", mdEscape(c.A), mdEscape(c.B))
+	tw.linef("")
+	if c.Unusable {
+		tw.linef("**Cannot compare:** %s", mdEscape(c.Reason))
+		tw.linef("")
+	}
+	for _, m := range c.Metrics {
+		tw.linef("### %s", mdEscape(metricTitle(m)))
+		tw.linef("")
+		tw.linef("| case | %s | %s | change [95%% CI] | verdict | p (adj.) |", mdEscape(c.A), mdEscape(c.B))
+		tw.linef("|---|---:|---:|---:|---|---:|")
+		for _, r := range m.Results {
+			v := mdEscape(verdictText(r, m.Options))
+			switch r.Verdict {
+			case compare.Worse:
+				v = "**worse**"
+			case compare.Better:
+				v = "**better**"
+			}
+			tw.linef("| %s | %s | %s | %s | %s | %.3g |", mdEscape(r.Label), sideText(r, true), sideText(r, false), changeText(r), v, r.PAdj)
+		}
+		if m.Advice != "" {
+			tw.linef("")
+			tw.linef("_Note: %s_", mdEscape(m.Advice))
+		}
+		tw.linef("")
+	}
+	for _, s := range []struct {
+		side  string
+		cases []string
+	}{{c.A, c.OnlyA}, {c.B, c.OnlyB}} {
+		if len(s.cases) > 0 {
+			tw.linef("Only in %s: %s", mdEscape(s.side), mdEscape(strings.Join(s.cases, ", ")))
+			tw.linef("")
+		}
+	}
+	for _, wn := range c.Warnings {
+		tw.linef("- ⚠ %s", mdEscape(wn))
+	}
+	return tw.err
+}
+
+// mdEscape keeps user text from being read as Markdown or HTML: table
+// pipes, emphasis, links and tags are escaped, line breaks flattened.
+func mdEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '|', '*', '_', '`', '[', ']', '<', '>', '#', '!':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\n', '\r':
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// compareJSON is the --json form of a comparison: stable field names for
+// tooling.
+type compareJSON struct {
+	A, B      string       `json:"-"`
+	Base      string       `json:"a"`
+	New       string       `json:"b"`
+	Regressed bool         `json:"regressed"`
+	Unusable  bool         `json:"unusable,omitempty"`
+	Reason    string       `json:"reason,omitempty"`
+	Metrics   []metricJSON `json:"metrics"`
+	OnlyA     []string     `json:"only_a,omitempty"`
+	OnlyB     []string     `json:"only_b,omitempty"`
+	Warnings  []string     `json:"warnings,omitempty"`
+}
+
+type metricJSON struct {
+	Unit      string    `json:"unit"`
+	Rows      int       `json:"rows"`
+	Alpha     float64   `json:"alpha"`
+	Threshold float64   `json:"threshold"`
+	Advice    string    `json:"advice,omitempty"`
+	Results   []rowJSON `json:"results"`
+}
+
+type rowJSON struct {
+	Case     string   `json:"case"`
+	A        sideJSON `json:"a"`
+	B        sideJSON `json:"b"`
+	Change   *float64 `json:"change"`
+	ChangeLo *float64 `json:"change_lo"`
+	ChangeHi *float64 `json:"change_hi"`
+	Test     string   `json:"test"`
+	P        float64  `json:"p"`
+	PAdj     float64  `json:"p_adjusted"`
+	Verdict  string   `json:"verdict"`
+}
+
+type sideJSON struct {
+	Median float64  `json:"median"`
+	Lo     *float64 `json:"lo"`
+	Hi     *float64 `json:"hi"`
+	N      int      `json:"n"`
+}
+
+func finiteOrNil(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return &f
+}
+
+// WriteCompareJSON renders the comparison as JSON (infinite bounds are
+// null).
+func WriteCompareJSON(w io.Writer, c *Comparison) error {
+	out := compareJSON{Base: c.A, New: c.B, Regressed: c.Regressed(), Unusable: c.Unusable, Reason: c.Reason,
+		OnlyA: c.OnlyA, OnlyB: c.OnlyB, Warnings: c.Warnings, Metrics: []metricJSON{}}
+	for _, m := range c.Metrics {
+		mj := metricJSON{Unit: m.Unit, Rows: m.Tested, Alpha: m.Options.Alpha, Threshold: m.Options.Threshold, Advice: m.Advice}
+		for _, r := range m.Results {
+			mj.Results = append(mj.Results, rowJSON{
+				Case:   r.Label,
+				A:      sideJSON{Median: r.ASum.Center, Lo: finiteOrNil(r.ASum.Lo), Hi: finiteOrNil(r.ASum.Hi), N: r.N1},
+				B:      sideJSON{Median: r.BSum.Center, Lo: finiteOrNil(r.BSum.Lo), Hi: finiteOrNil(r.BSum.Hi), N: r.N2},
+				Change: finiteOrNil(r.Change), ChangeLo: finiteOrNil(r.ChangeLo), ChangeHi: finiteOrNil(r.ChangeHi),
+				Test: r.Test, P: r.P, PAdj: r.PAdj, Verdict: string(r.Verdict),
+			})
+		}
+		out.Metrics = append(out.Metrics, mj)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
