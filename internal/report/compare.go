@@ -54,6 +54,11 @@ func EnvWarnings(a, b *store.Run) []string {
 	if ca != cb {
 		out = append(out, fmt.Sprintf("commit: %s vs %s", orNone(ca), orNone(cb)))
 	}
+	ma, _ := Machine(a)
+	mb, _ := Machine(b)
+	if ma != "" && mb != "" && ma != mb {
+		out = append(out, fmt.Sprintf("machine load: %s vs %s", ma, mb))
+	}
 	for _, r := range []*store.Run{a, b} {
 		if !r.Complete {
 			out = append(out, fmt.Sprintf("run %s is incomplete: %s", r.ID, firstLine(r.Note)))

@@ -9,6 +9,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -44,6 +45,36 @@ type Run struct {
 	// Warnings are the cases' warnings, the same message across cases
 	// given once.
 	Warnings []Warning
+	// Machine says how loaded the machine was during the timed rounds:
+	// "load 1.2–4.5 on 2 CPUs, steal 0–3%" ("" when not recorded).
+	Machine string
+}
+
+// maxSteal is the CPU steal above which a run gets a warning: the
+// hypervisor gave that share of the CPUs to other guests.
+const maxSteal = 0.05
+
+// Machine summarises the machine's load over a run's rounds, and warns
+// about steal.
+func Machine(run *store.Run) (summary string, warning string) {
+	if len(run.Rounds) == 0 {
+		return "", ""
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var steal float64
+	for _, r := range run.Rounds {
+		lo, hi = math.Min(lo, r.Load1), math.Max(hi, r.Load1)
+		steal = math.Max(steal, r.Steal)
+	}
+	load := fmt.Sprintf("%.1f", lo)
+	if hi-lo >= 0.05 {
+		load += fmt.Sprintf("–%.1f", hi)
+	}
+	summary = fmt.Sprintf("load %s on %d CPUs (perflab's workers included), steal up to %.0f%%", load, run.Env.NumCPU, 100*steal)
+	if steal > maxSteal {
+		warning = fmt.Sprintf("the hypervisor stole up to %.0f%% of the CPUs during the rounds: other guests share this machine, so times are inflated and noisy", 100*steal)
+	}
+	return summary, warning
 }
 
 // Group is the cases of one parameter combination and goroutine count.
@@ -231,6 +262,10 @@ func Build(run *store.Run) *Run {
 		rep.Notes = append(rep.Notes, allocNotes(g.Title(), cases)...)
 	}
 	rep.Warnings = warnings.list()
+	var stealWarning string
+	if rep.Machine, stealWarning = Machine(run); stealWarning != "" {
+		rep.Warnings = append(rep.Warnings, Warning{Message: stealWarning, Cases: []string{"run " + run.ID}})
+	}
 	return rep
 }
 

@@ -37,6 +37,9 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 		machine += fmt.Sprintf("  commit %.12s%s", run.Env.Commit, dirty)
 	}
 	tw.linef("%s", machine)
+	if rep.Machine != "" {
+		tw.wrap("machine during the rounds: "+rep.Machine, opts.Width, "")
+	}
 	legend := fmt.Sprintf("time/op is the median of %s repetitions ± its 95%% confidence interval.", rep.Reps)
 	switch {
 	case rep.HasWindow:

@@ -84,8 +84,9 @@ func fixture() *store.Run {
 			run.Cases = append(run.Cases, c)
 		}
 	}
-	// A name that would break a naive table: a tab and an escape.
 	run.Cases[0].Warnings = append(run.Cases[0].Warnings, "budget rests on 27 CPU samples")
+	run.Env.NumCPU = 2
+	run.Rounds = []store.Round{{Load1: 1.2}, {Load1: 3.4, Steal: 0.08}, {Load1: 2.0, Steal: 0.01}}
 	return run
 }
 

@@ -222,6 +222,27 @@ const maxWindowDrift = 0.10
 // Off-CPU time (lock, wait, sched) is exact and needs no samples.
 const minCPUSamples = 50
 
+// maxStarved is the share of the CPUs a case's workers wanted below which
+// the machine is said to have starved it.
+const maxStarved = 0.75
+
+// cpusUsed is the CPUs a case used while timed: its CPU time over its wall
+// time (cpu-ns/op over ns/op), GC workers included, so it errs high.
+func cpusUsed(sc *store.Case) float64 {
+	ns, cpu := sc.Stats["ns/op"].Median, sc.Stats["cpu-ns/op"].Median
+	if ns <= 0 {
+		return 0
+	}
+	return cpu / ns
+}
+
+// cpusWanted is the CPUs a case's workers wanted: the share of their time
+// running or runnable (from the window's trace) times their number, at
+// most GOMAXPROCS. A lock-bound case blocked most of the time wants few.
+func cpusWanted(win *store.Window, threads int) float64 {
+	return math.Min(float64(runtime.GOMAXPROCS(0)), float64(threads)*win.Occupancy*(win.Running+win.Runnable))
+}
+
 // minOccupancy is the share of threads × window time below which the
 // workers' uneven finishing is worth a word.
 const minOccupancy = 0.85
@@ -239,6 +260,10 @@ func windowWarnings(sc *store.Case, w *wallclock.Result) []string {
 	if win.Occupancy > 0 && win.Occupancy < minOccupancy {
 		out = append(out, fmt.Sprintf("workers were busy %.0f%% of the profiling window (the rest they had finished or not yet started: uneven finishing, e.g. a lock that favours its holder); the budget splits their busy time",
 			100*win.Occupancy))
+	}
+	if got, want := cpusUsed(sc), cpusWanted(win, sc.Threads); want >= 0.5 && got > 0 && got < maxStarved*want {
+		out = append(out, fmt.Sprintf("got %.2f CPUs where its workers wanted %.2f (GOMAXPROCS=%d): another process took the cores, so time/op and sched are inflated; compare cpu/op, or use a quieter machine",
+			got, want, runtime.GOMAXPROCS(0)))
 	}
 	if w.Time[wallclock.Running] > 0 && w.CPUSamples < minCPUSamples {
 		out = append(out, fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more; good to about ±50/√n points): use a longer --profile-time; off-CPU shares are exact",

@@ -249,6 +249,8 @@ func (r *Runner) rounds(ctx context.Context) error {
 	for round := 0; round < r.Opts.Count; round++ {
 		r.Progress.Phase(fmt.Sprintf("round %d/%d", round+1, r.Opts.Count), r.live())
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		var nz noise
+		nz.start()
 		for _, i := range order {
 			c := r.cases[i]
 			if c.failed != nil {
@@ -265,6 +267,9 @@ func (r *Runner) rounds(ctx context.Context) error {
 			r.reps[i] = append(r.reps[i], res)
 			r.summarise(i)
 			r.Progress.Step(c.name)
+		}
+		if rd, ok := nz.end(); ok {
+			r.Run.Rounds = append(r.Run.Rounds, rd)
 		}
 		if err := r.Save.Checkpoint(); err != nil {
 			return fmt.Errorf("saving after round %d: %w", round+1, err)

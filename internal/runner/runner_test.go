@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -459,6 +460,42 @@ func TestGCCPUCoversRepetition(t *testing.T) {
 		}
 		if _, ok := rep.Metrics["gc-cpu-%"]; !ok {
 			t.Errorf("repetition %d has no gc-cpu-%%: its window ended before it did", i)
+		}
+	}
+}
+
+func TestCPUsWantedAndUsed(t *testing.T) {
+	procs := float64(runtime.GOMAXPROCS(0))
+	sc := &store.Case{Threads: 4, Stats: map[string]store.Stat{"ns/op": {Median: 100}, "cpu-ns/op": {Median: 100}}}
+	if got := cpusUsed(sc); got != 1 {
+		t.Errorf("cpu/op = time/op: %v CPUs, want 1", got)
+	}
+	// Four workers always running or runnable want every CPU there is;
+	// blocked most of the time on a lock, they want little.
+	if got := cpusWanted(&store.Window{Occupancy: 1, Running: 0.5, Runnable: 0.5}, 4); got != math.Min(procs, 4) {
+		t.Errorf("busy workers want %v CPUs", got)
+	}
+	if got := cpusWanted(&store.Window{Occupancy: 1, Running: 0.2, Blocked: 0.8}, 4); math.Abs(got-math.Min(procs, 0.8)) > 1e-9 {
+		t.Errorf("lock-bound workers want %v CPUs, want 0.8", got)
+	}
+}
+
+func TestRoundsRecordNoise(t *testing.T) {
+	if _, ok := readLoad(); !ok {
+		t.Skip("no /proc/loadavg on this system")
+	}
+	run := &store.Run{}
+	r := &Runner{Scenario: fakeScenario(), Run: run, Save: &memSaver{}, Progress: &quietProgress{},
+		Opts: Options{Selection: perflab.Selection{Threads: []int{1}}, Count: 3, Time: time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
+	if err := r.Execute(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Rounds) != 3 {
+		t.Fatalf("%d rounds recorded, want 3", len(run.Rounds))
+	}
+	for _, rd := range run.Rounds {
+		if rd.Load1 < 0 || rd.Steal < 0 || rd.Steal > 1 {
+			t.Errorf("round %+v", rd)
 		}
 	}
 }

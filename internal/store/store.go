@@ -68,6 +68,9 @@ type Run struct {
 	// parsing case names (absent in runs stored before it was recorded).
 	ParamOrder []string `json:"param_order,omitempty"`
 	Cases      []Case   `json:"cases"`
+	// Rounds records the machine's load and CPU steal in each timed
+	// round (absent where the system does not say, and in older runs).
+	Rounds []Round `json:"rounds,omitempty"`
 }
 
 // Env records the machine and runtime settings a run was measured under.
