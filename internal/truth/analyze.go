@@ -20,6 +20,16 @@ type Truth struct {
 	// and sched or gc higher, by up to Displaced. It is near zero but for
 	// the alloc variant.
 	Displaced float64
+	// Delayed is the most goroutine time (a share) the kernel can have
+	// kept runnable goroutines off the Ps: the time the process's threads
+	// waited in its run queue (Machine.RunDelay), at most what the workers
+	// wanted. A thread kept waiting either holds a goroutine the tracer
+	// rightly calls running, or is the one that was woken to take a
+	// runnable goroutine to an idle P, which the model, assuming an idle P
+	// takes work at once, does not see. So sched may be higher, and the
+	// on-CPU shares lower (Lowered), by up to Delayed. It is near zero on
+	// an idle machine.
+	Delayed float64
 
 	// Goroutine is the goroutine time the shares divide, in nanoseconds:
 	// the workers' time inside Run, which is what the runner's budget
@@ -36,31 +46,36 @@ type Truth struct {
 	Procs int
 	// Reps is the number of repetitions recorded.
 	Reps int
-	// GC is what the collector did during the recording.
-	GC GCTime
+	// Machine is what the collector and the kernel did meanwhile.
+	Machine Machine
 }
 
 // Lowered returns an on-CPU share (Work, Alloc or Other) as it is if all of
-// Displaced was taken from the on-CPU pieces in proportion to their time.
+// Displaced and Delayed was taken from the on-CPU pieces in proportion to
+// their time.
 func (t Truth) Lowered(share float64) float64 {
 	onCPU := t.Work + t.Alloc + t.Other
 	if onCPU <= 0 {
 		return share
 	}
-	return share - t.Displaced*share/onCPU
+	return max(0, share-(t.Displaced+t.Delayed)*share/onCPU)
 }
 
-// GCTime is the collector's CPU during a recording, from runtime/metrics,
-// in nanoseconds. The runtime brings these up to date when a cycle ends, so
-// the cycle in progress when a recording starts or stops is counted in the
-// next: one of the dozens an alloc case runs in its window.
-type GCTime struct {
+// Machine is what took CPUs from the workers during a recording, in
+// nanoseconds: the collector (runtime/metrics, brought up to date when a
+// cycle ends, so the cycle in progress when a recording starts or stops
+// is counted in the next: one of the dozens an alloc case runs in its
+// window) and the kernel.
+type Machine struct {
 	Cycles                                     int64
 	Dedicated, Fractional, Idle, Assist, Pause int64
+	// RunDelay is the time the process's threads waited in the kernel's
+	// run queue, summed over threads; -1 if unknown.
+	RunDelay int64
 }
 
-// Analyze computes a case's truth from its workers' logs and the
-// collector's time during the recording, for procs Ps.
+// Analyze computes a case's truth from its workers' logs and what the
+// collector and the kernel did during the recording, for procs Ps.
 //
 // Time.Now around each piece gives lock, wait, alloc and work time
 // directly; what it cannot tell is how much of the time around hashing a
@@ -73,7 +88,8 @@ type GCTime struct {
 // max(0, h−procs) over the recording is the workers' runnable time. Which
 // goroutines were the runnable ones is not known; it is charged to the
 // on-CPU pieces in proportion to their time. The collector's mark workers
-// and pauses can take more (Truth.Displaced).
+// and pauses can take more (Truth.Displaced), and so can a loaded machine
+// (Truth.Delayed).
 //
 // The model counts runnable time as the Go scheduler sees it, which is
 // what the execution tracer reports. A thread CPU clock
@@ -89,8 +105,8 @@ type GCTime struct {
 // the tracer's and the CPU profiler's goroutines also take Ps, and a
 // goroutine in Unlock or a receive is on a CPU, briefly, though the model
 // counts it with the waits.
-func Analyze(logs []Log, gc GCTime, procs int) (Truth, error) {
-	t := Truth{Procs: procs, GC: gc}
+func Analyze(logs []Log, m Machine, procs int) (Truth, error) {
+	t := Truth{Procs: procs, Machine: m}
 	if procs < 1 {
 		return t, fmt.Errorf("procs = %d", procs)
 	}
@@ -177,8 +193,11 @@ func Analyze(logs []Log, gc GCTime, procs int) (Truth, error) {
 	t.Startup = float64(startup) / g
 	// A pause stops every P; it displaces at most the workers that can
 	// run at once.
-	displaced := float64(gc.Dedicated+gc.Fractional) + float64(gc.Pause)*float64(min(len(logs), procs))/float64(procs)
-	t.Displaced = min(displaced, float64(demand-runnable)) / g
-	t.Displaced = max(t.Displaced, 0)
+	spare := max(0, float64(demand-runnable))
+	displaced := float64(m.Dedicated+m.Fractional) + float64(m.Pause)*float64(min(len(logs), procs))/float64(procs)
+	t.Displaced = min(displaced, spare) / g
+	if m.RunDelay > 0 {
+		t.Delayed = min(float64(m.RunDelay), spare-t.Displaced*g) / g
+	}
 	return t, nil
 }

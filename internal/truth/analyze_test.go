@@ -3,6 +3,7 @@ package truth
 import (
 	"crypto/sha256"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -13,7 +14,7 @@ func TestAnalyze(t *testing.T) {
 		name  string
 		procs int
 		logs  []Log
-		gc    GCTime
+		m     Machine
 		want  Truth // shares only
 	}{
 		{
@@ -69,8 +70,18 @@ func TestAnalyze(t *testing.T) {
 			logs: []Log{
 				{Runs: []Span{run(0, 100)}, Sums: Sums{Work: 50, Alloc: 50, Total: 100}},
 			},
-			gc:   GCTime{Fractional: 30, Pause: 20, Idle: 70},
+			m:    Machine{Fractional: 30, Pause: 20, Idle: 70, RunDelay: -1},
 			want: Truth{Work: 0.5, Alloc: 0.5, Displaced: 0.4},
+		},
+		{
+			// The kernel kept threads waiting for 30: as much of the
+			// workers' time may have been runnable with a P idle.
+			name: "loaded machine", procs: 2,
+			logs: []Log{
+				{Runs: []Span{run(0, 100)}, Sums: Sums{Work: 100, Total: 100}},
+			},
+			m:    Machine{RunDelay: 30},
+			want: Truth{Work: 1, Delayed: 0.3},
 		},
 		{
 			// Two repetitions: each has its own release.
@@ -83,7 +94,7 @@ func TestAnalyze(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Analyze(tt.logs, tt.gc, tt.procs)
+			got, err := Analyze(tt.logs, tt.m, tt.procs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +105,7 @@ func TestAnalyze(t *testing.T) {
 			}{
 				{"work", got.Work, w.Work}, {"lock", got.Lock, w.Lock}, {"wait", got.Wait, w.Wait},
 				{"alloc", got.Alloc, w.Alloc}, {"sched", got.Sched, w.Sched}, {"other", got.Other, w.Other},
-				{"startup", got.Startup, w.Startup}, {"displaced", got.Displaced, w.Displaced},
+				{"startup", got.Startup, w.Startup}, {"displaced", got.Displaced, w.Displaced}, {"delayed", got.Delayed, w.Delayed},
 			} {
 				if math.Abs(c.got-c.want) > 1e-9 {
 					t.Errorf("%s = %v, want %v (%+v)", c.name, c.got, c.want, got)
@@ -116,7 +127,7 @@ func TestAnalyzeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Analyze(tt.logs, GCTime{}, 2)
+			_, err := Analyze(tt.logs, Machine{}, 2)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
@@ -181,6 +192,21 @@ func TestWorkersHash(t *testing.T) {
 		}
 		if v.Name == "sleep" && s.Wait < int64(sleepFor) {
 			t.Errorf("sleep: waited %d ns in 64 operations, want at least one %v sleep", s.Wait, sleepFor)
+		}
+	}
+}
+
+func TestRunDelays(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("schedstat is Linux's")
+	}
+	d := runDelays()
+	if len(d) == 0 {
+		t.Fatal("no thread's run delay read from /proc/self/task/*/schedstat")
+	}
+	for tid, ns := range d {
+		if tid <= 0 || ns < 0 {
+			t.Errorf("thread %d: run delay %d", tid, ns)
 		}
 	}
 }

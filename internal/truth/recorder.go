@@ -86,11 +86,12 @@ func (s *Slot) run(start, end int64, sums Sums) {
 type Recorder struct {
 	on    atomic.Bool
 	slots []*Slot
-	gc    [2]GCTime // at Start, at Stop
+	gc    [2]Machine // at Start, at Stop
 	mets  []metrics.Sample
+	delay map[int]int64 // run delay of each thread at Start
 }
 
-// gcMetrics are read at Start and Stop, in GCTime's order after Cycles.
+// gcMetrics are read at Start and Stop, in Machine's order after Cycles.
 var gcMetrics = []string{
 	"/gc/cycles/total:gc-cycles",
 	"/cpu/classes/gc/mark/dedicated:cpu-seconds",
@@ -100,7 +101,7 @@ var gcMetrics = []string{
 	"/cpu/classes/gc/pause:cpu-seconds",
 }
 
-func (r *Recorder) readGC(into *GCTime) {
+func (r *Recorder) readGC(into *Machine) {
 	metrics.Read(r.mets)
 	ns := func(i int) int64 {
 		if v := r.mets[i].Value; v.Kind() == metrics.KindFloat64 {
@@ -112,7 +113,7 @@ func (r *Recorder) readGC(into *GCTime) {
 	if v := r.mets[0].Value; v.Kind() == metrics.KindUint64 {
 		cycles = int64(v.Uint64())
 	}
-	*into = GCTime{Cycles: cycles, Dedicated: ns(1), Fractional: ns(2), Idle: ns(3), Assist: ns(4), Pause: ns(5)}
+	*into = Machine{Cycles: cycles, Dedicated: ns(1), Fractional: ns(2), Idle: ns(3), Assist: ns(4), Pause: ns(5)}
 }
 
 // NewRecorder returns a recorder for cases of up to threads workers. Its
@@ -151,18 +152,25 @@ func (r *Recorder) Start() {
 		s.runs, s.waits, s.sums, s.overflow = s.runs[:0], s.waits[:0], Sums{}, false
 	}
 	r.readGC(&r.gc[0])
+	r.delay = runDelays()
 	r.on.Store(true)
 }
 
 // Stop stops recording and returns the logs of the workers that ran and
-// what the collector did meanwhile. The logs share the recorder's buffers:
-// use them before the next Start.
-func (r *Recorder) Stop() ([]Log, GCTime, error) {
+// what the collector and the kernel did meanwhile. The logs share the
+// recorder's buffers: use them before the next Start.
+func (r *Recorder) Stop() ([]Log, Machine, error) {
 	r.on.Store(false)
 	r.readGC(&r.gc[1])
 	a, b := r.gc[0], r.gc[1]
-	gc := GCTime{Cycles: b.Cycles - a.Cycles, Dedicated: b.Dedicated - a.Dedicated, Fractional: b.Fractional - a.Fractional,
-		Idle: b.Idle - a.Idle, Assist: b.Assist - a.Assist, Pause: b.Pause - a.Pause}
+	gc := Machine{Cycles: b.Cycles - a.Cycles, Dedicated: b.Dedicated - a.Dedicated, Fractional: b.Fractional - a.Fractional,
+		Idle: b.Idle - a.Idle, Assist: b.Assist - a.Assist, Pause: b.Pause - a.Pause, RunDelay: -1}
+	if end := runDelays(); end != nil && r.delay != nil {
+		gc.RunDelay = 0
+		for tid, d := range end {
+			gc.RunDelay += d - r.delay[tid] // a thread started since counts from zero
+		}
+	}
 	var logs []Log
 	for i, s := range r.slots {
 		if s.overflow {

@@ -118,10 +118,10 @@ func (p *recordingProgress) Step(name string) {
 	if !p.profiling {
 		return
 	}
-	logs, gc, err := p.rec.Stop()
+	logs, m, err := p.rec.Stop()
 	var t Truth
 	if err == nil {
-		t, err = Analyze(logs, gc, p.procs)
+		t, err = Analyze(logs, m, p.procs)
 	}
 	if err != nil {
 		p.errs[name] = err
@@ -289,7 +289,7 @@ func compare(c store.Case, tr Truth) []row {
 		return v / total
 	}
 	tw, tl, tq, ta := timed(CountWork), timed(CountLock), timed(CountWait), timed(CountAlloc)
-	d := tr.Displaced
+	d, k := tr.Displaced, tr.Delayed
 	gcApart := c.Variant != "alloc"
 	rows := []row{
 		{name: "work", budget: share("work"), truth: tr.Work, lo: tr.Lowered(tr.Work), hi: tr.Work, timed: tw, asserted: true},
@@ -297,7 +297,7 @@ func compare(c store.Case, tr Truth) []row {
 		{name: "wait", budget: share("wait"), truth: tr.Wait, lo: tr.Wait, hi: tr.Wait, timed: tq, asserted: true},
 		{name: "alloc+gc", budget: share("alloc") + share("gc"), truth: tr.Alloc, lo: tr.Lowered(tr.Alloc), hi: tr.Alloc + d,
 			timed: ta, asserted: gcApart, note: fmt.Sprintf("alloc %.1f gc %.1f", 100*share("alloc"), 100*share("gc"))},
-		{name: "sched", budget: share("sched"), truth: tr.Sched, lo: tr.Sched, hi: tr.Sched + d, timed: math.NaN(), asserted: gcApart,
+		{name: "sched", budget: share("sched"), truth: tr.Sched, lo: tr.Sched, hi: tr.Sched + d + k, timed: math.NaN(), asserted: gcApart,
 			note: fmt.Sprintf("and before Run, start-up runnable %.1f more", 100*tr.Startup)},
 		{name: "other", budget: share("other"), truth: tr.Other, lo: tr.Lowered(tr.Other), hi: tr.Other, timed: 1 - tw - tl - tq - ta, asserted: true},
 	}
@@ -305,7 +305,7 @@ func compare(c store.Case, tr Truth) []row {
 		rows[3].note += "; asserted with sched only"
 		rows[4].note += "; asserted with alloc+gc only"
 		rows = append(rows, row{name: "alloc+gc+sched", budget: share("alloc") + share("gc") + share("sched"),
-			truth: tr.Alloc + tr.Sched, lo: tr.Alloc + tr.Sched, hi: tr.Lowered(tr.Alloc) + tr.Sched + d, timed: math.NaN(), asserted: true})
+			truth: tr.Alloc + tr.Sched, lo: tr.Alloc + tr.Sched, hi: tr.Lowered(tr.Alloc) + tr.Sched + d + k, timed: math.NaN(), asserted: true})
 	}
 	known := map[string]bool{"work": true, "lock": true, "wait": true, "alloc": true, "gc": true, "sched": true, "other": true}
 	var extra []string
@@ -325,10 +325,15 @@ func formatTable(c store.Case, tr Truth, rows []row) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %.0f ns/op, cpu %.0f ns/op; truth from %d repetitions, GOMAXPROCS %d",
 		c.Name, c.Stats["ns/op"].Median, c.Stats["cpu-ns/op"].Median, tr.Reps, tr.Procs)
-	if gc := tr.GC; gc.Cycles > 0 {
-		ms := func(ns int64) float64 { return float64(ns) / 1e6 }
+	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
+	if m := tr.Machine; m.Cycles > 0 {
 		fmt.Fprintf(&b, "\n  %d GC cycles: mark CPU %.0f ms dedicated, %.0f fractional, %.0f idle, %.0f assists; pauses %.0f ms CPU; so up to %.1f%% of worker time displaced",
-			gc.Cycles, ms(gc.Dedicated), ms(gc.Fractional), ms(gc.Idle), ms(gc.Assist), ms(gc.Pause), 100*tr.Displaced)
+			m.Cycles, ms(m.Dedicated), ms(m.Fractional), ms(m.Idle), ms(m.Assist), ms(m.Pause), 100*tr.Displaced)
+	}
+	if m := tr.Machine; m.RunDelay >= 0 {
+		fmt.Fprintf(&b, "\n  threads waited %.0f ms in the kernel's run queue: up to %.1f%% of worker time runnable with a P idle", ms(m.RunDelay), 100*tr.Delayed)
+	} else {
+		b.WriteString("\n  run-queue delay unknown: a loaded machine can make sched higher than the truth")
 	}
 	fmt.Fprintf(&b, "\n  %-14s %7s %13s %6s %6s\n", "row", "budget", "truth", "diff", "timed")
 	for _, r := range rows {
