@@ -95,14 +95,13 @@ func caseKind(r *http.Request, c *store.Case) (string, error) {
 //
 // The key identifies the file's content, for caching what is built from it.
 func (s *Server) caseProfile(run *store.Run, c *store.Case, kind string) (prof *profile.Profile, key string, status int, err error) {
-	p, err := s.store.Path(run.ID, c.Profiles[kind])
+	prof, key, err = s.loadProfile(run.ID, c.Profiles[kind])
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", http.StatusNotFound, fmt.Errorf("the %s profile of %s is missing from run %s", kind, c.Name, run.ID)
 	}
-	if err != nil {
+	if errors.Is(err, store.ErrRefused) {
 		return nil, "", http.StatusForbidden, err
 	}
-	prof, key, err = s.loadProfile(p)
 	if err != nil {
 		return nil, "", http.StatusUnprocessableEntity, fmt.Errorf("the %s profile of %s: %v", kind, c.Name, err)
 	}

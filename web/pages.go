@@ -110,22 +110,18 @@ func (s *Server) run(id string) (*store.Run, int, error) {
 	if !store.ValidID(id) {
 		return nil, http.StatusBadRequest, fmt.Errorf("%q is not a valid run id: ids are letters, digits, '.', '-' and '_'", id)
 	}
-	// store.Path refuses symbolic links inside a run; the run directory
-	// itself must not be one either, or it could point out of the store.
-	fi, err := os.Lstat(filepath.Join(s.store.Root, id))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, http.StatusNotFound, fmt.Errorf("there is no run %q in %s", id, s.store.Root)
-	}
-	if err != nil {
-		return nil, http.StatusInternalServerError, err
-	}
-	if !fi.IsDir() {
-		return nil, http.StatusForbidden, fmt.Errorf("run %q is not a directory in the store (symbolic links are refused)", id)
-	}
+	// The store's door refuses a run directory that is a symbolic link
+	// (it could point out of the store) and a run.json that is not a
+	// regular file (a FIFO would hang the request).
 	if _, err := s.store.Path(id, "run.json"); errors.Is(err, fs.ErrNotExist) {
+		if _, derr := os.Lstat(filepath.Join(s.store.Root, id)); errors.Is(derr, fs.ErrNotExist) {
+			return nil, http.StatusNotFound, fmt.Errorf("there is no run %q in %s", id, s.store.Root)
+		}
 		return nil, http.StatusNotFound, fmt.Errorf("%s/%s has no run.json; it is not a run", s.store.Root, id)
-	} else if err != nil {
+	} else if errors.Is(err, store.ErrRefused) {
 		return nil, http.StatusForbidden, err
+	} else if err != nil {
+		return nil, http.StatusInternalServerError, err
 	}
 	run, err := s.runs.load(id)
 	if err != nil {
@@ -418,26 +414,20 @@ func (s *Server) runFile(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "Run files served here are profiles (.pb.gz), flame graphs (.svg), results (.txt) and run.json; %q is none of those.", rel)
 		return
 	}
-	p, err := s.store.Path(run.ID, rel)
+	f, fi, err := s.store.OpenFile(run.ID, rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.fail(w, r, http.StatusNotFound, "Run %s has no file %q.", run.ID, rel)
 		return
 	}
-	if err != nil {
+	if errors.Is(err, store.ErrRefused) {
 		s.fail(w, r, http.StatusBadRequest, "%v", err)
 		return
 	}
-	f, err := os.Open(p)
 	if err != nil {
 		s.fail(w, r, http.StatusNotFound, "Run %s has no file %q.", run.ID, rel)
 		return
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		s.fail(w, r, http.StatusNotFound, "Run %s has no file %q.", run.ID, rel)
-		return
-	}
 	h := w.Header()
 	h.Set("Content-Type", ctype)
 	if ext == ".svg" {

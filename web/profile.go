@@ -3,8 +3,8 @@ package web
 import (
 	"bytes"
 	"fmt"
+	"io"
 	neturl "net/url"
-	"os"
 	"sort"
 
 	"github.com/google/pprof/profile"
@@ -38,23 +38,30 @@ func parseProfile(data []byte) (*profile.Profile, error) {
 	})
 }
 
-// loadProfile returns the profile in file path, from s.profiles if it
-// was parsed before, and a key that identifies the file's content (path,
+// loadProfile returns the profile in file rel of run id, from s.profiles if
+// it was parsed before, and a key that identifies the file's content (path,
 // size and modification time) for the caches of what is derived from it.
 // Stored runs do not change once committed; a rewritten file changes key.
-func (s *Server) loadProfile(path string) (*profile.Profile, string, error) {
-	fi, err := os.Stat(path)
+// The file is opened through the store's door (store.OpenFile), which
+// refuses links, FIFOs, devices and paths out of the run.
+func (s *Server) loadProfile(id, rel string) (*profile.Profile, string, error) {
+	f, fi, err := s.store.OpenFile(id, rel)
 	if err != nil {
 		return nil, "", err
 	}
+	defer f.Close()
+	path := f.Name()
 	key := fmt.Sprintf("%s\x00%d\x00%d", path, fi.Size(), fi.ModTime().UnixNano())
 	p, err := s.profiles.get(key, func() (*profile.Profile, error) {
 		if fi.Size() > maxProfileBytes {
 			return nil, fmt.Errorf("%s is larger than %d MiB; refused", path, maxProfileBytes>>20)
 		}
-		data, err := os.ReadFile(path)
+		data, err := io.ReadAll(io.LimitReader(f, maxProfileBytes+1))
 		if err != nil {
 			return nil, err
+		}
+		if int64(len(data)) > maxProfileBytes {
+			return nil, fmt.Errorf("%s is larger than %d MiB; refused", path, maxProfileBytes>>20)
 		}
 		return parseProfile(data)
 	})

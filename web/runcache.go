@@ -1,6 +1,7 @@
 package web
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -65,7 +66,9 @@ func (c *runCache) list() (runs []*store.Run, skipped []error, err error) {
 	}
 	seen := map[string]bool{}
 	for _, e := range entries {
-		if !e.IsDir() || !store.ValidID(e.Name()) {
+		// A symbolic link named like a run is loaded only to be refused
+		// by the store, so the page says why it is not listed.
+		if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 || !store.ValidID(e.Name()) {
 			continue
 		}
 		seen[e.Name()] = true

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -297,71 +296,64 @@ func restoreRules(c *store.Classification) ([]profiles.Rule, error) {
 	return user, err
 }
 
-// openFlameInput opens a profile file, a case directory of a stored run, or
-// "run-dir/case name" (case names contain slashes).
+// openFlameInput opens a profile file, or a stored case in any form a
+// command takes one (a case directory, "run-dir/case name", ID/CASE,
+// latest/CASE). A stored case's profile is read through its store, by the
+// path its run.json records: the store refuses symbolic links, files that
+// are not regular and paths out of the run, so a tampered run cannot make
+// flame read (or hang on) anything else.
 func openFlameInput(arg, kind string) (*flameInput, error) {
-	fi, err := os.Stat(arg)
-	switch {
-	case err == nil && !fi.IsDir():
+	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
+		// A profile file of a stored run (<run>/cases/<slug>/cpu.pb.gz) is
+		// read through its store and classified with its scenario's work
+		// patterns, like its case.
+		caseDir := filepath.Dir(arg)
+		runDir := filepath.Dir(filepath.Dir(caseDir))
+		if _, err := os.Lstat(filepath.Join(runDir, "run.json")); err == nil && filepath.Base(filepath.Dir(caseDir)) == "cases" {
+			if ref, err := store.Open("").Resolve(runDir); err == nil {
+				rel := "cases/" + filepath.Base(caseDir) + "/" + filepath.Base(arg)
+				p, err := readStoredProfile(ref.Store, ref.Run, rel)
+				if err != nil {
+					return nil, err
+				}
+				in := &flameInput{p: p, title: ref.Run.Scenario + " " + filepath.Base(caseDir) + " (" + filepath.Base(arg) + ")"}
+				in.classifyAs(ref.Run)
+				return in, nil
+			} else if errors.Is(err, store.ErrRefused) {
+				return nil, err
+			}
+		}
 		p, err := readProfileFile(arg)
 		if err != nil {
 			return nil, err
 		}
-		in := &flameInput{p: p, title: filepath.Base(arg)}
-		// A profile file of a stored run (<run>/cases/<slug>/cpu.pb.gz) is
-		// classified with its scenario's work patterns, like its case.
-		caseDir := filepath.Dir(arg)
-		if filepath.Base(filepath.Dir(caseDir)) == "cases" {
-			if run, err := loadRunDir(filepath.Dir(filepath.Dir(caseDir))); err == nil {
-				in.classifyAs(run)
-				in.title = run.Scenario + " " + filepath.Base(caseDir) + " (" + filepath.Base(arg) + ")"
-			}
-		}
-		return in, nil
-	case err == nil && fi.IsDir():
-		if _, err := os.Stat(filepath.Join(arg, "run.json")); err == nil {
-			return nil, usagef(fmt.Errorf("%s is a whole run: name a case, e.g. %s/<case> (see `perflab show`)", arg, arg))
-		}
-		// A case directory: <run>/cases/<slug>.
-		path := filepath.Join(arg, kind+".pb.gz")
-		p, err := readProfileFile(path)
-		if err != nil {
-			return nil, err
-		}
-		in := &flameInput{p: p, title: filepath.Base(arg) + " (" + kind + ")"}
-		if run, err := loadRunDir(filepath.Dir(filepath.Dir(arg))); err == nil {
-			in.classifyAs(run)
-		}
-		return in, nil
+		return &flameInput{p: p, title: filepath.Base(arg)}, nil
 	}
-	// run-dir/case: find the nearest ancestor with a run.json.
-	clean := filepath.Clean(arg)
-	for dir := filepath.Dir(clean); dir != "." && dir != string(filepath.Separator); dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "run.json")); err != nil {
-			continue
+	ref, err := store.Open(store.Dir("")).Resolve(arg)
+	if err != nil {
+		if errors.Is(err, store.ErrNoRun) || errors.Is(err, store.ErrNoRuns) || strings.HasPrefix(err.Error(), "invalid run id") {
+			return nil, usagef(fmt.Errorf("%s: no such profile file, case directory or run case", arg))
 		}
-		run, err := loadRunDir(dir)
-		if err != nil {
-			return nil, err
+		if errors.Is(err, store.ErrNoCase) {
+			return nil, usagef(fmt.Errorf("%w (see `perflab show`)", err))
 		}
-		name := filepath.ToSlash(strings.TrimPrefix(clean, dir+string(filepath.Separator)))
-		c, ok := run.Case(name)
-		if !ok {
-			return nil, usagef(fmt.Errorf("no case %q in run %s (see `perflab show %s`)", name, run.ID, run.ID))
-		}
-		rel, ok := c.Profiles[kind]
-		if !ok {
-			return nil, fmt.Errorf("case %s has no %s profile (it has %v)", c.Name, kind, mapKeys(c.Profiles))
-		}
-		p, err := readProfileFile(filepath.Join(dir, filepath.FromSlash(rel)))
-		if err != nil {
-			return nil, err
-		}
-		in := &flameInput{p: p, title: run.Scenario + " " + c.Name + " (" + kind + ")"}
-		in.classifyAs(run)
-		return in, nil
+		return nil, err
 	}
-	return nil, usagef(fmt.Errorf("%s: no such profile file, case directory or run case", arg))
+	run, c := ref.Run, ref.Case
+	if c == nil {
+		return nil, usagef(fmt.Errorf("%s is a whole run: name a case, e.g. %s/<case> (see `perflab show %s`)", arg, arg, run.ID))
+	}
+	rel, ok := c.Profiles[kind]
+	if !ok {
+		return nil, fmt.Errorf("case %s has no %s profile (it has %v)", c.Name, kind, mapKeys(c.Profiles))
+	}
+	p, err := readStoredProfile(ref.Store, run, rel)
+	if err != nil {
+		return nil, err
+	}
+	in := &flameInput{p: p, title: run.Scenario + " " + c.Name + " (" + kind + ")"}
+	in.classifyAs(run)
+	return in, nil
 }
 
 // scenarioLabel finds scenario="name" in a label selector.
@@ -393,21 +385,30 @@ func pyroscopeFlameInput(ctx context.Context, o *FlameOptions) (*flameInput, err
 	return in, nil
 }
 
-func loadRunDir(dir string) (*store.Run, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	return store.Open(filepath.Dir(abs)).Load(filepath.Base(abs))
-}
-
-func readProfileFile(path string) (*profile.Profile, error) {
-	f, err := os.Open(path)
+// readStoredProfile reads file rel of run through its store, with the
+// bounded reader every profile goes through.
+func readStoredProfile(st *store.Store, run *store.Run, rel string) (*profile.Profile, error) {
+	f, _, err := st.OpenFile(run.ID, rel)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	p, err := profiles.Read(io.Reader(f))
+	p, err := profiles.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s of run %s: %w", rel, run.ID, err)
+	}
+	return p, nil
+}
+
+// readProfileFile reads a profile file the user named: a regular file
+// (a FIFO or a device would hang or never end), with the bounded reader.
+func readProfileFile(path string) (*profile.Profile, error) {
+	f, _, err := store.OpenUserFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := profiles.Read(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/profiles"
 )
 
 // DefaultServiceName is the service_name label runs are pushed under.
@@ -332,25 +331,39 @@ func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, op
 	return sum, nil
 }
 
+// pushLimits bound what push reads of one stored profile, with the reader
+// every profile goes through (profiles.ReadLimited): a run directory is
+// untrusted input, and a 4 MB gzip bomb in one must be refused, not take
+// the pushing process's memory. Push holds one profile at a time; the
+// limits are the web server's.
+var pushLimits = profiles.Limits{Compressed: store.MaxFile, Uncompressed: 256 << 20, Memory: 1 << 30}
+
+// pushStored reads one stored profile through the store, which refuses
+// symbolic links, files that are not regular and paths out of the run, and
+// pushes it. A panic while preparing a hostile profile is that profile's
+// failure, not the push's end.
 func pushStored(ctx context.Context, c *Client, st *store.Store, runID, rel string, u Upload) (size, attempts int, empty bool, err error) {
-	path, err := st.Path(runID, rel)
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%s: corrupt profile (%v)", rel, v)
+		}
+	}()
+	f, fi, err := st.OpenFile(runID, rel)
 	if err != nil {
 		return 0, 0, false, err
 	}
-	data, err := os.ReadFile(path)
+	defer f.Close()
+	size = int(fi.Size())
+	p, err := profiles.ReadLimited(f, pushLimits)
 	if err != nil {
-		return 0, 0, false, err
-	}
-	p, err := profile.ParseData(data)
-	if err != nil {
-		return len(data), 0, false, fmt.Errorf("%s: %w", rel, err)
+		return size, 0, false, fmt.Errorf("%s: %w", rel, err)
 	}
 	if len(p.Sample) == 0 {
 		// The server drops profiles without samples (phlaredb Head.Ingest)
 		// and still answers 200: report them as empty, not as sent.
-		return len(data), 0, true, nil
+		return size, 0, true, nil
 	}
 	u.Profile = p
 	attempts, err = c.Push(ctx, u)
-	return len(data), attempts, false, err
+	return size, attempts, false, err
 }

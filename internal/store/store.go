@@ -403,9 +403,11 @@ func validRel(rel string) bool {
 	return true
 }
 
-// List returns the runs in the store, newest first. Directories that are
-// not runs, hidden directories (partial runs) and unreadable runs are
-// skipped; their problems are returned in skipped.
+// List returns the runs in the store, newest first. Entries that are not
+// runs are skipped: those that look like runs but are refused or cannot be
+// read (a symbolic link, a corrupt run.json, a partial run being written or
+// left by a killed process) are returned in skipped, saying why, so that
+// no run vanishes from a listing without a word.
 func (s *Store) List() (runs []*Run, skipped []error, err error) {
 	entries, err := os.ReadDir(s.Root)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -415,10 +417,19 @@ func (s *Store) List() (runs []*Run, skipped []error, err error) {
 		return nil, nil, err
 	}
 	for _, e := range entries {
-		if !e.IsDir() || !ValidID(e.Name()) {
+		name := e.Name()
+		if id, ok := partialID(name); ok {
+			skipped = append(skipped, fmt.Errorf("%s: run %s is partial: it is being written now, or the process writing it was killed (what it measured is in %s)",
+				name, id, filepath.Join(s.Root, name)))
 			continue
 		}
-		r, err := s.load(e.Name())
+		if !ValidID(name) {
+			continue
+		}
+		if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
+			continue // a file named like a run: not one
+		}
+		r, err := s.load(name)
 		if err != nil {
 			skipped = append(skipped, err)
 			continue
@@ -434,12 +445,25 @@ func (s *Store) List() (runs []*Run, skipped []error, err error) {
 	return runs, skipped, nil
 }
 
+// partialID returns the id of a partial run's directory name,
+// ".<id>.partial".
+func partialID(name string) (string, bool) {
+	id, ok := strings.CutPrefix(name, ".")
+	if !ok {
+		return "", false
+	}
+	id, ok = strings.CutSuffix(id, ".partial")
+	return id, ok && ValidID(id)
+}
+
 // ErrNoRuns means a store holds no runs; ErrNoRun that it has no run of
 // the id asked for. The store's errors wrap them and say which store; the
 // caller says what to do (the CLI names a command, the web a page).
 var (
 	ErrNoRuns = errors.New("no runs")
 	ErrNoRun  = errors.New("no run")
+	// ErrNoCase: the run has no case of the name asked for.
+	ErrNoCase = errors.New("no case")
 )
 
 // Load reads the run with the given id, or for "latest" or an empty id the
@@ -511,53 +535,70 @@ func (s *Store) Resolve(ref string) (*Ref, error) {
 	if name != "" {
 		c, ok := run.Case(name)
 		if !ok {
-			return nil, fmt.Errorf("run %s has no case %q", run.ID, name)
+			return nil, fmt.Errorf("run %s has %w %q", run.ID, ErrNoCase, name)
 		}
 		out.Case = c
 	}
 	return out, nil
 }
 
-// resolvePath reads ref as a directory path: a run directory (it holds
-// run.json) or a case directory inside one. ok is false when ref is no
-// such directory.
+// resolvePath reads ref as a path: a run directory (it holds run.json),
+// a case directory inside one, or a run directory followed by a case name
+// ("perflab-runs/ID/variant=a/threads=1": case names hold slashes). ok is
+// false when ref is none of these. The run is read through its store, so
+// a run directory that is a symbolic link is refused.
 func resolvePath(ref string) (run *Run, c *Case, st *Store, ok bool, err error) {
 	abs, err := filepath.Abs(filepath.Clean(ref))
 	if err != nil {
 		return nil, nil, nil, false, nil
 	}
-	fi, err := os.Stat(abs)
-	if err != nil || !fi.IsDir() {
-		return nil, nil, nil, false, nil
-	}
-	runDir, slug := abs, ""
-	if filepath.Base(filepath.Dir(abs)) == "cases" {
-		runDir, slug = filepath.Dir(filepath.Dir(abs)), filepath.Base(abs)
-	}
-	if _, err := os.Lstat(filepath.Join(runDir, "run.json")); err != nil {
-		return nil, nil, nil, false, nil
+	runDir, name := "", ""
+	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+		runDir = abs
+		if filepath.Base(filepath.Dir(abs)) == "cases" {
+			runDir, name = filepath.Dir(filepath.Dir(abs)), filepath.Base(abs)
+		}
+		if _, err := os.Lstat(filepath.Join(runDir, "run.json")); err != nil {
+			return nil, nil, nil, false, nil
+		}
+	} else {
+		// RUN-DIR/CASE NAME: the longest prefix of ref itself (never the
+		// working directory or above it) that holds a run.json.
+		clean := filepath.Clean(ref)
+		for dir := filepath.Dir(clean); dir != "." && dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+			if _, err := os.Lstat(filepath.Join(dir, "run.json")); err == nil {
+				name = filepath.ToSlash(strings.TrimPrefix(clean, dir+string(filepath.Separator)))
+				if runDir, err = filepath.Abs(dir); err != nil {
+					return nil, nil, nil, false, nil
+				}
+				break
+			}
+		}
+		if runDir == "" {
+			return nil, nil, nil, false, nil
+		}
 	}
 	st = Open(filepath.Dir(runDir))
 	run, err = st.Load(filepath.Base(runDir))
 	if err != nil {
 		return nil, nil, nil, true, err
 	}
-	if slug != "" {
+	if name != "" {
 		var found bool
-		if c, found = run.Case(slug); !found {
-			return nil, nil, nil, true, fmt.Errorf("run %s has no case %q", run.ID, slug)
+		if c, found = run.Case(name); !found {
+			return nil, nil, nil, true, fmt.Errorf("run %s has %w %q", run.ID, ErrNoCase, name)
 		}
 	}
 	return run, c, st, true, nil
 }
 
 func (s *Store) load(id string) (*Run, error) {
-	data, err := os.ReadFile(filepath.Join(s.Root, id, "run.json"))
+	data, err := s.ReadFile(id, "run.json", MaxRunJSON)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w %q in %s", ErrNoRun, id, s.Root)
 	}
 	if err != nil {
-		return nil, err
+		return nil, err // it names the run, or the path
 	}
 	var r Run
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -570,24 +611,13 @@ func (s *Store) load(id string) (*Run, error) {
 }
 
 // Path returns the path of file rel inside run id, refusing anything that
-// could leave the run directory: invalid ids, dot segments, absolute paths
-// and symbolic links.
+// could leave the run directory or hang a reader: invalid ids, dot
+// segments, absolute paths, symbolic links (the run directory itself
+// included) and anything but a regular file at the end. Readers should
+// use OpenFile or ReadFile, which also guard the open itself.
 func (s *Store) Path(id, rel string) (string, error) {
-	if !ValidID(id) || !validRel(rel) {
-		return "", fmt.Errorf("invalid path %q in run %q", rel, id)
-	}
-	p := filepath.Join(s.Root, id)
-	for _, seg := range strings.Split(rel, "/") {
-		p = filepath.Join(p, seg)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return "", fmt.Errorf("%s in run %s is a symbolic link; refused", rel, id)
-		}
-	}
-	return p, nil
+	p, _, err := s.check(id, rel)
+	return p, err
 }
 
 // Case returns the case named name (its full name or its slug).

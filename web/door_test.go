@@ -1,0 +1,97 @@
+package web
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStoreDoorRefusals: a case profile replaced by a FIFO, a device node
+// or a symbolic link out of the store, and a run.json replaced by a FIFO,
+// are refused by every page that reads them, at once: no request hangs
+// and nothing outside the store is served. (issue 14, part 3)
+func TestStoreDoorRefusals(t *testing.T) {
+	srv, f := newTestServer(t)
+	run := f.full
+	runDir := filepath.Join(f.root, run.ID)
+	outside := filepath.Join(t.TempDir(), "outside.pb.gz")
+	os.WriteFile(outside, testProfile(t, "wall", 0), 0o644)
+
+	replace := func(i int, how string) {
+		p := filepath.Join(runDir, filepath.FromSlash(run.Cases[i].Profiles["wall"]))
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		switch how {
+		case "fifo":
+			err = syscall.Mkfifo(p, 0o644)
+		case "device":
+			if err = syscall.Mknod(p, syscall.S_IFCHR|0o644, 1<<8|5); err != nil { // /dev/zero
+				err = os.Symlink("/dev/zero", p) // not root: a link to one
+			}
+		case "symlink":
+			err = os.Symlink(outside, p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	hows := []string{"fifo", "device", "symlink"}
+	for i, how := range hows {
+		replace(i, how)
+	}
+	// A second run whose run.json is a FIFO.
+	fifoRun := filepath.Join(f.root, "20200101-000000-fifo")
+	os.Mkdir(fifoRun, 0o755)
+	syscall.Mkfifo(filepath.Join(fifoRun, "run.json"), 0o644)
+
+	cl := &http.Client{Timeout: 10 * time.Second}
+	for i, how := range hows {
+		c := caseURL(run, i)
+		file := "/runs/" + run.ID + "/files/" + run.Cases[i].Profiles["wall"]
+		for _, path := range []string{c + "?kind=wall", c + "/flame.svg?kind=wall", c + "/flame.json?kind=wall", c + "/folded?kind=wall", file} {
+			t.Run(how+" "+path[strings.LastIndex(path, "/"):], func(t *testing.T) {
+				start := time.Now()
+				resp, err := cl.Get(srv.URL + path)
+				if err != nil {
+					t.Fatalf("GET %s: %v (after %v)", path, err, time.Since(start))
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if strings.Contains(path, "?kind=wall") && !strings.Contains(path, "/flame") && !strings.Contains(path, "/folded") {
+					// The case page shows the profile's error in place.
+					if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "refused") {
+						t.Errorf("GET %s: status %d, page does not say refused", path, resp.StatusCode)
+					}
+					return
+				}
+				if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusBadRequest {
+					t.Errorf("GET %s: status %d, want 403 or 400", path, resp.StatusCode)
+				}
+			})
+		}
+	}
+	for _, path := range []string{"/runs/20200101-000000-fifo", "/"} {
+		start := time.Now()
+		resp, err := cl.Get(srv.URL + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v (after %v)", path, err, time.Since(start))
+		}
+		resp.Body.Close()
+		if path != "/" && resp.StatusCode != http.StatusForbidden {
+			t.Errorf("GET %s: status %d, want 403", path, resp.StatusCode)
+		}
+	}
+	// The runs page says why a linked run is not listed.
+	os.Symlink(runDir, filepath.Join(f.root, "linked-run"))
+	_, _, body := get(t, srv.URL+"/")
+	if !strings.Contains(body, "linked-run") || !strings.Contains(body, "symbolic link") {
+		t.Errorf("runs page does not mention the linked run")
+	}
+}
