@@ -30,9 +30,12 @@ type RunOptions struct {
 	Out         string
 	JSON        bool
 	Wide        bool
+	Until       string
+	UntilMax    time.Duration
 	Rules       string
 	Seed        uint64
 	Args        []string
+	until       float64
 	// Push is a Pyroscope server to send the stored run to.
 	Push   string
 	pusher *pyroscope.Client
@@ -75,6 +78,8 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 	f.DurationVar(&opts.ProfileTime, "profile-time", time.Second, "profiling window per case")
 	f.StringVarP(&opts.Out, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
 	f.BoolVar(&opts.JSON, "json", false, "print the run as JSON instead of a table (one document per scenario)")
+	f.StringVar(&opts.Until, "until", "", "after --count rounds, keep adding rounds until every case's time/op is within this `±percent` (e.g. 3%)")
+	f.DurationVar(&opts.UntilMax, "until-max", 10*time.Minute, "time cap on the rounds --until adds")
 	f.BoolVar(&opts.Wide, "wide", false, "one table row per variant with every column, whatever the width (default: fit 80 columns)")
 	f.StringVar(&opts.Rules, "rules", "", "file of extra classification rules")
 	f.Uint64Var(&opts.Seed, "seed", 0, "seed for the order of cases in each round (default random)")
@@ -201,6 +206,15 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 	if err != nil {
 		return usagef(err)
 	}
+	var until float64
+	if o.Until != "" {
+		t, err := parseThreshold(o.Until)
+		if err != nil || t <= 0 {
+			return usagef(fmt.Errorf("--until %q: want a percentage above 0, such as 3%%", o.Until))
+		}
+		until = t
+	}
+	o.until = until
 	if o.Count < 1 || o.Time <= 0 || o.Warmup < 0 || o.ProfileTime <= 0 {
 		return usagef(errors.New("--count, --time and --profile-time must be positive, --warmup not negative"))
 	}
@@ -254,6 +268,7 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 	opts := runner.Options{
 		Selection: sel, Count: o.Count, Time: o.Time, Warmup: o.Warmup,
 		Profile: prof, ProfileTime: o.ProfileTime, Seed: o.Seed,
+		Until: o.until, UntilMax: o.UntilMax,
 	}
 	run := runner.NewRun(s, opts, o.Args, recorded)
 	w, err := st.Create(run)

@@ -196,9 +196,17 @@ var fixedUnits = map[string]bool{"ns/op": true, "cpu-ns/op": true, "ops/s": true
 // Build makes the report of run.
 func Build(run *store.Run) *Run {
 	rep := &Run{Run: run, Status: "complete", Reps: fmt.Sprint(run.Config.Count)}
+	// --until adds rounds: say how many the cases got.
+	most := 0
+	for _, c := range run.Cases {
+		most = max(most, c.Stats["ns/op"].N)
+	}
+	if most > run.Config.Count {
+		rep.Reps = fmt.Sprintf("up to %d (--until)", most)
+	}
 	if !run.Complete {
 		rep.Status = "INCOMPLETE: " + run.Note
-		rep.Reps = fmt.Sprintf("up to %d", run.Config.Count)
+		rep.Reps = fmt.Sprintf("up to %d", max(most, run.Config.Count))
 	}
 	byKey := map[string]int{}
 	var warnings warningList

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime/pprof"
 	"sort"
@@ -38,6 +39,11 @@ type Options struct {
 	ProfileTime time.Duration
 	// Seed shuffles the order of cases within each round.
 	Seed uint64
+	// Until, when positive, keeps adding rounds after Count until every
+	// case's time/op confidence interval is within ±Until (a fraction),
+	// or UntilMax has passed in the rounds.
+	Until    float64
+	UntilMax time.Duration
 }
 
 // ProfileKinds are the profiles the runner can capture, in order
@@ -72,6 +78,9 @@ func (o *Options) Defaults() {
 	if o.Seed == 0 {
 		o.Seed = uint64(time.Now().UnixNano())
 	}
+	if o.Until > 0 && o.UntilMax == 0 {
+		o.UntilMax = 10 * time.Minute
+	}
 }
 
 // Progress receives status as the run goes; it is called from the
@@ -105,9 +114,10 @@ type Runner struct {
 	// (profiles.Rules.WithWork). They are required for time budgets.
 	Rules *profiles.Rules
 
-	cases   []*liveCase
-	sampler *sampler
-	reps    [][]repResult
+	cases         []*liveCase
+	sampler       *sampler
+	reps          [][]repResult
+	untilWarnings []untilWarning
 }
 
 // ErrInterrupted is returned when the context ends the run early; what was
@@ -246,8 +256,19 @@ func (r *Runner) rounds(ctx context.Context) error {
 	for i := range order {
 		order[i] = i
 	}
-	for round := 0; round < r.Opts.Count; round++ {
-		r.Progress.Phase(fmt.Sprintf("round %d/%d", round+1, r.Opts.Count), r.live())
+	began := time.Now()
+	for round := 0; ; round++ {
+		if round >= r.Opts.Count && !r.more(round, began) {
+			for _, w := range r.untilWarnings {
+				r.Run.Cases[w.i].Warnings = append(r.Run.Cases[w.i].Warnings, w.msg)
+			}
+			break
+		}
+		phase := fmt.Sprintf("round %d/%d", round+1, r.Opts.Count)
+		if round >= r.Opts.Count {
+			phase = fmt.Sprintf("round %d (until ±%.0f%%)", round+1, 100*r.Opts.Until)
+		}
+		r.Progress.Phase(phase, r.live())
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		var nz noise
 		nz.start()
@@ -276,6 +297,54 @@ func (r *Runner) rounds(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// minUntilReps is the fewest repetitions --until accepts as converged:
+// benchmath gives no 95% interval for the median below 6.
+const minUntilReps = 6
+
+// more reports whether --until wants another round: some live case's
+// time/op interval is still wider than the target, and the time cap is not
+// reached. When it stops with cases unresolved, each gets a warning.
+func (r *Runner) more(round int, began time.Time) bool {
+	if r.Opts.Until <= 0 {
+		return false
+	}
+	var open []int
+	for i, c := range r.cases {
+		if c.failed != nil {
+			continue
+		}
+		st := r.Run.Cases[i].Stats["ns/op"]
+		if st.N < minUntilReps || halfWidth(st) > r.Opts.Until {
+			open = append(open, i)
+		}
+	}
+	if len(open) == 0 {
+		return false
+	}
+	if time.Since(began) < r.Opts.UntilMax {
+		return true
+	}
+	for _, i := range open {
+		r.untilWarnings = append(r.untilWarnings, untilWarning{i, fmt.Sprintf(
+			"time/op ±%.0f%% after %d rounds: did not reach --until ±%.0f%% within --until-max %v",
+			100*halfWidth(r.Run.Cases[i].Stats["ns/op"]), round, 100*r.Opts.Until, r.Opts.UntilMax)})
+	}
+	return false
+}
+
+type untilWarning struct {
+	i   int
+	msg string
+}
+
+func halfWidth(st store.Stat) float64 {
+	hw := HalfWidth(st)
+	if math.IsNaN(hw) {
+		return math.Inf(1)
+	}
+	return hw
 }
 
 func (r *Runner) live() int {

@@ -499,3 +499,42 @@ func TestRoundsRecordNoise(t *testing.T) {
 		}
 	}
 }
+
+// TestUntil: --until adds rounds until time/op is resolved to the target,
+// and says which cases did not get there in time.
+func TestUntil(t *testing.T) {
+	steady := perflab.Variant{Name: "steady", New: func(perflab.Params) (perflab.Case, error) {
+		return caseOf(func(n int) {
+			for i := 0; i < n; i++ {
+				sink = append(sink[:0], byte(i))
+			}
+		}), nil
+	}}
+	var k int
+	erratic := perflab.Variant{Name: "erratic", New: func(perflab.Params) (perflab.Case, error) {
+		return caseOf(func(n int) {
+			// Every other repetition takes five times as long.
+			k++
+			for i := 0; i < n*(1+4*(k%2)); i++ {
+				sink = append(sink[:0], byte(i))
+			}
+		}), nil
+	}}
+	run := &store.Run{}
+	r := &Runner{Scenario: newFake("until", steady, erratic), Run: run, Save: &memSaver{}, Progress: &quietProgress{},
+		Opts: Options{Selection: perflab.Selection{Threads: []int{1}}, Count: 2, Time: 2 * time.Millisecond, Warmup: time.Nanosecond,
+			Profile: []string{}, Until: 0.5, UntilMax: 300 * time.Millisecond}}
+	if err := r.Execute(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range run.Cases {
+		n := c.Stats["ns/op"].N
+		if n < minUntilReps {
+			t.Errorf("%s: %d repetitions, want at least %d for an interval", c.Name, n, minUntilReps)
+		}
+		warned := strings.Contains(strings.Join(c.Warnings, "\n"), "did not reach --until")
+		if hw := HalfWidth(c.Stats["ns/op"]); hw > 0.5 != warned {
+			t.Errorf("%s: ±%.0f%%, warned %v", c.Name, 100*hw, warned)
+		}
+	}
+}
