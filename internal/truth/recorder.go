@@ -55,9 +55,9 @@ type Slot struct {
 	_        [cacheLine]byte
 }
 
-// slotSpans bounds the waits one worker can log in one recording: a
-// contended mutex at one goroutine logs one wait per 8 µs operation, so
-// 120,000 a second; 1<<21 is over 15 seconds' worth.
+// slotSpans bounds the waits one worker can log in one recording: an
+// uncontended mutex at one goroutine logs a Lock and an Unlock per 8 µs
+// operation, 250,000 a second; 1<<21 is eight seconds' worth.
 const slotSpans = 1 << 21
 
 func (s *Slot) wait(start, end int64) {
@@ -81,14 +81,15 @@ func (s *Slot) run(start, end int64, sums Sums) {
 }
 
 // Recorder collects the timelines of one case's workers at a time. Start
-// and Harvest must not be called while the workers run: the runner calls
-// its Progress between repetitions, which is where the tests call them.
+// and Stop must not be called while the workers run: the runner calls its
+// Progress between repetitions, which is where the tests call them.
 type Recorder struct {
-	on    atomic.Bool
-	slots []*Slot
-	gc    [2]Machine // at Start, at Stop
-	mets  []metrics.Sample
-	delay map[int]int64 // run delay of each thread at Start
+	on     atomic.Bool
+	missed atomic.Bool // a worker with no slot ran
+	slots  []*Slot
+	gc     [2]Machine // at Start, at Stop
+	mets   []metrics.Sample
+	delay  map[int]int64 // run delay of each thread at Start
 }
 
 // gcMetrics are read at Start and Stop, in Machine's order after Cycles.
@@ -140,7 +141,11 @@ func NewRecorder(threads int) (*Recorder, error) {
 
 // slot returns worker id's slot while recording, else nil.
 func (r *Recorder) slot(id int) *Slot {
-	if r == nil || !r.on.Load() || id >= len(r.slots) {
+	if r == nil || !r.on.Load() {
+		return nil
+	}
+	if id >= len(r.slots) {
+		r.missed.Store(true)
 		return nil
 	}
 	return r.slots[id]
@@ -153,6 +158,7 @@ func (r *Recorder) Start() {
 	}
 	r.readGC(&r.gc[0])
 	r.delay = runDelays()
+	r.missed.Store(false)
 	r.on.Store(true)
 }
 
@@ -170,6 +176,9 @@ func (r *Recorder) Stop() ([]Log, Machine, error) {
 		for tid, d := range end {
 			gc.RunDelay += d - r.delay[tid] // a thread started since counts from zero
 		}
+	}
+	if r.missed.Load() {
+		return nil, gc, fmt.Errorf("a case has more workers than the recorder's %d slots", len(r.slots))
 	}
 	var logs []Log
 	for i, s := range r.slots {
