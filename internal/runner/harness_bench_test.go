@@ -6,9 +6,12 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,9 +67,8 @@ func perflabSamples(tb testing.TB, s *perflab.Scenario, count int) []float64 {
 	return xs
 }
 
-// BenchmarkEmptyOp and BenchmarkSHA256Op are the testing.B side of the
-// comparisons below: plain benchmarks of the same workers.
-func BenchmarkEmptyOp(b *testing.B)  { (&emptyWorker{}).Run(b.N) }
+// BenchmarkSHA256Op is the testing.B side of the agreement check below: a
+// plain benchmark of the same worker.
 func BenchmarkSHA256Op(b *testing.B) { (&shaWorker{}).Run(b.N) }
 
 // testingSamples runs benchmark name with real testing.B in a child test
@@ -114,26 +116,100 @@ func interleaved(b *testing.B, bench string, s *perflab.Scenario) (tb, pl float6
 
 // againstTestingB measures worker with testing.B (benchmark bench runs
 // the same code) and with perflab, interleaved, and reports both medians
-// and their ratio.
-func againstTestingB(b *testing.B, bench string, worker func() perflab.Worker) {
+// and their ratio, which it returns.
+func againstTestingB(b *testing.B, bench string, worker func() perflab.Worker) float64 {
+	var ratio float64
 	for i := 0; i < b.N; i++ {
 		tb, pl := interleaved(b, bench, singleVariant("v", worker))
 		b.ReportMetric(pl, "perflab-ns/op")
 		b.ReportMetric(tb, "testingB-ns/op")
-		b.ReportMetric(pl/tb, "perflab/testingB")
+		ratio = pl / tb
+		b.ReportMetric(ratio, "perflab/testingB")
+	}
+	return ratio
+}
+
+// maxDisagreement is the README's target for perflab against testing.B on
+// the same code: medians within 5%.
+const maxDisagreement = 0.05
+
+// BenchmarkAgreementSHA256 compares SHA-256 of 64 bytes measured by
+// perflab and by testing.B, and fails when the medians differ by more than
+// 5%.
+func BenchmarkAgreementSHA256(b *testing.B) {
+	if r := againstTestingB(b, "BenchmarkSHA256Op", func() perflab.Worker { return &shaWorker{} }); math.Abs(r-1) > maxDisagreement {
+		b.Errorf("perflab ÷ testing.B = %.3f on SHA-256 of 64 B (target within ±%.0f%%)", r, 100*maxDisagreement)
 	}
 }
 
-// BenchmarkHarnessOverhead compares a near-empty operation measured by
-// perflab and by testing.B. Target: ratio ≤ 1.1.
-func BenchmarkHarnessOverhead(b *testing.B) {
-	againstTestingB(b, "BenchmarkEmptyOp", func() perflab.Worker { return &emptyWorker{} })
+// Targets for the harness's cost per repetition. The timed region of a
+// repetition is: release the parked workers, let each run n operations,
+// wait for the last. Whatever the harness adds there (labels, the trace
+// region, the wake-up) is added to every repetition's wall time and so
+// biases ns/op by overhead/--time. The bias must stay under 0.1% of the
+// default 200 ms repetition, and the harness may add at most 20 µs to a
+// bare loop of the same shape (goroutines, a start channel, a WaitGroup).
+const (
+	maxRepBias    = 0.001
+	maxRepExtraUs = 20
+)
+
+// BenchmarkRepetitionOverhead measures the timed region of repetitions of
+// no operations — perflab's runWorkers against a bare loop of the same
+// shape, interleaved — and fails when the harness biases a default
+// repetition by more than 0.1% or adds more than 20 µs to the bare loop.
+// (It replaces a near-empty-operation check that compared different code
+// shapes and so could not see the harness: issue 10.)
+func BenchmarkRepetitionOverhead(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		labels := pprof.Labels("case", "overhead")
+		c := &liveCase{workers: []perflab.Worker{&emptyWorker{}, &emptyWorker{}}, labels: &labels}
+		var harness, bare []float64
+		for k := 0; k < 400; k++ {
+			if k%2 == 0 {
+				d, err := c.runWorkers(0, nil, nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				harness = append(harness, float64(d.Nanoseconds()))
+			} else {
+				bare = append(bare, float64(bareRepetition(c.workers).Nanoseconds()))
+			}
+		}
+		h, bb := median(harness), median(bare)
+		b.ReportMetric(h/1e3, "harness-µs/rep")
+		b.ReportMetric(bb/1e3, "bare-µs/rep")
+		bias := h / float64(200*time.Millisecond)
+		b.ReportMetric(100*bias, "bias-%-of-200ms")
+		if bias > maxRepBias {
+			b.Errorf("a repetition's timed region costs %.1f µs: %.3f%% of a 200 ms repetition (target ≤ %.1f%%)", h/1e3, 100*bias, 100*maxRepBias)
+		}
+		if extra := (h - bb) / 1e3; extra > maxRepExtraUs {
+			b.Errorf("the harness adds %.1f µs to a bare repetition loop of the same shape (target ≤ %d µs)", extra, maxRepExtraUs)
+		}
+	}
 }
 
-// BenchmarkAgreementSHA256 compares SHA-256 of 64 bytes measured by
-// perflab and by testing.B. Target: medians within 5%.
-func BenchmarkAgreementSHA256(b *testing.B) {
-	againstTestingB(b, "BenchmarkSHA256Op", func() perflab.Worker { return &shaWorker{} })
+// bareRepetition is runWorkers without the harness: the same goroutines,
+// start channel and WaitGroup, no labels, no region, no recover.
+func bareRepetition(workers []perflab.Worker) time.Duration {
+	var ready, done sync.WaitGroup
+	start := make(chan struct{})
+	ready.Add(len(workers))
+	done.Add(len(workers))
+	for _, w := range workers {
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-start
+			w.Run(0)
+		}()
+	}
+	ready.Wait()
+	t0 := time.Now()
+	close(start)
+	done.Wait()
+	return time.Since(t0)
 }
 
 // BenchmarkWallProfilerOverhead runs SHA-256 workers in pairs of
@@ -171,6 +247,10 @@ func BenchmarkWallProfilerOverhead(b *testing.B) {
 		}
 		sort.Float64s(on)
 		sort.Float64s(off)
-		b.ReportMetric((on[4]+on[5])/(off[4]+off[5]), "profiled/unprofiled-throughput")
+		ratio := (on[4] + on[5]) / (off[4] + off[5])
+		b.ReportMetric(ratio, "profiled/unprofiled-throughput")
+		if ratio < 0.95 {
+			b.Errorf("throughput with fgprof on is %.3f of off (target ≥ 0.95)", ratio)
+		}
 	}
 }
