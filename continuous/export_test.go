@@ -1,0 +1,31 @@
+package continuous
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	ipyro "github.com/perflab/perflab/internal/pyroscope"
+	"github.com/perflab/perflab/profiles"
+)
+
+// StartWall starts only the periodic wall-clock profiler, as Start runs it,
+// uploading to url: what BenchmarkWallOverhead measures. The returned
+// function stops it and waits for its last window.
+func StartWall(url string, period, window time.Duration) (stop func(), err error) {
+	bg, err := ipyro.NewBackground(url, ipyro.Config{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	w := &waller{cfg: Config{ApplicationName: "bench", UploadRate: period, WallWindow: window, Rules: profiles.DefaultRules(), Logger: stdLogger{}}, bg: bg}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); w.run(ctx) }()
+	return func() {
+		cancel()
+		wg.Wait()
+		bg.Flush(5 * time.Second)
+		bg.Stop()
+	}, nil
+}
