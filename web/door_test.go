@@ -95,3 +95,23 @@ func TestStoreDoorRefusals(t *testing.T) {
 		t.Errorf("runs page does not mention the linked run")
 	}
 }
+
+// TestRunPageHidesPassword: a run stored before args were redacted, with
+// a password in its recorded command line, shows the command without it.
+// (issue 14, part 4)
+func TestRunPageHidesPassword(t *testing.T) {
+	srv, f := newTestServer(t)
+	dir := filepath.Join(f.root, "20200101-000000-old")
+	os.Mkdir(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "run.json"), []byte(`{"id":"20200101-000000-old","scenario":"x","started":"2020-01-01T00:00:00Z",
+		"config":{"args":["run","x","--push","http://alice:hunter2@h:4040"],"count":1,"time":"1s","warmup":"0s","profile":[],"profile_time":"1s","seed":1},"cases":[]}`), 0o644)
+	for _, path := range []string{"/runs/20200101-000000-old", "/", "/runs/20200101-000000-old/files/run.json"} {
+		status, _, body := get(t, srv.URL+path)
+		if status != http.StatusOK || strings.Contains(body, "hunter2") {
+			t.Errorf("GET %s: status %d, password shown: %v", path, status, strings.Contains(body, "hunter2"))
+		}
+	}
+	if _, _, body := get(t, srv.URL+"/runs/20200101-000000-old"); !strings.Contains(body, "xxxxx@h:4040") {
+		t.Errorf("run page does not show the redacted command")
+	}
+}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -412,6 +413,15 @@ func (s *Server) runFile(w http.ResponseWriter, r *http.Request) {
 	ext, ctype := fileType(rel)
 	if ctype == "" {
 		s.fail(w, r, http.StatusNotFound, "Run files served here are profiles (.pb.gz), flame graphs (.svg), results (.txt) and run.json; %q is none of those.", rel)
+		return
+	}
+	if rel == "run.json" {
+		// The run as read, not the file: a run stored before the command
+		// line was redacted would hand out a password (store.RedactArgs).
+		w.Header().Set("Content-Type", ctype)
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(run)
 		return
 	}
 	f, fi, err := s.store.OpenFile(run.ID, rel)

@@ -29,7 +29,8 @@ func doorRun(t *testing.T) (arg, runDir, wall string) {
 }
 
 // executeWithin is execute, failing the test if the command takes longer
-// than d (a FIFO would make it hang forever).
+// than d (a FIFO would make it hang forever), with the arguments recorded
+// as Main records them.
 func executeWithin(t *testing.T, d time.Duration, args ...string) (string, string, int) {
 	t.Helper()
 	type result struct {
@@ -39,7 +40,7 @@ func executeWithin(t *testing.T, d time.Duration, args ...string) (string, strin
 	done := make(chan result, 1)
 	go func() {
 		var out, errb bytes.Buffer
-		root := NewRoot(&IO{Out: &out, Err: &errb})
+		root := NewRoot(&IO{Out: &out, Err: &errb, Args: args})
 		root.SetArgs(args)
 		err := root.Execute()
 		if err != nil {

@@ -335,6 +335,9 @@ func (w *Writer) WriteFile(rel string, data []byte) error {
 // Checkpoint writes results.txt and run.json as they stand, so an
 // interrupted run keeps what it measured.
 func (w *Writer) Checkpoint() error {
+	// The command line may hold a password (run --push http://u:pw@host);
+	// only its redacted form is ever written.
+	w.run.Config.Args = RedactArgs(w.run.Config.Args)
 	var res bytes.Buffer
 	if err := WriteResults(&res, w.run); err != nil {
 		return err
@@ -607,6 +610,8 @@ func (s *Store) load(id string) (*Run, error) {
 	if r.ID != id {
 		return nil, fmt.Errorf("run %s: run.json names run %q", id, r.ID)
 	}
+	// Runs stored before args were redacted may hold a password.
+	r.Config.Args = RedactArgs(r.Config.Args)
 	return &r, nil
 }
 
