@@ -42,7 +42,7 @@ by round and the test is Wilcoxon's signed-rank on per-round differences; across
 runs it is Mann–Whitney U. The p-values are adjusted for the number of rows
 (Benjamini–Hochberg, per metric). A change is "better" or "worse" only when it is
 significant after that adjustment and its interval lies wholly beyond
---threshold; "~" otherwise, "~ (<5%)" when significant but smaller than the
+--threshold; "~" otherwise, "~ (not beyond 5%)" when significant but not clearly beyond the
 threshold, "cannot tell" when there were too few repetitions.
 
   perflab compare OLD-RUN NEW-RUN          every case the two runs share, by name

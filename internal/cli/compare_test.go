@@ -60,9 +60,9 @@ func TestCompare(t *testing.T) {
 		// Within one run the rounds pair the repetitions; at 6 pairs and 2
 		// rows the correction cannot resolve one change, and says so.
 		{"base variant", []string{"compare", newer, "--base", "sum256", "--metric", "ns/op", "-o", dir}, 0,
-			[]string{"keys=128 threads=1  mutex", "+50.0%", "keys=128 threads=1  only-new", "~", "paired by round", "use --count"}, []string{"B/op"}},
+			[]string{"keys=128 threads=1  mutex", "+50.0%", "keys=128 threads=1  only-new", "~", "paired by round", "--count 7 or more"}, []string{"B/op"}},
 		{"gate on a regression", []string{"compare", old, newer, "--fail-on", "regression", "-o", dir}, 1, []string{"worse", "regressed"}, nil},
-		{"gate passes within the threshold", []string{"compare", old, newer, "--fail-on", "regression", "--threshold", "60%", "-o", dir}, 0, []string{"~ (<60%)"}, nil},
+		{"gate passes within the threshold", []string{"compare", old, newer, "--fail-on", "regression", "--threshold", "60%", "-o", dir}, 0, []string{"~ (not beyond 60%)"}, nil},
 		{"markdown", []string{"compare", old, newer, "--format", "md", "-o", dir}, 0, []string{"| case | " + old + " | " + newer + " |", "**worse**", "variant=mutex/keys=128/threads=1"}, nil},
 		{"json", []string{"compare", old, newer, "--json", "-o", dir}, 0, []string{`"regressed": true`, `"verdict": "worse"`, `"p_adjusted":`, `"only_b": [`}, nil},
 		{"nothing shared", []string{"compare", old, lonely, "-o", dir}, 3, []string{"share no case names"}, nil},

@@ -177,7 +177,12 @@ func row(p Pair, unit string, a, b []float64, opts Options) Result {
 		}
 		var n int
 		r.P, n = signedRank(d)
-		r.MinP = minSignedRankP(max(n, 1))
+		if n == 0 {
+			// No pair differed at all: the test could have resolved a
+			// difference of this many pairs, and there was none.
+			n = len(d)
+		}
+		r.MinP = minSignedRankP(n)
 		est, lo, hi := pairedShiftCI(d, opts.Alpha)
 		r.Change, r.ChangeLo, r.ChangeHi = relative(est, lo, hi, logs, r.ASum.Center)
 	} else {

@@ -94,7 +94,7 @@ func verdictText(r compare.Result, opts compare.Options) string {
 		return "cannot tell"
 	}
 	if r.Significant {
-		return fmt.Sprintf("~ (<%s)", pctPlain(opts.Threshold))
+		return fmt.Sprintf("~ (not beyond %s)", pctPlain(opts.Threshold))
 	}
 	return "~"
 }
