@@ -154,20 +154,28 @@ func unitName(u string) string {
 // WriteCompareText renders the comparison for a terminal, fitting width
 // columns (default 80): a row whose cells do not fit beside its label puts
 // the label on a line of its own.
-func WriteCompareText(w io.Writer, c *Comparison, width int) error {
-	if width <= 0 {
-		width = 80
+func WriteCompareText(w io.Writer, c *Comparison, cols int) error {
+	if cols <= 0 {
+		cols = 80
 	}
 	tw := &textWriter{w: w}
 	if c.Unusable {
-		tw.wrap("cannot compare: "+c.Reason, width, "")
+		tw.wrap("cannot compare: "+c.Reason, cols, "")
+	}
+	// Long side names (run ids) are given once and the columns say A and B.
+	headA, headB := c.A, c.B
+	if width(c.A) > 12 || width(c.B) > 12 {
+		headA, headB = "A", "B"
+		tw.linef("A: %s", c.A)
+		tw.linef("B: %s", c.B)
+		tw.linef("")
 	}
 	for _, m := range c.Metrics {
-		tw.wrap(metricTitle(m), width, "")
+		tw.wrap(metricTitle(m), cols, "")
 		t := &table{}
 		label := t.add("", false, "")
-		av := t.add(c.A, true, "")
-		bv := t.add(c.B, true, "")
+		av := t.add(headA, true, "")
+		bv := t.add(headB, true, "")
 		ch := t.add("change [95% CI]", true, "")
 		ve := t.add("verdict", false, "")
 		pv := t.add("p (adj.)", true, "")
@@ -180,32 +188,32 @@ func WriteCompareText(w io.Writer, c *Comparison, width int) error {
 			ve.cells = append(ve.cells, verdictText(r, m.Options))
 			pv.cells = append(pv.cells, fmt.Sprintf("%.3g", r.PAdj))
 		}
-		if t.total() <= width {
+		if t.total() <= cols {
 			t.write(tw, 0)
 		} else {
 			// Too wide beside its label: each row under its label.
 			tw.linef("  case")
-			tw.linef("    %s → %s  change [95%% CI]  verdict  p (adj.)", c.A, c.B)
+			tw.linef("    %s → %s  change [95%% CI]  verdict  p (adj.)", headA, headB)
 			for i := range t.msgs {
 				tw.linef("  %s", label.cells[i])
 				tw.linef("    %s → %s  %s  %s  p=%s", av.cells[i], bv.cells[i], ch.cells[i], ve.cells[i], pv.cells[i])
 			}
 		}
 		if m.Advice != "" {
-			tw.wrap("note: "+m.Advice, width, "  ")
+			tw.wrap("note: "+m.Advice, cols, "  ")
 		}
 		tw.linef("")
 	}
 	if len(c.OnlyA) > 0 {
-		tw.wrap(fmt.Sprintf("only in %s (%d): %s", c.A, len(c.OnlyA), strings.Join(c.OnlyA, ", ")), width, "")
+		tw.wrap(fmt.Sprintf("only in %s (%d): %s", c.A, len(c.OnlyA), strings.Join(c.OnlyA, ", ")), cols, "")
 	}
 	if len(c.OnlyB) > 0 {
-		tw.wrap(fmt.Sprintf("only in %s (%d): %s", c.B, len(c.OnlyB), strings.Join(c.OnlyB, ", ")), width, "")
+		tw.wrap(fmt.Sprintf("only in %s (%d): %s", c.B, len(c.OnlyB), strings.Join(c.OnlyB, ", ")), cols, "")
 	}
 	if len(c.Warnings) > 0 {
 		tw.linef("warnings:")
 		for _, wn := range c.Warnings {
-			tw.wrap(wn, width, "  ")
+			tw.wrap(wn, cols, "  ")
 		}
 	}
 	return tw.err

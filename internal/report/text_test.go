@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
 )
@@ -142,5 +143,68 @@ func TestVerdict(t *testing.T) {
 	}
 	if want := "fastest: nocache-pool, 1.1× faster than sum256 (significant: p=0.0312 n=6+6); 2.2× than mutex"; v.String() != want {
 		t.Errorf("verdict %q, want %q", v.String(), want)
+	}
+}
+
+// compareFixture compares the fixture run with a copy whose mutex is 30%
+// slower, as two runs: what `perflab compare OLD NEW` renders.
+func compareFixture() *Comparison {
+	a := fixture()
+	b := fixture()
+	b.ID = "20261201-130000-cipher-cache"
+	b.Env.Commit = "b1b2b3b4b5b6"
+	for i := range b.Cases {
+		c := &b.Cases[i]
+		if c.Variant != "mutex" {
+			continue
+		}
+		for j := range c.Reps {
+			c.Reps[j].Metrics["ns/op"] *= 1.3
+		}
+	}
+	b.Cases = b.Cases[:len(b.Cases)-1] // one case only the old run has
+	c := &Comparison{A: a.ID, B: b.ID}
+	var pairs []compare.Pair
+	for i := range a.Cases {
+		if cb, ok := b.Case(a.Cases[i].Name); ok {
+			pairs = append(pairs, compare.Pair{Label: a.Cases[i].Name, A: &a.Cases[i], B: cb})
+		} else {
+			c.OnlyA = append(c.OnlyA, a.Cases[i].Name)
+		}
+	}
+	c.Metrics = compare.Metrics(pairs, []string{"ns/op", "B/op"}, compare.Options{})
+	c.Warnings = EnvWarnings(a, b)
+	return c
+}
+
+func TestCompareGolden(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		write func(*bytes.Buffer, *Comparison) error
+		max   int
+	}{
+		{"compare-80.txt", func(b *bytes.Buffer, c *Comparison) error { return WriteCompareText(b, c, 80) }, 80},
+		{"compare-160.txt", func(b *bytes.Buffer, c *Comparison) error { return WriteCompareText(b, c, 160) }, 160},
+		{"compare.md", func(b *bytes.Buffer, c *Comparison) error { return WriteCompareMarkdown(b, c) }, 0},
+		{"compare.json", func(b *bytes.Buffer, c *Comparison) error { return WriteCompareJSON(b, c) }, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := compareFixture()
+			var b bytes.Buffer
+			if err := tt.write(&b, c); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name, b.Bytes())
+			if tt.max > 0 {
+				for i, line := range strings.Split(b.String(), "\n") {
+					if n := width(line); n > tt.max {
+						t.Errorf("line %d is %d columns: %q", i+1, n, line)
+					}
+				}
+			}
+			if !c.Regressed() {
+				t.Error("a 30% slower mutex is not a regression")
+			}
+		})
 	}
 }
