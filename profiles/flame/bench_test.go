@@ -127,3 +127,43 @@ func BenchmarkBreakdown(b *testing.B) {
 		profiles.Breakdown(p, 1, r)
 	}
 }
+
+// BenchmarkStreamSVG is BenchmarkSVG on the streaming path (ReadSource),
+// which `perflab flame` and the web upload take.
+func BenchmarkStreamSVG(b *testing.B) {
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			data := benchData(b, s.n)
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				src, err := ReadSource(bytes.NewReader(data), profiles.Limits{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				t, err := BuildSource(src, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := t.WriteSVG(io.Discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkStreamRead is the streaming decoder alone.
+func BenchmarkStreamRead(b *testing.B) {
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			data := benchData(b, s.n)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ReadSource(bytes.NewReader(data), profiles.Limits{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

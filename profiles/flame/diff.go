@@ -57,22 +57,27 @@ func ParseLayout(s string) (Layout, error) {
 // the rest grey; the tooltip gives the change with its 95% interval, and the
 // legend each category's change with its interval.
 func Diff(basep, newp *profile.Profile, opts Options) (*Tree, error) {
+	return DiffSource(sourceOf(basep), sourceOf(newp), opts)
+}
+
+// DiffSource is Diff of two Sources (see ReadSource).
+func DiffSource(base, newp *Source, opts Options) (*Tree, error) {
 	opts.defaults()
-	bi, err := sampleIndex(basep, opts.SampleType, "base")
+	bi, err := base.sampleIndex(opts.SampleType)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("base profile: %v", err)
 	}
-	ni, err := sampleIndex(newp, opts.SampleType, "new")
+	ni, err := newp.sampleIndex(opts.SampleType)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("new profile: %v", err)
 	}
-	if bt, nt := basep.SampleType[bi], newp.SampleType[ni]; bt.Type != nt.Type || bt.Unit != nt.Unit {
+	if bt, nt := base.sampleTypes[bi], newp.sampleTypes[ni]; bt.Type != nt.Type || bt.Unit != nt.Unit {
 		return nil, fmt.Errorf("cannot compare %s (%s) with %s (%s); choose a common --sample-type", bt.Type, bt.Unit, nt.Type, nt.Unit)
 	}
 	in := newInterner()
-	bobs, bmodel := observations(basep, bi)
+	bobs, bmodel := observations(base, bi)
 	nobs, nmodel := observations(newp, ni)
-	bs := collect(in, basep, bi, bobs)
+	bs := collect(in, base, bi, bobs)
 	ns := collect(in, newp, ni, nobs)
 	t := build(opts, in, ranks(in.names), ns, bs)
 	t.scale = 1
@@ -82,14 +87,6 @@ func Diff(basep, newp *profile.Profile, opts Options) (*Tree, error) {
 	t.layout()
 	t.test(bmodel, nmodel)
 	return t, nil
-}
-
-func sampleIndex(p *profile.Profile, typ, which string) (int, error) {
-	i, err := profiles.SampleIndex(p, typ)
-	if err != nil {
-		return 0, fmt.Errorf("%s profile: %v", which, err)
-	}
-	return i, nil
 }
 
 // BaseTotal returns the base profile's total, unscaled (0 if t is not a

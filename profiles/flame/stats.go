@@ -40,9 +40,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/google/pprof/profile"
-	"github.com/perflab/perflab/profiles"
 )
 
 const (
@@ -58,15 +55,15 @@ const (
 	defaultCPUPeriod = 10_000_000
 )
 
-// observer returns how many independent observations a sample of value v
-// rests on (any positive number; fractions are fine).
-type observer func(s *profile.Sample, v int64) float64
+// observer returns how many independent observations sample k, of value
+// v, rests on (any positive number; fractions are fine).
+type observer func(k int, v int64) float64
 
-// observations decides what the n of the test is for sample type idx of p,
-// and names it for the graph's subtitle.
-func observations(p *profile.Profile, idx int) (observer, string) {
-	unit := p.SampleType[idx].Unit
-	pt := p.PeriodType
+// observations decides what the n of the test is for sample type idx of
+// src, and names it for the graph's subtitle.
+func observations(src *Source, idx int) (observer, string) {
+	unit := src.sampleTypes[idx].Unit
+	pt := src.periodType
 	// Wall-clock profiles made from the execution trace (internal/
 	// wallclock) hold exact nanoseconds, one sample per (state, stack), and
 	// no counts. Their running time is split over stacks by CPU samples,
@@ -85,56 +82,41 @@ func observations(p *profile.Profile, idx int) (observer, string) {
 	// overstates it for one long wait (a 1 s sleep counts as 100); the
 	// profile does not record interval counts, which would let us take the
 	// smaller of the two.
-	if unit == "nanoseconds" && (p.Period <= 1) && tracedWall(p) {
-		per := runningShare(p, idx)
-		return func(_ *profile.Sample, v int64) float64 { return float64(v) / per },
+	if unit == "nanoseconds" && src.period <= 1 && src.allState {
+		per := runningShare(src, idx)
+		return func(_ int, v int64) float64 { return float64(v) / per },
 			fmt.Sprintf("traced wall time, one observation per %s (the CPU samples' share of running time)", formatValue(int64(per), unit))
 	}
 	// CPU (cpu/nanoseconds, 10 ms a sample), fgprof (wallclock/nanoseconds)
 	// and heap profiles (bytes, one sample per 512 KiB on average) have a
 	// period in the drawn unit: value/period is the samples.
-	if pt != nil && pt.Unit == unit && p.Period > 1 {
-		per := float64(p.Period)
-		return func(_ *profile.Sample, v int64) float64 { return float64(v) / per },
-			fmt.Sprintf("samples of %s", formatValue(p.Period, unit))
+	if pt.Unit == unit && src.period > 1 {
+		per := float64(src.period)
+		return func(_ int, v int64) float64 { return float64(v) / per },
+			fmt.Sprintf("samples of %s", formatValue(src.period, unit))
 	}
 	// Counts are the observations (Go's mutex profile scales its counts by
 	// the sampling rate, its period: that case is the one above).
 	if unit == "count" {
-		return func(_ *profile.Sample, v int64) float64 { return float64(v) }, "sample counts"
+		return func(_ int, v int64) float64 { return float64(v) }, "sample counts"
 	}
 	rate := 1.0
-	if pt != nil && pt.Unit == "count" && p.Period > 1 {
-		rate = float64(p.Period)
+	if pt.Unit == "count" && src.period > 1 {
+		rate = float64(src.period)
 	}
 	// Delays (block, mutex): the events are counted in a sample type of
 	// their own; each stack's delay is a sum of that many events.
-	for j, st := range p.SampleType {
+	for j, st := range src.sampleTypes {
 		if st.Unit == "count" {
-			name := st.Type
-			return func(s *profile.Sample, v int64) float64 {
-				if j < len(s.Value) && s.Value[j] > 0 {
-					return float64(s.Value[j]) / rate
+			return func(k int, v int64) float64 {
+				if c := src.value(k, j); c > 0 {
+					return float64(c) / rate
 				}
 				return 1
-			}, name + " (each stack's " + p.SampleType[idx].Type + " a sum of that many events)"
+			}, st.Type + " (each stack's " + src.sampleTypes[idx].Type + " a sum of that many events)"
 		}
 	}
-	return func(*profile.Sample, int64) float64 { return 1 }, "one observation per stack (the profile has no counts)"
-}
-
-// tracedWall reports whether p looks like internal/wallclock's profile:
-// every sample labelled with its scheduling state.
-func tracedWall(p *profile.Profile) bool {
-	if len(p.Sample) == 0 {
-		return false
-	}
-	for _, s := range p.Sample {
-		if len(s.Label["state"]) == 0 {
-			return false
-		}
-	}
-	return true
+	return func(int, int64) float64 { return 1 }, "one observation per stack (the profile has no counts)"
 }
 
 // runningShare estimates the wall time one CPU sample stands for in a
@@ -142,19 +124,11 @@ func tracedWall(p *profile.Profile) bool {
 // window of more than a few samples is a stack seen once. If every stack
 // was seen at least twice this overestimates the share, which only makes
 // the test more conservative.
-func runningShare(p *profile.Profile, idx int) float64 {
-	none := profiles.StateFrame(profiles.Other, "running, no CPU samples")
+func runningShare(src *Source, idx int) float64 {
 	per := int64(0)
-	for _, s := range p.Sample {
-		if len(s.Label["state"]) == 0 || s.Label["state"][0] != "running" || idx >= len(s.Value) || s.Value[idx] <= 0 {
-			continue
-		}
-		if len(s.Location) > 0 && len(s.Location[0].Line) > 0 && s.Location[0].Line[0].Function != nil &&
-			s.Location[0].Line[0].Function.Name == none {
-			continue
-		}
-		if per == 0 || s.Value[idx] < per {
-			per = s.Value[idx]
+	for k := range src.Samples() {
+		if v := src.value(k, idx); src.state[k] == stateRunning && v > 0 && (per == 0 || v < per) {
+			per = v
 		}
 	}
 	if per <= 0 {

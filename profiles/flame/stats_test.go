@@ -174,8 +174,14 @@ func TestObservations(t *testing.T) {
 		{"traced wall, blocked", wall, 0, wall.Sample[2], 0.5, "traced wall time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			obs, model := observations(tc.p, tc.idx)
-			if got := obs(tc.s, tc.s.Value[tc.idx]); math.Abs(got-tc.want) > 1e-9 {
+			// The sample is the profile's k-th, or added as the last one.
+			k := slices.Index(tc.p.Sample, tc.s)
+			if k < 0 {
+				tc.p.Sample = append(tc.p.Sample, tc.s)
+				k = len(tc.p.Sample) - 1
+			}
+			obs, model := observations(sourceOf(tc.p), tc.idx)
+			if got := obs(k, tc.s.Value[tc.idx]); math.Abs(got-tc.want) > 1e-9 {
 				t.Errorf("observations %g, want %g", got, tc.want)
 			}
 			if !strings.HasPrefix(model, tc.model) {

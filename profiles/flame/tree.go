@@ -105,13 +105,12 @@ type Tree struct {
 // interner gives function names small integer ids, shared by the trees of
 // a diff so that their frames can be matched.
 type interner struct {
-	names    []string
-	ids      map[string]int32
-	locNames map[*profile.Location][]int32
+	names []string
+	ids   map[string]int32
 }
 
 func newInterner() *interner {
-	return &interner{ids: make(map[string]int32), locNames: make(map[*profile.Location][]int32)}
+	return &interner{ids: make(map[string]int32)}
 }
 
 func (in *interner) intern(s string) int32 {
@@ -122,20 +121,6 @@ func (in *interner) intern(s string) int32 {
 	in.names = append(in.names, s)
 	in.ids[s] = id
 	return id
-}
-
-// namesOf returns the interned names of loc, caller first.
-func (in *interner) namesOf(loc *profile.Location) []int32 {
-	if ids, ok := in.locNames[loc]; ok {
-		return ids
-	}
-	fn := profiles.FrameNames(loc) // leaf first
-	ids := make([]int32, len(fn))
-	for i, n := range fn {
-		ids[len(fn)-1-i] = in.intern(n)
-	}
-	in.locNames[loc] = ids
-	return ids
 }
 
 // stacks holds a profile's samples as name sequences, root first, in one
@@ -149,23 +134,48 @@ type stacks struct {
 	unit       string
 }
 
-// collect reads p's stacks of sample type idx. With obs (diffs), it also
-// records each stack's value²/observations for the significance test.
-func collect(in *interner, p *profile.Profile, idx int, obs observer) *stacks {
-	st := &stacks{sampleType: p.SampleType[idx].Type, unit: p.SampleType[idx].Unit}
-	st.start = make([]int32, 0, len(p.Sample)+1)
-	for _, s := range p.Sample {
-		if idx >= len(s.Value) || s.Value[idx] == 0 {
+// collect reads src's stacks of sample type idx. With obs (diffs), it
+// also records each stack's value²/observations for the significance test.
+func collect(in *interner, src *Source, idx int, obs observer) *stacks {
+	st := &stacks{sampleType: src.sampleTypes[idx].Type, unit: src.sampleTypes[idx].Unit}
+	ids := make([]int32, len(src.names))
+	for i, name := range src.names {
+		ids[i] = in.intern(name)
+	}
+	// Size the buffers exactly: appending doubled the peak for large
+	// profiles.
+	n, frames := 0, 0
+	for k := range src.Samples() {
+		if src.value(k, idx) == 0 {
+			continue
+		}
+		n++
+		for _, l := range src.locs[src.start[k]:src.start[k+1]] {
+			frames += int(src.locStart[l+1] - src.locStart[l])
+		}
+	}
+	st.buf = make([]int32, 0, frames)
+	st.start = make([]int32, 0, n+1)
+	st.value = make([]int64, 0, n)
+	if obs != nil {
+		st.sq = make([]float64, 0, n)
+	}
+	for k := range src.Samples() {
+		v := src.value(k, idx)
+		if v == 0 {
 			continue
 		}
 		st.start = append(st.start, int32(len(st.buf)))
-		for i := len(s.Location) - 1; i >= 0; i-- {
-			st.buf = append(st.buf, in.namesOf(s.Location[i])...)
+		locs := src.locs[src.start[k]:src.start[k+1]]
+		for i := len(locs) - 1; i >= 0; i-- {
+			l := locs[i]
+			for _, name := range src.locNames[src.locStart[l]:src.locStart[l+1]] {
+				st.buf = append(st.buf, ids[name])
+			}
 		}
-		v := s.Value[idx]
 		st.value = append(st.value, v)
 		if obs != nil {
-			st.sq = append(st.sq, float64(v)*float64(v)/obs(s, v))
+			st.sq = append(st.sq, float64(v)*float64(v)/obs(k, v))
 		}
 	}
 	st.start = append(st.start, int32(len(st.buf)))
@@ -219,7 +229,21 @@ func build(opts Options, in *interner, rank []int32, ns, bs *stacks) *Tree {
 	}
 	slices.SortFunc(order, func(a, b int32) int { return slices.Compare(seq(a), seq(b)) })
 
-	est := len(st.buf)/2 + 1
+	// Count the nodes first (each stack adds its frames past the prefix it
+	// shares with the one before) and allocate them once: growing the
+	// arrays by appending took twice the memory at the peak.
+	est := 1
+	var prev []int32
+	for _, k := range order {
+		s := seq(k)
+		lcp := 0
+		for lcp < len(s) && lcp < len(prev) && s[lcp] == prev[lcp] {
+			lcp++
+		}
+		est += len(s) - lcp
+		prev = s
+	}
+	prev = nil
 	t.name = make([]int32, 1, est)
 	t.end = make([]int32, 1, est)
 	t.value = make([]int64, 1, est)
@@ -235,7 +259,6 @@ func build(opts Options, in *interner, rank []int32, ns, bs *stacks) *Tree {
 	frame := make([]profiles.Class, len(in.names))
 	known := make([]bool, len(in.names))
 	path := []int32{0} // path[d] is the node at depth d of the previous stack
-	var prev []int32
 	for _, k := range order {
 		s, v := seq(k), st.value[k]
 		lcp := 0
@@ -317,13 +340,18 @@ func ranks(names []string) []int32 {
 
 // Build returns the flame graph of p.
 func Build(p *profile.Profile, opts Options) (*Tree, error) {
+	return BuildSource(sourceOf(p), opts)
+}
+
+// BuildSource returns the flame graph of src (see ReadSource).
+func BuildSource(src *Source, opts Options) (*Tree, error) {
 	opts.defaults()
-	idx, err := profiles.SampleIndex(p, opts.SampleType)
+	idx, err := src.sampleIndex(opts.SampleType)
 	if err != nil {
 		return nil, err
 	}
 	in := newInterner()
-	st := collect(in, p, idx, nil)
+	st := collect(in, src, idx, nil)
 	return build(opts, in, ranks(in.names), st, nil), nil
 }
 
