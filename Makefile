@@ -24,6 +24,10 @@ bench:
 	$(GO) test -run '^$$' -bench 'WallOverhead' -benchtime 1x ./continuous
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./scenarios/...
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./profiles/...
+	# flame graphs at the limit: 100k and 1M stacks drawn against pprof -raw, alternately in one run (ratios, issue 13)
+	$(GO) test -run '^TestDrawLimit$$' -count 1 -v -timeout 30m ./profiles/flame -limit
+	# peak memory of a web upload of the 100k-stack profile (target 300 MB)
+	$(GO) test -run '^TestUploadLimit$$' -count 1 -v ./web -upload-limit
 	# web UI load check: concurrent clients on loopback, bounded requests
 	$(GO) test -run '^TestLoad$$' -count 1 -v ./web -load
 

@@ -2,6 +2,8 @@ package web
 
 import (
 	"bytes"
+	"cmp"
+	"compress/gzip"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -11,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +21,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/profiles"
 	"github.com/perflab/perflab/profiles/flame"
 )
 
@@ -25,9 +29,10 @@ import (
 // until it is evicted or the user asks to save it as a run.
 type upload struct {
 	// Views (one per sample type, up to maxUploadTypes) and Types are
-	// computed once, when the upload arrives; then Prof is dropped, since
-	// a parsed profile of 100,000 stacks takes tens of MB more than the
-	// file itself.
+	// computed once, when the upload arrives, from the profile decoded
+	// for drawing (flame.ReadSource: no profile.Profile, whose objects
+	// held hundreds of MB transiently for a file of 100,000 stacks, issue
+	// 13); then Src and Prof are dropped.
 	Views   []*uploadTypeView
 	Default int      // index in Views of the profile's default sample type
 	Types   []string // "type (unit)", per sample type
@@ -40,7 +45,11 @@ type upload struct {
 	Size     int
 	Added    time.Time
 	Data     []byte
-	Prof     *profile.Profile
+	Src      *flame.Source
+	Prof     *profile.Profile // a profile already parsed (from Pyroscope), if no Src
+	// Work are work patterns given with the upload, as perflab flame's
+	// --work: without them the program's own code is "other".
+	Work []string
 }
 
 // uploadTypeView is what an upload's page shows for one sample type.
@@ -82,11 +91,25 @@ func newUploadCache(max int) *uploadCache {
 
 // add keeps u, first computing what its page shows (outside the lock).
 func (c *uploadCache) add(u *upload) {
-	if u.Prof != nil {
-		p := u.Prof
+	if u.Src == nil && u.Prof != nil {
+		u.Src = flame.NewSource(u.Prof)
+	}
+	if src := u.Src; src != nil {
 		rules := rulesFor(u.Scenario)
-		u.Default, _ = sampleIndex(p, "")
-		for i, st := range p.SampleType {
+		if r, err := rules.WithWork(u.Work...); err == nil { // checked by uploadPost
+			rules = r
+		}
+		types := src.SampleTypes()
+		// typeLinks and the views take the sample types in a profile.
+		shape := &profile.Profile{}
+		for i := range types {
+			shape.SampleType = append(shape.SampleType, &types[i])
+		}
+		u.Default = len(types) - 1
+		if i, err := src.SampleIndex(""); err == nil {
+			u.Default = i
+		}
+		for i, st := range types {
 			u.Types = append(u.Types, st.Type+" ("+st.Unit+")")
 			u.names = append(u.names, st.Type)
 			if i >= maxUploadTypes && i != u.Default {
@@ -94,24 +117,26 @@ func (c *uploadCache) add(u *upload) {
 				continue
 			}
 			q := "?type=" + url.QueryEscape(st.Type)
-			tv := &uploadTypeView{View: newProfileView(p, i, "/upload/"+u.Token+"/flame.json"+q, rules), Budget: profileBudget(p, i, rules)}
-			tv.View.Types = typeLinks(p, i, "/upload/"+u.Token+"?")
-			var buf bytes.Buffer
-			t, err := flame.Build(p, flame.Options{Title: u.Name, SampleType: st.Type, Rules: rules})
+			tv := &uploadTypeView{}
+			t, err := flame.BuildSource(src, flame.Options{Title: u.Name, SampleType: st.Type, Rules: rules})
 			if err == nil {
+				tv.View = treeView(t, src.Samples(), "/upload/"+u.Token+"/flame.json"+q)
+				tv.Budget = treeBudget(t)
+				var buf bytes.Buffer
 				err = t.WriteJSON(&buf)
+				tv.Flame = buf.Bytes()
+			} else {
+				tv.View = &profileView{SampleType: u.Types[i], FlameURL: "/upload/" + u.Token + "/flame.json" + q}
 			}
-			tv.Flame, tv.FlameErr = buf.Bytes(), err
+			tv.FlameErr = err
+			tv.View.Types = typeLinks(shape, i, "/upload/"+u.Token+"?")
 			u.Views = append(u.Views, tv)
 		}
 		if len(u.Data) < 2 || u.Data[0] != 0x1f || u.Data[1] != 0x8b {
 			// Stored profiles are gzipped, as Go writes them.
-			var gz bytes.Buffer
-			if err := p.Write(&gz); err == nil {
-				u.Data = gz.Bytes()
-			}
+			u.Data = gzipped(u.Data)
 		}
-		u.Prof = nil
+		u.Src, u.Prof = nil, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -170,6 +195,7 @@ func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
 		data []byte
 		name string
 		save bool
+		work []string
 	)
 	for {
 		part, err := mr.NextPart()
@@ -188,6 +214,11 @@ func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
 			var v []byte
 			v, err = readLimited(part, 16)
 			save = len(v) > 0 && string(v) != "0"
+		case "work":
+			// Work patterns, one a line or comma-separated, as --work.
+			var v []byte
+			v, err = readLimited(part, 4<<10)
+			work = append(work, splitPatterns(string(v))...)
 		default:
 			_, err = io.Copy(io.Discard, io.LimitReader(part, 1<<10))
 		}
@@ -201,18 +232,19 @@ func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, "The form had no file named \"profile\". Choose a pprof file (.pb.gz) to upload.")
 		return
 	}
-	prof, err := parseProfile(data)
+	if _, err := profiles.DefaultRules().WithWork(work...); err != nil {
+		s.fail(w, r, http.StatusBadRequest, "The work patterns are refused: %v.", err)
+		return
+	}
+	src, err := readSource(data)
 	if err != nil {
 		s.fail(w, r, http.StatusUnprocessableEntity, "%s could not be read: %v.", orUnnamed(name), err)
 		return
 	}
-	u := &upload{Token: newToken(), Name: orUnnamed(name), Size: len(data), Added: time.Now(), Data: data, Prof: prof}
+	u := &upload{Token: newToken(), Name: orUnnamed(name), Size: len(data), Added: time.Now(), Data: data, Src: src, Work: work}
 	if save {
 		if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
-			var gz bytes.Buffer
-			if err := prof.Write(&gz); err == nil {
-				u.Data = gz.Bytes()
-			}
+			u.Data = gzipped(data)
 		}
 		s.saveUpload(w, r, u)
 		return
@@ -377,4 +409,100 @@ func (s *Server) saveUpload(w http.ResponseWriter, r *http.Request, u *upload) {
 		return
 	}
 	http.Redirect(w, r, "/runs/"+run.ID+"/cases/"+slug, http.StatusSeeOther)
+}
+
+// readSource decodes an uploaded profile for drawing, with the server's
+// limits and under the same admission as every other parse.
+func readSource(data []byte) (*flame.Source, error) {
+	parsing <- struct{}{}
+	defer func() { <-parsing }()
+	return flame.ReadSource(bytes.NewReader(data), profiles.Limits{
+		Compressed:   int64(len(data)),
+		Uncompressed: maxProfileBytes,
+		Memory:       maxProfileMemory,
+	})
+}
+
+// gzipped returns data gzip-compressed: a pprof reader takes protobuf and
+// text profiles either way.
+func gzipped(data []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(data)
+	zw.Close()
+	return buf.Bytes()
+}
+
+// splitPatterns splits a work field into patterns: one a line, or
+// separated by commas where no line breaks are used.
+func splitPatterns(s string) []string {
+	sep := "\n"
+	if !strings.Contains(s, "\n") {
+		sep = ","
+	}
+	var out []string
+	for _, p := range strings.Split(s, sep) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// treeView is what the upload page shows of one sample type, from its
+// flame tree: totals and the top functions by self and total value.
+func treeView(t *flame.Tree, samples int, flameURL string) *profileView {
+	typ, unit := t.SampleType()
+	fs := t.Functions()
+	total := t.Total()
+	row := func(f flame.Function) fnRow {
+		r := fnRow{Name: f.Name, Self: f.Self, Total: f.Total, Category: string(f.Category)}
+		r.Color = categoryColor(r.Category)
+		if total > 0 {
+			r.SelfShare = float64(r.Self) / float64(total)
+			r.TotalShare = float64(r.Total) / float64(total)
+		}
+		r.SelfText = fmtSample(r.Self, unit)
+		r.TotalText = fmtSample(r.Total, unit)
+		return r
+	}
+	top := func(key func(flame.Function) int64) []fnRow {
+		sorted := slices.Clone(fs)
+		slices.SortFunc(sorted, func(a, b flame.Function) int {
+			if c := cmp.Compare(key(b), key(a)); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Name, b.Name)
+		})
+		var rows []fnRow
+		for _, f := range sorted {
+			if key(f) <= 0 || len(rows) == 20 {
+				break
+			}
+			rows = append(rows, row(f))
+		}
+		return rows
+	}
+	return &profileView{
+		SampleType: typ + " (" + unit + ")",
+		Total:      fmtSample(total, unit),
+		Samples:    samples,
+		TopSelf:    top(func(f flame.Function) int64 { return f.Self }),
+		TopTotal:   top(func(f flame.Function) int64 { return f.Total }),
+		FlameURL:   flameURL,
+	}
+}
+
+// treeBudget splits a flame tree's total by category.
+func treeBudget(t *flame.Tree) []budgetPart {
+	if t.Total() == 0 {
+		return nil
+	}
+	b := map[string]float64{}
+	for c, v := range t.ByCategory() {
+		if v != 0 {
+			b[string(c)] = float64(v)
+		}
+	}
+	return budgetParts(b)
 }

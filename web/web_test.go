@@ -383,21 +383,22 @@ func TestUpload(t *testing.T) {
 		t.Errorf("gzip bomb: status %d: %s", resp.StatusCode, b)
 	}
 
-	// A sample bomb: 200,000 tiny samples gzip to a few KB and would take
-	// a hundred MB parsed; the server refuses before parsing.
+	// A sample bomb: 200,000 tiny samples of 16 frames gzip to a few KB
+	// and would take a hundred MB decoded; the server refuses them as the
+	// decoder's budget runs out, before the memory is taken.
 	defer func(old int64) { maxProfileMemory = old }(maxProfileMemory)
 	maxProfileMemory = 16 << 20
 	fn := &profile.Function{ID: 1, Name: "f"}
 	l := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
 	many := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}}, Function: []*profile.Function{fn}, Location: []*profile.Location{l}}
 	for range 200_000 {
-		many.Sample = append(many.Sample, &profile.Sample{Location: []*profile.Location{l}, Value: []int64{1}})
+		many.Sample = append(many.Sample, &profile.Sample{Location: slices.Repeat([]*profile.Location{l}, 16), Value: []int64{1}})
 	}
 	var manyGz bytes.Buffer
 	many.Write(&manyGz)
 	resp = postFile(t, srv.URL+"/upload", manyGz.Bytes(), false, nil)
 	b, _ = io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(b), "of memory once parsed") {
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(b), "of memory to draw") {
 		t.Errorf("sample bomb (%d bytes): status %d: %s", manyGz.Len(), resp.StatusCode, b)
 	}
 
