@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -85,7 +87,18 @@ type liveCase struct {
 	failed  error
 	// opsPerMicro adds an ops/µs metric (Scenario.OpsPerMicrosecond).
 	opsPerMicro bool
+	// stop is the run's context: when it ends, a repetition stops
+	// waiting for its workers (see runWorkers). nil waits always.
+	stop context.Context
+	// abandoned is set when a repetition was abandoned with its workers
+	// still running: they cannot be killed, so the case's state must not
+	// be closed under them.
+	abandoned bool
 }
+
+// errAbandoned is wrapped, with the context's error, by runWorkers when the
+// run ends during a repetition.
+var errAbandoned = errors.New("repetition abandoned, its workers left to finish")
 
 // repResult is one timed repetition.
 type repResult struct {
@@ -109,7 +122,21 @@ func (p *workerPanic) Error() string {
 // and returns the wall time between releasing them and the last one
 // finishing. Goroutines are started and parked before the clock starts.
 // before and after, if non-nil, are filled just outside the timed region.
+//
+// When c.stop ends first (Ctrl-C, SIGTERM), the repetition is abandoned:
+// runWorkers stops waiting and returns an error wrapping errAbandoned, and
+// the repetition is not counted. Worker goroutines cannot be killed; they
+// finish their n operations in the background while the run is saved, or
+// the process exits first (issue 14: a 5 s repetition, or a worker that
+// hangs, kept Ctrl-C waiting). The clock is read by the goroutine the last
+// worker wakes, as done.Wait did before, so the watchdog adds no wake-up to
+// the timed region.
 func (c *liveCase) runWorkers(n int, s *sampler, before, after *counters) (time.Duration, error) {
+	if c.stop != nil {
+		if err := c.stop.Err(); err != nil {
+			return 0, err
+		}
+	}
 	var ready, done sync.WaitGroup
 	start := make(chan struct{})
 	errs := make([]error, len(c.workers))
@@ -118,14 +145,34 @@ func (c *liveCase) runWorkers(n int, s *sampler, before, after *counters) (time.
 	for i, w := range c.workers {
 		go workerLoop(w, n, c.labels, &ready, start, &done, &errs[i])
 	}
+	// The waiter and what it captures are allocated, and the stop channel
+	// fetched, before the before-counters are read: allocs/op stays exact.
+	var t0 time.Time
+	var d time.Duration
+	finished := make(chan struct{})
+	go func() {
+		// t0 is written before close(start), which comes before the
+		// workers' Done: no race.
+		done.Wait()
+		d = time.Since(t0)
+		close(finished)
+	}()
+	var stopped <-chan struct{}
+	if c.stop != nil {
+		stopped = c.stop.Done()
+	}
 	ready.Wait()
 	if before != nil {
 		s.read(before)
 	}
-	t0 := time.Now()
+	t0 = time.Now()
 	close(start)
-	done.Wait()
-	d := time.Since(t0)
+	select {
+	case <-finished:
+	case <-stopped:
+		c.abandoned = true
+		return time.Since(t0), fmt.Errorf("%w: %w", errAbandoned, c.stop.Err())
+	}
 	if after != nil {
 		s.read(after)
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -51,9 +52,13 @@ func (r *Runner) profile(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := r.profileCase(i, want); err != nil {
+		if err := r.profileCase(i, want); errors.Is(err, errAbandoned) {
+			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, "profiling interrupted: its profiles are not saved")
+			return err
+		} else if err != nil {
 			r.Progress.Warn(fmt.Sprintf("%s: profiling: %v", c.name, firstLine(err.Error())))
 			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, "profiling: "+err.Error())
+			r.lost = append(r.lost, c.name+": "+firstLine(err.Error()))
 		}
 		if err := r.Save.Checkpoint(); err != nil {
 			return err

@@ -118,6 +118,9 @@ type Runner struct {
 	sampler       *sampler
 	reps          [][]repResult
 	untilWarnings []untilWarning
+	// lost lists the cases whose profiling pass failed to save something,
+	// with the reason: the run is then not complete.
+	lost []string
 }
 
 // ErrInterrupted is returned when the context ends the run early; what was
@@ -145,34 +148,49 @@ func (r *Runner) Execute(ctx context.Context) error {
 		name := r.Scenario.CaseName(spec)
 		r.Run.Cases[i] = store.Case{Name: name, Variant: spec.Variant, Params: spec.Params, Threads: spec.Threads, Status: store.StatusSkipped}
 		labels := pprof.Labels("case", name)
-		r.cases = append(r.cases, &liveCase{spec: spec, name: name, labels: &labels, opsPerMicro: r.Scenario.OpsPerMicrosecond})
+		r.cases = append(r.cases, &liveCase{spec: spec, name: name, labels: &labels, opsPerMicro: r.Scenario.OpsPerMicrosecond, stop: ctx})
 	}
 	defer r.closeCases()
 
 	if err := r.setup(ctx); err != nil {
-		return r.finish(err)
+		return r.finish(ctx, err)
 	}
 	if err := r.rounds(ctx); err != nil {
-		return r.finish(err)
+		return r.finish(ctx, err)
 	}
 	if err := r.profile(ctx); err != nil {
-		return r.finish(err)
+		return r.finish(ctx, err)
 	}
-	return r.finish(nil)
+	if len(r.lost) > 0 {
+		// The timing is whole but profiles, budgets or flame graphs are
+		// missing: not a complete run (issue 14: it said complete, exit 0).
+		return r.finish(ctx, fmt.Errorf("%w: the profiles of %d of %d profiled cases were not all saved: %s",
+			ErrIncomplete, len(r.lost), r.live(), strings.Join(r.lost, "; ")))
+	}
+	return r.finish(ctx, nil)
 }
 
+// ErrIncomplete is returned when every case was measured but something
+// the run should hold was not saved (a profile, a budget, a flame graph);
+// the run is stored, marked incomplete, with the reason in its note.
+var ErrIncomplete = errors.New("incomplete")
+
 // finish marks the run complete or not and checkpoints it.
-func (r *Runner) finish(err error) error {
+func (r *Runner) finish(ctx context.Context, err error) error {
 	r.Run.Finished = time.Now().UTC()
 	r.Run.Complete = err == nil
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		err = ErrInterrupted
+		// The cause says by what (Main cancels with the signal).
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+			err = fmt.Errorf("%w (%v)", ErrInterrupted, cause)
+		}
 		measured := false
 		for _, c := range r.Run.Cases {
 			measured = measured || len(c.Reps) > 0
 		}
 		if !measured {
-			err = fmt.Errorf("%w (before any case was measured: the run is saved, empty)", ErrInterrupted)
+			err = fmt.Errorf("%w (before any case was measured: the run is saved, empty)", err)
 		}
 	}
 	if err != nil {
@@ -192,7 +210,14 @@ func (r *Runner) setup(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := r.setupCase(c); errors.Is(err, perflab.ErrNotApplicable) {
+		err := r.setupCase(c)
+		if errors.Is(err, errAbandoned) || ctx.Err() != nil {
+			// Interrupted while calibrating or warming up: not the case's
+			// failure.
+			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, "interrupted during setup (calibration or warmup): not measured")
+			return ctx.Err()
+		}
+		if errors.Is(err, perflab.ErrNotApplicable) {
 			c.failed = err
 			r.Run.Cases[i].Status = store.StatusNotApplicable
 			// The variant's own reason, without the sentinel's words.
@@ -281,6 +306,11 @@ func (r *Runner) rounds(ctx context.Context) error {
 				return err
 			}
 			res, err := c.rep(r.sampler)
+			if errors.Is(err, errAbandoned) {
+				r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings,
+					fmt.Sprintf("a repetition was abandoned when the run was interrupted: not counted (%d measured)", len(r.reps[i])))
+				return err
+			}
 			if err != nil {
 				r.fail(i, err)
 				continue
@@ -387,6 +417,11 @@ func (r *Runner) summarise(i int) {
 
 func (r *Runner) closeCases() {
 	for _, c := range r.cases {
+		if c.abandoned {
+			// Its workers may still be running: closing their state
+			// under them could crash the process before it exits.
+			continue
+		}
 		if cl, ok := c.cs.(interface{ Close() error }); ok {
 			cl.Close()
 		}
