@@ -126,6 +126,9 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 	if o.Diff && format == "folded" {
 		return usagef(errors.New("--diff writes SVG or HTML, not folded stacks"))
 	}
+	if (o.Out == "" || o.Out == "-") && io.OutIsTerminal && format != "folded" {
+		return usagef(fmt.Errorf("flame writes %s: give -o file.svg (or .html, .folded), or redirect the output", strings.ToUpper(format)))
+	}
 	layout, err := flame.ParseLayout(o.Layout)
 	if err != nil {
 		return usagef(fmt.Errorf("--layout: %w", err))

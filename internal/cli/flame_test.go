@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -280,5 +282,30 @@ func TestRunRecordsClassification(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(other); len(entries) != 0 {
 		t.Errorf("refused run left %d entries in the store", len(entries))
+	}
+}
+
+// TestFlameRefusesTerminal: without -o, flame would fill a terminal with
+// SVG; it says what to do instead. Folded stacks are text and still go.
+func TestFlameRefusesTerminal(t *testing.T) {
+	path := realCPU
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"flame", path}, 2},
+		{[]string{"flame", path, "--format", "html"}, 2},
+		{[]string{"flame", path, "--format", "folded"}, 0},
+	} {
+		var out, errb bytes.Buffer
+		root := NewRoot(&IO{Out: &out, Err: &errb, OutIsTerminal: true})
+		root.SetArgs(tt.args)
+		err := root.ExecuteContext(context.Background())
+		if code := exitCode(err); code != tt.code {
+			t.Errorf("%v: exit %d (%v), want %d", tt.args, code, err, tt.code)
+		}
+		if tt.code == 2 && (out.Len() != 0 || !strings.Contains(err.Error(), "-o file.svg")) {
+			t.Errorf("%v: wrote %d bytes, error %v", tt.args, out.Len(), err)
+		}
 	}
 }

@@ -23,6 +23,9 @@ type IO struct {
 	// ErrIsTerminal says whether Err is a terminal (progress bars) or a
 	// pipe or file (plain lines).
 	ErrIsTerminal bool
+	// OutIsTerminal says whether Out is a terminal: commands that write
+	// SVG or HTML refuse to fill one with markup.
+	OutIsTerminal bool
 	// Args are the command-line arguments, recorded with each run.
 	Args []string
 }
@@ -78,7 +81,7 @@ func Main(args []string) int {
 		<-ctx.Done()
 		stop()
 	}()
-	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), Args: args}
+	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), OutIsTerminal: isTerminal(os.Stdout), Args: args}
 	root := NewRoot(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
