@@ -355,6 +355,17 @@ func TestBrowser(t *testing.T) {
 		if eval[string](b, `document.querySelector("#flame canvas").toDataURL()`) == upright {
 			t.Error("the icicle view did not change the canvas")
 		}
+		b.do(chromedp.Evaluate[chromedp.Void](icicle + `.click()`))
+
+		// Work patterns typed on the page classify as --work does: all
+		// that runtime.goexit calls and nothing else decides becomes work.
+		workShare := `parseFloat(Array.from(document.querySelectorAll("#flame .pf-cat")).find(b => b.textContent.startsWith("work")).textContent.slice(5))`
+		workBefore := eval[float64](b, workShare)
+		b.do(chromedp.SendKeys(`#flame .pf-work`, `^runtime\.goexit$`))
+		b.waitFor(workShare + ` > ` + fmt.Sprint(workBefore))
+		b.shot("case-flame-work")
+		b.do(chromedp.Evaluate[chromedp.Void](`(s => { s.value = ""; s.dispatchEvent(new Event("input")); })(document.querySelector("#flame .pf-work"))`))
+		b.waitFor(workShare + ` === ` + fmt.Sprint(workBefore))
 
 		// The other profile kinds load too.
 		b.open("/runs/" + run.ID + "/cases/" + store.Slug(c.Name) + "?kind=mutex")

@@ -290,9 +290,18 @@
     controls.appendChild(reset);
     controls.appendChild(invert);
     controls.appendChild(unfocus);
+    // Work patterns, as perflab flame --work: frames whose names match are
+    // work, and so are the unclassified frames they call. Not for diffs,
+    // whose colours are changes, not categories.
+    var work = el('input', 'pf-work');
+    work.type = 'search';
+    work.placeholder = 'Work (regexp), as --work';
+    work.setAttribute('aria-label', 'Work patterns');
+    if (!data.diff) controls.insertBefore(work, reset);
     controls.appendChild(el('span', 'pf-hint', 'click: zoom · shift-click or right-click: focus on function (callers and callees)'));
 
     var legend = el('div', 'pf-legend');
+    var legendText = [];
     data.cats.forEach(function (c, i) {
       var b = el('button', 'pf-cat');
       var sw = el('span', 'pf-swatch');
@@ -301,7 +310,9 @@
       var share = data.total > 0 ? 100 * data.catTotals[i] / data.total : 0;
       var text = c + ' ' + share.toFixed(1) + '%';
       if (stats) text = stats.catText[i];
-      b.appendChild(document.createTextNode(text));
+      var label = document.createTextNode(text);
+      b.appendChild(label);
+      legendText.push(label);
       b.title = (stats ? stats.catTip[i] + '. ' : '') + 'Highlight ' + c + ' frames';
       b.setAttribute('aria-pressed', 'false');
       b.addEventListener('click', function () {
@@ -554,6 +565,50 @@
       state.inverted = !state.inverted;
       invert.setAttribute('aria-pressed', String(state.inverted));
       draw();
+    });
+
+    // reclassify makes frames matching re work, and the unclassified
+    // frames below them (a frame's category is its own rule's, else its
+    // caller's: profiles.Class.Under), then recounts the legend by self
+    // value. An empty pattern restores the server's classification.
+    var origCat = full.cat.slice();
+    var WORK = data.cats.indexOf('work'), OTHER = data.cats.indexOf('other');
+    function reclassify(re) {
+      var t = full;
+      for (var i = 0; i < t.n; i++) {
+        var c = origCat[i];
+        if (re && i > 0 && t.name[i] >= 0) {
+          if (re.test(names[t.name[i]])) c = WORK;
+          else if (c === OTHER && t.cat[t.parent[i]] === WORK) c = WORK;
+        }
+        t.cat[i] = c;
+      }
+      var totals = data.cats.map(function () { return 0; });
+      for (var j = 0; j < t.n; j++) {
+        var self = t.value[j];
+        for (var k = j + 1; k < t.end[j]; k = t.end[k]) self -= t.value[k];
+        if (j === 0 && self > 0) totals[OTHER] += self; else if (self > 0) totals[t.cat[j]] += self;
+      }
+      if (!re) totals = data.catTotals; // exact, pruned frames included
+      legendText.forEach(function (node, c) {
+        var share = data.total > 0 ? 100 * totals[c] / data.total : 0;
+        node.textContent = data.cats[c] + ' ' + share.toFixed(1) + '%';
+      });
+      state.focus = null;
+      unfocus.hidden = true;
+      details.textContent = '\u00a0';
+      draw();
+    }
+    var workTimer = 0;
+    work.addEventListener('input', function () {
+      clearTimeout(workTimer);
+      workTimer = setTimeout(function () {
+        var q = work.value, re = null;
+        if (q) {
+          try { re = new RegExp(q); } catch (e) { re = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')); }
+        }
+        reclassify(re);
+      }, 200);
     });
 
     var searchTimer = 0;

@@ -438,3 +438,77 @@ func TestMaxNodesUnitValues(t *testing.T) {
 		t.Errorf("%d frames kept of %d (cap 1000), %d pruned", n, tr.Len(), data.Pruned)
 	}
 }
+
+// TestJSONGaps lays the page's frames out as flame.js does (a frame's
+// offset is its parent's plus its elder siblings' widths, plus its gap)
+// and checks every kept frame against the SVG's layout: frames after a
+// pruned sibling used to shift left into its place.
+func TestJSONGaps(t *testing.T) {
+	tr, err := Build(genProfile(2000, 7), Options{MaxNodes: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	tr.walk(tr.jsonThreshold()-1, func(i int32, d int, x int64) { want = append(want, x) })
+	var buf bytes.Buffer
+	tr.WriteJSON(&buf)
+	var data struct{ Nodes, Gaps []int64 }
+	if err := json.Unmarshal(buf.Bytes(), &data); err != nil {
+		t.Fatal(err)
+	}
+	n := len(data.Nodes) / 4
+	if len(data.Gaps) == 0 || n != len(want) {
+		t.Fatalf("%d frames (want %d), %d gap entries", n, len(want), len(data.Gaps)/2)
+	}
+	gap := make([]int64, n)
+	for g := 0; g+1 < len(data.Gaps); g += 2 {
+		gap[data.Gaps[g]] = data.Gaps[g+1]
+	}
+	off, cursor := make([]int64, n), make([]int64, n)
+	var path []int
+	for i := range n {
+		d := int(data.Nodes[4*i+3])
+		path = path[:d]
+		if d > 0 {
+			p := path[d-1]
+			cursor[p] += gap[i]
+			off[i] = cursor[p]
+			cursor[p] += data.Nodes[4*i+1]
+		}
+		cursor[i] = off[i]
+		path = append(path, i)
+		if off[i] != want[i] {
+			t.Fatalf("frame %d at %d, the SVG has it at %d", i, off[i], want[i])
+		}
+	}
+}
+
+// TestCallerTint checks what the issue asked to check: memmove and
+// asyncPreempt take their caller's category, so memmove under hashing is
+// work and under growslice alloc.
+func TestCallerTint(t *testing.T) {
+	p := fake(map[string]int64{
+		"main.worker;crypto/sha256.Sum256;runtime.memmove":      3,
+		"main.worker;runtime.growslice;runtime.memmove":         2,
+		"main.worker;crypto/sha256.Sum256;runtime.asyncPreempt": 1,
+	})
+	tr, err := Build(p, smallOpts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]profiles.Category{}
+	for i := int32(1); i < int32(len(tr.name)); i++ {
+		for c := i + 1; c < tr.end[i]; c = tr.end[c] {
+			got[tr.nodeName(c)+" < "+tr.nodeName(i)] = tr.category(c)
+		}
+	}
+	for k, want := range map[string]profiles.Category{
+		"runtime.memmove < crypto/sha256.Sum256":      profiles.Work,
+		"runtime.memmove < runtime.growslice":         profiles.Alloc,
+		"runtime.asyncPreempt < crypto/sha256.Sum256": profiles.Work,
+	} {
+		if got[k] != want {
+			t.Errorf("%s: %s, want %s", k, got[k], want)
+		}
+	}
+}
