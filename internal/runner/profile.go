@@ -100,7 +100,13 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 			cpuOn = true
 		}
 		traceOn := false
+		var sched *wallclock.SchedStats
 		if want["wall"] {
+			// Each thread's kernel run-queue wait over the window: time a
+			// worker was running to Go while the OS ran something else.
+			if before := wallclock.ReadSchedStats(); before != nil {
+				sched = &wallclock.SchedStats{Before: before}
+			}
 			if err := trace.Start(&tbuf); err != nil {
 				r.Progress.Warn("execution trace: " + err.Error())
 			} else {
@@ -110,6 +116,11 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 		ops, elapsed, runErr := r.runFor(c, r.Opts.ProfileTime)
 		if traceOn {
 			trace.Stop()
+			if sched != nil {
+				if sched.After = wallclock.ReadSchedStats(); sched.After == nil {
+					sched = nil
+				}
+			}
 		}
 		if cpuOn {
 			pprof.StopCPUProfile()
@@ -124,7 +135,7 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 		}
 		if traceOn {
 			var err error
-			wall, err = wallclock.FromTrace(&tbuf, wallclock.Options{Region: workerRegion, Rules: r.Rules})
+			wall, err = wallclock.FromTrace(&tbuf, wallclock.Options{Region: workerRegion, Rules: r.Rules, Sched: sched})
 			if err != nil {
 				return fmt.Errorf("wall-clock profile: %w", err)
 			}
@@ -212,6 +223,7 @@ func window(w *wallclock.Result, ops int64, elapsed time.Duration, threads int) 
 		out.Runnable = float64(w.Time[wallclock.Runnable]) / t
 		out.Blocked = float64(w.Time[wallclock.Blocked]) / t
 		out.Syscall = float64(w.Time[wallclock.Syscall]) / t
+		out.OSWait = float64(w.OSWait) / t
 	}
 	return out
 }

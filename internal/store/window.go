@@ -25,6 +25,10 @@ type Window struct {
 	// mark workers per operation: GC work that is in cpu/op but in no
 	// worker's wall time, so it is shown beside the budget, not in it.
 	BackgroundGCNsPerOp float64 `json:"background_gc_ns_per_op"`
+	// OSWait is the share of the workers' time their thread waited for a
+	// CPU while Go had them running (another process on the cores), read
+	// from the kernel's per-thread figures; it is in Runnable and in sched.
+	OSWait float64 `json:"os_wait,omitempty"`
 	// CPUSamples is the number of the workers' CPU samples that split
 	// their running time between categories.
 	CPUSamples int `json:"cpu_samples"`

@@ -90,6 +90,9 @@ type Options struct {
 	// Rules classify off-CPU stacks (see profiles.Rules.OffCPU). Nil means
 	// profiles.DefaultRules().
 	Rules *profiles.Rules
+	// Sched, if set, moves the time a running goroutine's thread waited in
+	// the kernel's run queue from running to sched (see Result.OSWait).
+	Sched *SchedStats
 }
 
 // Result is what one trace says about its counted goroutines.
@@ -114,7 +117,21 @@ type Result struct {
 	BackgroundGC time.Duration
 	// Span is the time from the first to the last event of the trace.
 	Span time.Duration
+	// OSWait is the time counted goroutines were running to Go while their
+	// thread waited for a CPU (Options.Sched); it is in Time[Runnable] and
+	// charged to sched, not in Time[Running].
+	OSWait time.Duration
 }
+
+// SchedStat is one thread's kernel scheduling figures
+// (/proc/self/task/TID/schedstat): time on a CPU, and time waiting in the
+// run queue for one.
+type SchedStat struct{ Run, Wait time.Duration }
+
+// SchedStats are every thread's figures, by thread id (the trace's thread
+// ids are the kernel's on Linux), read just before the trace starts and
+// just after it stops.
+type SchedStats struct{ Before, After map[int64]SchedStat }
 
 // Total returns the counted goroutines' total time.
 func (r *Result) Total() time.Duration {
@@ -153,6 +170,7 @@ type gor struct {
 	blockWhy   string
 	running    time.Duration // all running time, counted or not
 	gcWorker   bool
+	thread     trace.ThreadID // the thread it runs on, while running
 	// AllGoroutines only: whether the goroutine is the runtime's or a
 	// profiler's, and its time while that is not known yet.
 	class   class
@@ -211,6 +229,10 @@ func FromTrace(r io.Reader, opts Options) (res *Result, err error) {
 		samples: map[trace.Stack]int{},
 		cats:    map[catKey]profiles.Category{},
 		res:     &Result{},
+		sched:   opts.Sched,
+	}
+	if opts.Sched != nil {
+		a.threadAll, a.threadCounted = map[trace.ThreadID]time.Duration{}, map[trace.ThreadID]time.Duration{}
 	}
 	first, last := trace.Time(-1), trace.Time(0)
 	for {
@@ -255,6 +277,10 @@ type accountant struct {
 	cats    map[catKey]profiles.Category
 	res     *Result
 	gcSTW   bool // inside a GC stop-the-world
+	// With Options.Sched: running time per thread, of all goroutines and
+	// of counted ones.
+	sched                    *SchedStats
+	threadAll, threadCounted map[trace.ThreadID]time.Duration
 }
 
 func (a *accountant) g(id trace.GoID) *gor {
@@ -304,7 +330,7 @@ func (a *accountant) event(ev *trace.Event) error {
 		g := a.g(id)
 		// A region begins and ends on its own goroutine, which is running.
 		a.flush(g, ev.Time())
-		g.state = trace.GoRunning
+		g.state, g.thread = trace.GoRunning, ev.Thread()
 		if ev.Kind() == trace.EventRegionBegin {
 			g.counted, g.seen = true, true
 		} else {
@@ -362,6 +388,9 @@ func (a *accountant) event(ev *trace.Event) error {
 			}
 		}
 		a.transition(g, from, to, st)
+		if to == trace.GoRunning {
+			g.thread = ev.Thread()
+		}
 		if a.all && fresh && from == trace.GoUndetermined {
 			// The tracer tells of a goroutine that existed before the
 			// trace when it first does something, or at the end: it was
@@ -425,6 +454,12 @@ func (a *accountant) flush(g *gor, now trace.Time) {
 	}
 	if g.state == trace.GoRunning {
 		g.running += d
+		if a.threadAll != nil {
+			a.threadAll[g.thread] += d
+			if g.counted && !(a.all && g.class == undecided) {
+				a.threadCounted[g.thread] += d
+			}
+		}
 	}
 	if a.all && g.class == undecided {
 		p := g.pend()
@@ -569,6 +604,7 @@ func (a *accountant) decide(g *gor, c class) {
 }
 
 func (a *accountant) finish(end trace.Time) {
+	defer a.osWait()
 	for _, g := range a.gs {
 		a.flush(g, end)
 		if a.all && g.class == undecided {
@@ -584,7 +620,44 @@ func (a *accountant) finish(end trace.Time) {
 			a.res.BackgroundGC += g.running
 		}
 	}
-	a.res.Profile = a.build()
+}
+
+// osWait moves the time counted goroutines were "running" while their
+// thread waited in the kernel's run queue (another process, or another of
+// this process's threads, had the CPU) from running to sched, then builds
+// the profile. The tracer cannot see it: to Go the goroutine is running.
+// Each thread's run-queue wait over the window (/proc/TID/schedstat) is
+// shared out in proportion to the counted goroutines' running time on it.
+func (a *accountant) osWait() {
+	defer func() { a.res.Profile = a.build() }()
+	if a.sched == nil || a.threadAll == nil {
+		return
+	}
+	var wait time.Duration
+	for tid, counted := range a.threadCounted {
+		before, okB := a.sched.Before[int64(tid)]
+		after, okA := a.sched.After[int64(tid)]
+		if !okA {
+			continue // the thread exited: unknown
+		}
+		if !okB {
+			before = SchedStat{} // started during the window
+		}
+		dRun, dWait := after.Run-before.Run, after.Wait-before.Wait
+		busy := max(dRun+dWait, a.threadAll[tid])
+		if dWait <= 0 || busy <= 0 {
+			continue
+		}
+		wait += time.Duration(float64(dWait) * float64(counted) / float64(busy))
+	}
+	wait = min(wait, a.res.Time[Running])
+	if wait <= 0 {
+		return
+	}
+	a.res.OSWait = wait
+	a.res.Time[Running] -= wait
+	a.res.Time[Runnable] += wait
+	a.offTime(key{frame: profiles.StateFrame(profiles.Sched, "runnable (its thread waited for a CPU: the OS ran something else)"), state: Runnable}, wait)
 }
 
 // build assembles the pprof profile.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/profiles"
+	xtrace "golang.org/x/exp/trace"
 )
 
 const region = "test.worker"
@@ -349,5 +350,37 @@ func TestSystemGoroutine(t *testing.T) {
 		if got := SystemGoroutine(root); got != want {
 			t.Errorf("SystemGoroutine(%q) = %v, want %v", root, got, want)
 		}
+	}
+}
+
+// TestOSWait: a thread's kernel run-queue wait is moved from the counted
+// goroutines' running time to sched, in proportion to their share of the
+// thread's time; a thread that exited is left alone.
+func TestOSWait(t *testing.T) {
+	ms := time.Millisecond
+	a := &accountant{
+		res: &Result{},
+		off: map[key]time.Duration{}, samples: map[xtrace.Stack]int{},
+		sched: &SchedStats{
+			Before: map[int64]SchedStat{1: {Run: 100 * ms, Wait: 10 * ms}, 2: {}},
+			After:  map[int64]SchedStat{1: {Run: 160 * ms, Wait: 50 * ms}, 2: {Run: 100 * ms}},
+		},
+		// Thread 1: 100 ms of the window, 40 ms of it waiting; counted
+		// goroutines ran 80 of its 100 ms. Thread 2 never waited;
+		// thread 3 exited (no After).
+		threadAll:     map[xtrace.ThreadID]time.Duration{1: 100 * ms, 2: 100 * ms, 3: 50 * ms},
+		threadCounted: map[xtrace.ThreadID]time.Duration{1: 80 * ms, 2: 100 * ms, 3: 50 * ms},
+	}
+	a.res.Time[Running] = 230 * ms
+	a.osWait()
+	if want := 32 * ms; a.res.OSWait != want {
+		t.Errorf("OSWait = %v, want %v (40 ms × 80/100)", a.res.OSWait, want)
+	}
+	if a.res.Time[Running] != 198*ms || a.res.Time[Runnable] != 32*ms {
+		t.Errorf("running %v runnable %v", a.res.Time[Running], a.res.Time[Runnable])
+	}
+	by, total := profiles.Breakdown(a.res.Profile, 0, profiles.DefaultRules())
+	if time.Duration(by[profiles.Sched]) != 32*ms || time.Duration(total) != 230*ms {
+		t.Errorf("profile: sched %v of %v", time.Duration(by[profiles.Sched]), time.Duration(total))
 	}
 }

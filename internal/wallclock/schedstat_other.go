@@ -1,0 +1,7 @@
+//go:build !linux
+
+package wallclock
+
+// ReadSchedStats returns nil: only Linux says how long threads waited for
+// a CPU.
+func ReadSchedStats() map[int64]SchedStat { return nil }
