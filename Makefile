@@ -3,7 +3,7 @@
 GO ?= go
 RUN_ARGS ?=
 
-.PHONY: build run test bench check fmt
+.PHONY: build run test truth bench check fmt
 
 build:
 	$(GO) build -o bin/perflab ./cmd/perflab
@@ -14,6 +14,13 @@ run:
 test:
 	$(GO) vet ./...
 	$(GO) test -race ./...
+	$(MAKE) truth
+
+# The ground-truth suite of the time budget: instrumented variants through
+# the real runner, every budget share held against the workers' own timing.
+# It skips itself under -race (timings change), so it runs here without.
+truth:
+	$(GO) test -count=1 -run Truth ./internal/truth/
 
 bench:
 	# harness: overhead and agreement vs testing.B, wall-profiler overhead (ratios)
