@@ -228,7 +228,8 @@ func (t *table) row(msg string) { t.msgs = append(t.msgs, msg) }
 
 func (t *table) rows() int { return len(t.msgs) }
 
-func width(s string) int { return utf8.RuneCountInString(s) }
+// width is the number of columns s takes once made Safe, as it is written.
+func width(s string) int { return utf8.RuneCountInString(Safe(s)) }
 
 func (c *column) width() int {
 	w := width(c.head)
@@ -276,13 +277,14 @@ func (t *table) write(tw *textWriter, maxWidth int) {
 		widths[i] = c.width()
 	}
 	line := func(cell func(c *column) string, msg string) {
+		msg = Safe(msg)
 		var b strings.Builder
 		b.WriteString("  ")
 		for i, c := range t.cols {
 			if c.hidden {
 				continue
 			}
-			s := cell(c)
+			s := Safe(cell(c))
 			if i == 0 {
 				if msg != "" {
 					b.WriteString(s + strings.Repeat(" ", widths[i]-width(s)) + "  " + msg)
@@ -320,7 +322,9 @@ type textWriter struct {
 
 func (tw *textWriter) linef(format string, args ...any) {
 	if tw.err == nil {
-		_, tw.err = fmt.Fprintf(tw.w, format+"\n", args...)
+		// Names and messages come from run.json and profiles: escape
+		// control characters in every line (Safe).
+		_, tw.err = fmt.Fprintf(tw.w, "%s\n", Safe(fmt.Sprintf(format, args...)))
 	}
 }
 
