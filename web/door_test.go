@@ -115,3 +115,18 @@ func TestRunPageHidesPassword(t *testing.T) {
 		t.Errorf("run page does not show the redacted command")
 	}
 }
+
+// TestIncompleteNoteShown: the reason a run is incomplete (a lost profile,
+// an interrupt) is on its page. (issue 14, part 5)
+func TestIncompleteNoteShown(t *testing.T) {
+	srv, f := newTestServer(t)
+	dir := filepath.Join(f.root, "20200101-000000-lost")
+	os.Mkdir(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "run.json"), []byte(`{"id":"20200101-000000-lost","scenario":"x","started":"2020-01-01T00:00:00Z","complete":false,
+		"note":"incomplete: the profiles of 1 of 1 profiled cases were not all saved: variant=a: no space left on device",
+		"config":{"count":1,"time":"1s","warmup":"0s","profile":[],"profile_time":"1s","seed":1},"cases":[]}`), 0o644)
+	_, _, body := get(t, srv.URL+"/runs/20200101-000000-lost")
+	if !strings.Contains(body, "incomplete") || !strings.Contains(body, "no space left on device") {
+		t.Errorf("run page does not give the reason")
+	}
+}

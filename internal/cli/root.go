@@ -10,7 +10,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
+	"syscall"
 
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -71,24 +74,59 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 }
 
 // Main runs the command line and returns the process exit code: 0 on
-// success, 1 on an error, 2 on a usage error, 130 when interrupted.
+// success, 1 on an error, 2 on a usage error, 130 when interrupted by
+// Ctrl-C (SIGINT) and 143 by SIGTERM.
+//
+// SIGTERM (docker stop, systemd, timeout) is handled like Ctrl-C: a run
+// saves what it measured and is marked incomplete, saying by which signal;
+// serve shuts down gracefully. After the first signal the default handlers
+// are back, so a second one ends the process at once.
 func Main(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var got atomic.Value // os.Signal
 	go func() {
-		// After the first Ctrl-C, which saves what was measured, restore
-		// the default handler: a second one ends the process at once.
-		<-ctx.Done()
-		stop()
+		sig := <-sigs
+		got.Store(sig)
+		signal.Stop(sigs)
+		cancel(&signalError{sig})
 	}()
-	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), OutIsTerminal: isTerminal(os.Stdout), Args: args}
+	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), Args: args}
 	root := NewRoot(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		fmt.Fprintln(streams.Err, "perflab:", err.Error()+hint(err))
+		printError(streams.Err, err)
 	}
-	return exitCode(err)
+	code := exitCode(err)
+	if sig, ok := got.Load().(os.Signal); ok && code == 130 && sig == syscall.SIGTERM {
+		code = 128 + int(syscall.SIGTERM)
+	}
+	return code
+}
+
+// printError prints a command's error: with the store's hint, without the
+// credentials of any URL in it, and with control characters escaped, since
+// errors quote run.json, profiles and servers' answers.
+func printError(w io.Writer, err error) {
+	fmt.Fprintln(w, "perflab:", report.SafeText(store.RedactURL(err.Error()+hint(err))))
+}
+
+// signalError is the cause of the context's end when a signal ends it: the
+// run's note says by which.
+type signalError struct{ sig os.Signal }
+
+func (e *signalError) Error() string {
+	switch e.sig {
+	case os.Interrupt:
+		return "by SIGINT (Ctrl-C)"
+	case syscall.SIGTERM:
+		return "by SIGTERM"
+	}
+	return "by signal " + e.sig.String()
 }
 
 // hint says what to do about the store's errors, which name no command

@@ -278,7 +278,11 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 	ncases := p.cases
 	est := estimate(ncases, o.Count, o.Time, o.Warmup, o.ProfileTime, prof)
 	prog := newProgress(io, est)
-	r := &runner.Runner{Scenario: s, Opts: opts, Run: run, Save: w, Progress: prog, Rules: rules}
+	var save runner.Saver = w
+	if wrapSaver != nil {
+		save = wrapSaver(w)
+	}
+	r := &runner.Runner{Scenario: s, Opts: opts, Run: run, Save: save, Progress: prog, Rules: rules}
 	fmt.Fprintf(io.Err, "perflab: %s: %d cases, %d rounds of %v each, then profiling; about %s; GOMAXPROCS=%d GOGC=%s\n",
 		s.Name, ncases, o.Count, o.Time, roughly(est), run.Env.GOMAXPROCS, run.Env.GOGC)
 	runErr := r.Execute(ctx)
@@ -327,6 +331,10 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 	}
 	return runErr
 }
+
+// wrapSaver, when set (by tests), wraps the store's writer a run saves
+// through: a test makes profile writes fail with it.
+var wrapSaver func(runner.Saver) runner.Saver
 
 // roughly writes an estimate as people say it: "40s", "2m10s".
 func roughly(d time.Duration) string {
