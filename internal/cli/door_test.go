@@ -44,7 +44,7 @@ func executeWithin(t *testing.T, d time.Duration, args ...string) (string, strin
 		root.SetArgs(args)
 		err := root.Execute()
 		if err != nil {
-			errb.WriteString("perflab: " + err.Error() + "\n")
+			printError(&errb, err) // as Main prints it
 		}
 		done <- result{out.String(), errb.String(), exitCode(err)}
 	}()

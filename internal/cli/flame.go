@@ -14,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/pyroscope"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
 	"github.com/perflab/perflab/profiles/flame"
@@ -161,7 +162,7 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 	var work []string
 	for _, in := range inputs {
 		if in.warning != "" {
-			fmt.Fprintf(io.Err, "perflab: warning: %s\n", in.warning)
+			fmt.Fprintf(io.Err, "perflab: warning: %s\n", report.SafeText(in.warning))
 		}
 		user = append(user, in.user...)
 		work = append(work, in.work...)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/perflab/perflab/internal/report"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -90,7 +91,7 @@ func shortCase(name string, n int) string {
 
 func (p *progress) Warn(msg string) {
 	p.endLine()
-	fmt.Fprintf(p.io.Err, "perflab: warning: %s\n", msg)
+	fmt.Fprintf(p.io.Err, "perflab: warning: %s\n", report.SafeText(msg))
 }
 
 func (p *progress) endLine() {

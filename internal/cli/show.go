@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -52,7 +53,7 @@ func listRuns(io *IO, st *store.Store) error {
 		return err
 	}
 	for _, e := range skipped {
-		fmt.Fprintln(io.Err, "perflab: skipped:", e)
+		fmt.Fprintln(io.Err, "perflab: not listed:", report.SafeText(e.Error()))
 	}
 	if len(runs) == 0 {
 		fmt.Fprintf(io.Err, "no runs in %s\n", st.Root)
@@ -65,7 +66,8 @@ func listRuns(io *IO, st *store.Store) error {
 		if !r.Complete {
 			status = "incomplete"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.12s\n", r.ID, r.Scenario, len(r.Cases), status, r.Env.Commit)
+		// The scenario and commit are read from run.json: escaped.
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.12s\n", r.ID, report.Safe(r.Scenario), len(r.Cases), status, report.Safe(r.Env.Commit))
 	}
 	return tw.Flush()
 }

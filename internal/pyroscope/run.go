@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
 )
@@ -121,7 +122,9 @@ func (s *Summary) write(w io.Writer, brief bool) {
 		if r.Err != nil {
 			res = "FAILED: " + strings.ReplaceAll(r.Err.Error(), "\n", " ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.Case, r.Kind, r.Bytes, res)
+		// Case names come from run.json, errors from the server's
+		// answer: neither reaches the terminal raw.
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", report.Safe(r.Case), report.Safe(r.Kind), r.Bytes, report.Safe(res))
 	}
 	tw.Flush()
 	if notAttempted > 0 {
@@ -129,7 +132,7 @@ func (s *Summary) write(w io.Writer, brief bool) {
 	}
 	if !brief {
 		for _, sk := range s.Skipped {
-			fmt.Fprintf(w, "skipped %s\n", sk)
+			fmt.Fprintf(w, "skipped %s\n", report.Safe(sk))
 		}
 	}
 	msg := fmt.Sprintf("%d of %d profiles sent to %s as %s", s.Sent(), len(s.Results)-s.empty(), s.URL, s.Selector())
@@ -302,11 +305,11 @@ func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, op
 			if opts.Progress != nil && !notAttempted {
 				switch {
 				case r.Err != nil:
-					fmt.Fprintf(opts.Progress, "push %s %s: %v\n", cs.Name, kind, r.Err)
+					fmt.Fprintf(opts.Progress, "push %s %s: %s\n", report.Safe(cs.Name), report.Safe(kind), report.Safe(r.Err.Error()))
 				case r.Empty:
-					fmt.Fprintf(opts.Progress, "push %s %s: empty, not sent\n", cs.Name, kind)
+					fmt.Fprintf(opts.Progress, "push %s %s: empty, not sent\n", report.Safe(cs.Name), report.Safe(kind))
 				default:
-					fmt.Fprintf(opts.Progress, "push %s %s: sent\n", cs.Name, kind)
+					fmt.Fprintf(opts.Progress, "push %s %s: sent\n", report.Safe(cs.Name), report.Safe(kind))
 				}
 			}
 		}
