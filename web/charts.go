@@ -90,8 +90,12 @@ type legendItem struct {
 	Label, Color string
 }
 
-// variantPalette colours variants (not categories) in charts.
-var variantPalette = []string{"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
+// variantPalette colours variants (not categories) in charts: hues far
+// from every category colour (profiles' palette: green work, vermilion
+// lock, pink wait, amber alloc, purple gc, blue sched, grey other), from
+// Paul Tol's muted scheme and two darks, so a variant's bar is never read
+// as a category's. TestVariantColoursAreNotCategories checks the distance.
+var variantPalette = []string{"#332288", "#66cccc", "#999933", "#882255", "#004488", "#661100", "#222222", "#88ccee"}
 
 // tickLabel formats an axis value without trailing zeros: "250ns", "1µs".
 func tickLabel(v float64, unit string) string {

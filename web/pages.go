@@ -162,6 +162,55 @@ type caseRow struct {
 	Cells    []cell
 	Budget   []budgetPart
 	Kinds    []string
+	// BudgetBar is the budget as a small stacked bar for the table, and
+	// BudgetText its largest shares, "lock 71% · work 13%".
+	BudgetBar  []barSeg
+	BudgetText string
+}
+
+// barSeg is one category's piece of a table row's budget bar (SVG units:
+// the bar is 100 wide).
+type barSeg struct {
+	X, W         float64
+	Color, Title string
+}
+
+// budgetCell draws a budget as a 100-unit stacked bar and names its two
+// largest shares, so the run table says where the time goes without a
+// column per category (the table fits 1280 px).
+func budgetCell(parts []budgetPart) ([]barSeg, string) {
+	var segs []barSeg
+	x := 0.0
+	for _, p := range parts {
+		w := 100 * p.Share
+		segs = append(segs, barSeg{X: x, W: w, Color: p.Color, Title: fmt.Sprintf("%s %.0f%%", p.Category, 100*p.Share)})
+		x += w
+	}
+	top := slices.Clone(parts)
+	sort.SliceStable(top, func(i, j int) bool { return top[i].Share > top[j].Share })
+	var names []string
+	for _, p := range top {
+		if len(names) == 2 || p.Share < 0.005 {
+			break
+		}
+		names = append(names, fmt.Sprintf("%s %.0f%%", p.Category, 100*p.Share))
+	}
+	return segs, strings.Join(names, " · ")
+}
+
+// caseOnlyUnits are kept off the run table (they are on every case's page):
+// the allocation rate and the GC figures, which the budget and B/op speak
+// for, so the table with its budget column fits 1280 px.
+var caseOnlyUnits = map[string]bool{"alloc-MB/s": true, "gc/op": true, "gc-cpu-%": true}
+
+func tableUnits(cases []store.Case) []string {
+	var out []string
+	for _, u := range nonZeroUnits(cases) {
+		if !caseOnlyUnits[u] {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 type cell struct {
@@ -189,7 +238,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func buildRunView(run *store.Run) runView {
-	v := runView{Run: run, Machine: machine(run.Env), Units: nonZeroUnits(run.Cases)}
+	v := runView{Run: run, Machine: machine(run.Env), Units: tableUnits(run.Cases)}
 	v.Warnings = commonWarnings(run.Cases)
 	for _, u := range v.Units {
 		v.UnitLabels = append(v.UnitLabels, unitLabel(u))
@@ -226,6 +275,7 @@ func buildRunView(run *store.Run) runView {
 		for _, p := range row.Budget {
 			cats[p.Category] = true
 		}
+		row.BudgetBar, row.BudgetText = budgetCell(row.Budget)
 		g.Rows = append(g.Rows, row)
 		v.Cases = append(v.Cases, caseOption{Value: run.ID + "/" + row.Slug, Label: c.Name})
 	}

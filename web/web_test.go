@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"math"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/profiles"
 )
 
 func newTestServer(t *testing.T) (*httptest.Server, *fixture) {
@@ -505,4 +507,23 @@ func TestParallelFetch(t *testing.T) {
 		t.Error(e)
 	}
 	t.Logf("fetched %d URLs ×3 in parallel", len(seen))
+}
+
+// TestVariantColoursAreNotCategories: no variant colour is near a
+// category colour, so charts of variants and of budgets never mix up.
+func TestVariantColoursAreNotCategories(t *testing.T) {
+	rgb := func(hex string) (r, g, b float64) {
+		var x, y, z int
+		fmt.Sscanf(hex, "#%02x%02x%02x", &x, &y, &z)
+		return float64(x), float64(y), float64(z)
+	}
+	for _, v := range variantPalette {
+		for _, c := range profiles.Categories {
+			r1, g1, b1 := rgb(v)
+			r2, g2, b2 := rgb(c.Color())
+			if d := math.Sqrt((r1-r2)*(r1-r2) + (g1-g2)*(g1-g2) + (b1-b2)*(b1-b2)); d < 60 {
+				t.Errorf("variant colour %s is %.0f from %s's %s", v, d, c, c.Color())
+			}
+		}
+	}
 }
