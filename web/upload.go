@@ -457,7 +457,9 @@ func treeView(t *flame.Tree, samples int, flameURL string) *profileView {
 	total := t.Total()
 	row := func(f flame.Function) fnRow {
 		r := fnRow{Name: f.Name, Self: f.Self, Total: f.Total, Category: string(f.Category)}
-		r.Color = categoryColor(r.Category)
+		if r.Category != "" {
+			r.Color = categoryColor(r.Category)
+		}
 		if total > 0 {
 			r.SelfShare = float64(r.Self) / float64(total)
 			r.TotalShare = float64(r.Total) / float64(total)

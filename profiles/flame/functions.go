@@ -12,8 +12,8 @@ type Function struct {
 	// of the stacks it is on, counted once however often it recurses.
 	Self, Total int64
 	// Category is that of the first frame (in the tree's order) where the
-	// function has self value: its callers can change it (runtime.lock2
-	// under the GC is gc), so this is a hint, not a rule.
+	// function has self value, "" if it has none: its callers can change
+	// it (runtime.lock2 under the GC is gc), so this is a hint, not a rule.
 	Category profiles.Category
 }
 
@@ -32,7 +32,7 @@ func (t *Tree) Functions() []Function {
 		}
 		id := t.name[i]
 		if idx[id] == 0 {
-			out = append(out, Function{Name: t.names[id], Category: profiles.Other})
+			out = append(out, Function{Name: t.names[id]})
 			idx[id] = int32(len(out))
 		}
 		f := &out[idx[id]-1]
