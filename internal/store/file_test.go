@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -171,5 +172,59 @@ func TestResolveRunDirAndCaseName(t *testing.T) {
 	t.Chdir(dir)
 	if _, err := Open(s.Root).Resolve("latest"); err != nil {
 		t.Errorf("latest from inside a run directory: %v", err)
+	}
+}
+
+// TestConcurrentCreate: concurrent writers of runs with the same id (web
+// saves in the same second) each get a distinct id and all commit; none
+// is told the store is not writable. (issue 14, part 8: 3 of 192 failed)
+func TestConcurrentCreate(t *testing.T) {
+	s := Open(filepath.Join(t.TempDir(), "runs"))
+	const n = 192
+	errs := make(chan error, n)
+	ids := make(chan string, n)
+	var start sync.WaitGroup
+	start.Add(1)
+	var done sync.WaitGroup
+	for range n {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			start.Wait()
+			w, err := s.Create(&Run{ID: "20261201-090000-upload", Scenario: "upload", Started: time.Now()})
+			if err != nil {
+				errs <- err
+				return
+			}
+			dir, err := w.Commit()
+			if err != nil {
+				errs <- err
+				return
+			}
+			ids <- filepath.Base(dir)
+		}()
+	}
+	start.Done()
+	done.Wait()
+	close(errs)
+	close(ids)
+	for err := range errs {
+		t.Error(err)
+	}
+	seen := map[string]bool{}
+	for id := range ids {
+		if seen[id] {
+			t.Errorf("id %s given twice", id)
+		}
+		seen[id] = true
+	}
+	runs, skipped, err := s.List()
+	if err != nil || len(runs) != n || len(skipped) != 0 {
+		t.Errorf("%d runs listed (want %d), skipped %v, err %v", len(runs), n, skipped, err)
+	}
+	for _, r := range runs {
+		if !seen[r.ID] {
+			t.Errorf("run %s listed but not returned", r.ID)
+		}
 	}
 }

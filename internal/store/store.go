@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -285,27 +286,50 @@ func (s *Store) Create(r *Run) (*Writer, error) {
 	if err := os.MkdirAll(s.Root, 0o755); err != nil {
 		return nil, fmt.Errorf("run store %s: %w", s.Root, err)
 	}
-	base := r.ID
-	for i := 2; ; i++ {
-		_, err1 := os.Lstat(filepath.Join(s.Root, r.ID))
-		_, err2 := os.Lstat(filepath.Join(s.Root, "."+r.ID+".partial"))
-		if errors.Is(err1, fs.ErrNotExist) && errors.Is(err2, fs.ErrNotExist) {
-			break
-		}
-		r.ID = fmt.Sprintf("%s-%d", base, i)
-	}
 	if !ValidID(r.ID) {
 		return nil, fmt.Errorf("invalid run id %q", r.ID)
 	}
-	w := &Writer{store: s, run: r, dir: filepath.Join(s.Root, "."+r.ID+".partial")}
-	if err := os.Mkdir(w.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("run store %s is not writable: %w", s.Root, err)
+	// The partial directory is claimed with Mkdir alone, which fails with
+	// EEXIST when another writer (a concurrent web save, another run in
+	// the same second) took the id first: then the next suffix is tried.
+	// Checking with Lstat and then creating raced (issue 14: 3 of 192
+	// concurrent saves failed as "not writable").
+	w := &Writer{store: s, run: r}
+	if err := w.claim(); err != nil {
+		return nil, err
 	}
 	if err := w.Checkpoint(); err != nil {
 		os.RemoveAll(w.dir)
 		return nil, err
 	}
 	return w, nil
+}
+
+// claim finds the first free id of w.run.ID, ID-2, ID-3, … (free: neither
+// a run nor a partial run has it) and creates its partial directory.
+func (w *Writer) claim() error {
+	base := w.run.ID
+	for i := 2; i < 10000; i++ {
+		_, err := os.Lstat(filepath.Join(w.store.Root, w.run.ID))
+		if errors.Is(err, fs.ErrNotExist) {
+			dir := filepath.Join(w.store.Root, "."+w.run.ID+".partial")
+			err = os.Mkdir(dir, 0o755)
+			if err == nil {
+				w.dir = dir
+				return nil
+			}
+			if !errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("run store %s is not writable: %w", w.store.Root, err)
+			}
+		} else if err != nil {
+			return fmt.Errorf("run store %s: %w", w.store.Root, err)
+		}
+		w.run.ID = fmt.Sprintf("%s-%d", base, i)
+		if !ValidID(w.run.ID) {
+			return fmt.Errorf("invalid run id %q", w.run.ID)
+		}
+	}
+	return fmt.Errorf("run store %s: no free id for %s", w.store.Root, base)
 }
 
 // Writer writes one run's directory.
@@ -362,12 +386,45 @@ func (w *Writer) Commit() (string, error) {
 		return w.dir, fmt.Errorf("saving run (what was measured is in %s): %w", w.dir, err)
 	}
 	final := filepath.Join(w.store.Root, w.run.ID)
-	if err := os.Rename(w.dir, final); err != nil {
-		return w.dir, fmt.Errorf("moving run into place (it is in %s): %w", w.dir, err)
+	// The id was free when claimed, but a run committed in the meantime
+	// under it (its partial was gone by then) would make the rename fail
+	// (a non-empty directory) or replace an empty one: take the next free
+	// id instead. Rename onto a missing name is atomic.
+	for tries := 0; ; tries++ {
+		if _, err := os.Lstat(final); errors.Is(err, fs.ErrNotExist) {
+			err := os.Rename(w.dir, final)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, fs.ErrExist) && !errors.Is(err, syscall.ENOTEMPTY) || tries > 100 {
+				return w.dir, fmt.Errorf("moving run into place (it is in %s): %w", w.dir, err)
+			}
+		}
+		if err := w.reclaim(); err != nil {
+			return w.dir, fmt.Errorf("moving run into place (it is in %s): %w", w.dir, err)
+		}
+		final = filepath.Join(w.store.Root, w.run.ID)
 	}
 	w.done = true
 	w.dir = final
 	return final, nil
+}
+
+// reclaim moves the partial directory to a fresh id (claim's) and
+// rewrites run.json, which names the run.
+func (w *Writer) reclaim() error {
+	old := w.dir
+	if err := w.claim(); err != nil {
+		return err
+	}
+	// claim made an empty directory for the new id: put the run there.
+	if err := os.Remove(w.dir); err != nil {
+		return err
+	}
+	if err := os.Rename(old, w.dir); err != nil {
+		return err
+	}
+	return w.Checkpoint()
 }
 
 func writeAtomic(path string, data []byte) error {
