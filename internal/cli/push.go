@@ -37,6 +37,8 @@ type PushOptions struct {
 	Labels      []string // name=value
 	Timestamp   string   // profile or now
 	Profile     []string // kinds to send
+	// Timeout bounds the push of one profile, retries and waits included.
+	Timeout time.Duration
 }
 
 func newPushCmd(io *IO) *cobra.Command {
@@ -78,12 +80,19 @@ $` + envPyroscopeUser + ` and $` + envPyroscopePassword + `.`,
 	f.StringArrayVar(&opts.Labels, "label", nil, "extra label `name=value` on every profile (repeatable)")
 	f.StringVar(&opts.Timestamp, "timestamp", "profile", "time to file the profiles under: profile (when captured) or now")
 	f.StringSliceVar(&opts.Profile, "profile", nil, "profile kinds to send: wall,cpu,mutex,block (default all stored)")
+	f.DurationVar(&opts.Timeout, "timeout", pyroscope.DefaultTimeout, "longest time to spend on one profile, retries and waits included; a server that takes longer stops the push")
 	return cmd
 }
 
 // pyroscopeClient makes a client from flags, falling back to the
 // environment.
 func pyroscopeClient(url, tenant, user, password string) (*pyroscope.Client, error) {
+	return pyroscopeClientTimeout(url, tenant, user, password, 0)
+}
+
+// pyroscopeClientTimeout is pyroscopeClient with a timeout per request
+// (pyroscope.Config.Timeout; 0 for the default).
+func pyroscopeClientTimeout(url, tenant, user, password string, timeout time.Duration) (*pyroscope.Client, error) {
 	or := func(v, env string) string {
 		if v != "" {
 			return v
@@ -98,6 +107,7 @@ func pyroscopeClient(url, tenant, user, password string) (*pyroscope.Client, err
 		TenantID:          or(tenant, envPyroscopeTenant),
 		BasicAuthUser:     or(user, envPyroscopeUser),
 		BasicAuthPassword: or(password, envPyroscopePassword),
+		Timeout:           timeout,
 	})
 	if err != nil {
 		return nil, usagef(err)
@@ -106,7 +116,10 @@ func pyroscopeClient(url, tenant, user, password string) (*pyroscope.Client, err
 }
 
 func pushRun(ctx context.Context, io *IO, o *PushOptions) error {
-	c, err := pyroscopeClient(o.URL, o.TenantID, o.User, o.Password)
+	if o.Timeout < 0 {
+		return usagef(fmt.Errorf("--timeout %v: give how long one profile may take, such as 30s", o.Timeout))
+	}
+	c, err := pyroscopeClientTimeout(o.URL, o.TenantID, o.User, o.Password, o.Timeout)
 	if err != nil {
 		return err
 	}

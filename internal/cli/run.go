@@ -36,9 +36,11 @@ type RunOptions struct {
 	Seed        uint64
 	Args        []string
 	until       float64
-	// Push is a Pyroscope server to send the stored run to.
-	Push   string
-	pusher *pyroscope.Client
+	// Push is a Pyroscope server to send the stored run to, with at most
+	// PushTimeout per profile.
+	Push        string
+	PushTimeout time.Duration
+	pusher      *pyroscope.Client
 }
 
 func newRunCmd(io *IO) *cobra.Command {
@@ -84,6 +86,7 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 	f.StringVar(&opts.Rules, "rules", "", "file of extra classification rules")
 	f.Uint64Var(&opts.Seed, "seed", 0, "seed for the order of cases in each round (default random)")
 	f.StringVar(&opts.Push, "push", "", "after storing the run, send its profiles to the Pyroscope server at `URL` (see perflab push)")
+	f.DurationVar(&opts.PushTimeout, "push-timeout", pyroscope.DefaultTimeout, "with --push: longest time to spend on one profile, retries included")
 	return cmd
 }
 
@@ -226,7 +229,7 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		if len(prof) == 0 {
 			return usagef(errors.New("--push sends the run's profiles, and --profile none captures none"))
 		}
-		if o.pusher, err = pyroscopeClient(o.Push, "", "", ""); err != nil {
+		if o.pusher, err = pyroscopeClientTimeout(o.Push, "", "", "", o.PushTimeout); err != nil {
 			return err
 		}
 	}

@@ -44,8 +44,13 @@ type Config struct {
 	// Grafana Cloud expects). A user:password in the URL does the same.
 	BasicAuthUser     string
 	BasicAuthPassword string
-	// HTTPClient defaults to a client with a 30 s timeout.
+	// HTTPClient defaults to a client whose timeout is Timeout.
 	HTTPClient *http.Client
+	// Timeout bounds one request (push of one profile, or one query)
+	// with all its retries and waits: a server that drips its answer, or
+	// asks to come back later, costs at most this much per profile
+	// (default DefaultTimeout). perflab push --timeout sets it.
+	Timeout time.Duration
 	// Retries is how often a transient failure (network error, 429, 5xx)
 	// is retried; 0 means the default, 3; negative means never.
 	Retries int
@@ -86,9 +91,12 @@ func New(rawURL string, cfg Config) (*Client, error) {
 	}
 	u.RawQuery, u.Fragment = "", ""
 	u.Path = strings.TrimSuffix(u.Path, "/")
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{
-			Timeout: 30 * time.Second,
+			Timeout: cfg.Timeout,
 			// Like pyroscope-go: Go drops the Authorization header on a
 			// redirect to another host, which turns into a confusing 401.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -190,8 +198,22 @@ func transient(err error) bool {
 	return errors.As(err, &te) && !errors.As(err, &cert)
 }
 
-// maxRetryAfter bounds how long a server's Retry-After may hold a push.
-const maxRetryAfter = 30 * time.Second
+// DefaultTimeout is Config.Timeout's default.
+const DefaultTimeout = 30 * time.Second
+
+// maxRetryAfter is the longest Retry-After a push waits for. A server that
+// asks for longer (a rate limit of an hour) is not waited on: the profile
+// fails at once, saying when the server wants to be asked again, and the
+// push stops, since every later profile would be refused the same way
+// (issue 14: a long Retry-After cost up to 90 s per profile).
+const maxRetryAfter = 10 * time.Second
+
+// rateLimited reports whether err is a refusal whose Retry-After is
+// beyond what a push waits for.
+func rateLimited(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && se.retryAfter > maxRetryAfter
+}
 
 // unreachable reports whether err means the server could not be talked to at
 // all (as opposed to refusing one request), so later requests would fail too.
@@ -215,11 +237,18 @@ func unauthorized(err error) bool {
 // failed to answer (a timeout); a 5xx from Pyroscope's distributor means it
 // was not stored, and losing a lab run's profiles is worse than counting
 // one twice.
-func (c *Client) do(ctx context.Context, newReq func() (*http.Request, error)) ([]byte, int, error) {
+func (c *Client) do(parent context.Context, newReq func() (*http.Request, error)) ([]byte, int, error) {
+	ctx, cancel := context.WithTimeout(parent, c.cfg.Timeout)
+	defer cancel()
 	delay := c.cfg.RetryDelay
 	for attempt := 1; ; attempt++ {
 		body, err := c.once(ctx, newReq)
-		if err == nil || attempt > c.cfg.Retries || !transient(err) || ctx.Err() != nil {
+		if err != nil && parent.Err() == nil && ctx.Err() != nil {
+			// Our own deadline, not the caller's end: a server too slow to
+			// answer, which later requests would wait on too.
+			return nil, attempt, &transportError{op: "no answer from " + c.base.Host, err: fmt.Errorf("gave up after %v (the timeout; after %d attempts, last error: %v)", c.cfg.Timeout, attempt, err)}
+		}
+		if err == nil || attempt > c.cfg.Retries || !transient(err) || ctx.Err() != nil || rateLimited(err) {
 			return body, attempt, err
 		}
 		wait := delay
@@ -227,11 +256,18 @@ func (c *Client) do(ctx context.Context, newReq func() (*http.Request, error)) (
 		if errors.As(err, &se) && se.retryAfter > wait {
 			// A rate-limited server says when to come back; sooner
 			// would only be refused again.
-			wait = min(se.retryAfter, maxRetryAfter)
+			wait = se.retryAfter
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			// The wait would outlast the timeout: fail now.
+			return nil, attempt, fmt.Errorf("%w (not retried: waiting %v would pass the timeout of %v)", err, wait.Round(time.Millisecond), c.cfg.Timeout)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, attempt, fmt.Errorf("%w (after %d attempts, last error: %v)", ctx.Err(), attempt, err)
+			if parent.Err() == nil {
+				return nil, attempt, err
+			}
+			return nil, attempt, fmt.Errorf("%w (after %d attempts, last error: %v)", parent.Err(), attempt, err)
 		case <-time.After(wait):
 		}
 		delay *= 2
@@ -294,8 +330,15 @@ func (c *Client) once(ctx context.Context, newReq func() (*http.Request, error))
 			msg += " (the server has multi-tenancy on: give a tenant id with --tenant-id or $PERFLAB_PYROSCOPE_TENANT_ID)"
 		}
 		se := &StatusError{Code: resp.StatusCode, Body: msg}
-		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
-			se.retryAfter = time.Duration(secs) * time.Second
+		if ra := resp.Header.Get("Retry-After"); ra != "" {
+			if secs, err := strconv.Atoi(ra); err == nil && secs > 0 {
+				se.retryAfter = time.Duration(secs) * time.Second
+			} else if t, err := http.ParseTime(ra); err == nil {
+				se.retryAfter = time.Until(t)
+			}
+			if se.retryAfter > maxRetryAfter {
+				se.Body = strings.TrimSpace(se.Body + fmt.Sprintf(" (the server asks to retry after %v: not waited for)", se.retryAfter.Round(time.Second)))
+			}
 		}
 		return nil, se
 	}

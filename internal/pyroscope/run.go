@@ -297,7 +297,7 @@ func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, op
 					Labels:      labels,
 					Stamp:       opts.Stamp,
 				})
-				if unreachable(r.Err) || unauthorized(r.Err) || ctx.Err() != nil {
+				if unreachable(r.Err) || unauthorized(r.Err) || rateLimited(r.Err) || ctx.Err() != nil {
 					stop = r.Err
 				}
 			}
