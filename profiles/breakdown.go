@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/google/pprof/profile"
@@ -82,6 +83,10 @@ func (c *ProfileClassifier) Sample(s *profile.Sample) Category {
 // For a wall-clock (fgprof) profile of a case's worker goroutines, the
 // shares of the total are the case's time budget: ns/op × share is the time
 // per operation spent in each category.
+//
+// A profile is untrusted input: negative values (which only a diff of two
+// profiles has, and a budget cannot use) are left out, and sums saturate
+// at math.MaxInt64 instead of wrapping to a negative total (issue 14).
 func Breakdown(p *profile.Profile, sampleIndex int, r *Rules) (map[Category]int64, int64) {
 	out := make(map[Category]int64, len(Categories))
 	for _, c := range Categories {
@@ -97,8 +102,21 @@ func Breakdown(p *profile.Profile, sampleIndex int, r *Rules) (map[Category]int6
 			continue
 		}
 		v := s.Value[sampleIndex]
-		out[pc.Sample(s)] += v
-		total += v
+		if v <= 0 {
+			continue
+		}
+		c := pc.Sample(s)
+		out[c] = addSat(out[c], v)
+		total = addSat(total, v)
 	}
 	return out, total
+}
+
+// addSat returns a+b for non-negative a and b, or math.MaxInt64 when the
+// sum would overflow.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
