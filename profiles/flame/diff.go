@@ -215,7 +215,7 @@ func (t *Tree) diffText(i int32) string {
 	case st.p[i] > 1:
 		s += "too few samples to tell"
 	default:
-		s += "within sampling noise"
+		s += fmt.Sprintf("within sampling noise (not significant at 5%% false discoveries over %s)", plural(st.tested, "frame"))
 	}
 	return s
 }
@@ -248,7 +248,7 @@ func (t *Tree) catText(c int) (text, tip string) {
 		return fmt.Sprintf("%s 0", cat), fmt.Sprintf("%s: in neither profile", cat)
 	}
 	d, h := st.catDelta(t, c)
-	verdict := "within sampling noise"
+	verdict := fmt.Sprintf("within sampling noise (not significant at 5%% false discoveries over the %d categories)", numCategories)
 	mark := " ~"
 	if st.catSig[c] != 0 {
 		verdict, mark = "significant", ""

@@ -499,7 +499,8 @@
       var r = interval(stats, t.base[i] / data.total, t.nv[i] / data.total, t.bsq[i] / 1e9, t.nsq[i] / 1e9);
       var sg = function (x) { return (x >= 0 ? '+' : '') + (100 * x).toFixed(2); };
       s += '; ' + sg(r[0]) + ' pt [' + sg(r[0] - r[1]) + ', ' + sg(r[0] + r[1]) + '] (95%): ' +
-        (t.sig[i] > 0 ? 'larger share, significant' : t.sig[i] < 0 ? 'smaller share, significant' : 'within sampling noise');
+        (t.sig[i] > 0 ? 'larger share, significant' : t.sig[i] < 0 ? 'smaller share, significant' :
+          'within sampling noise (not significant at 5% false discoveries over ' + stats.tested + ' frames)');
       return s;
     }
 

@@ -70,7 +70,10 @@ func (t *Tree) WriteSVG(w io.Writer) error {
 		// significant, grey if it is within the noise.
 		fmt.Fprintf(bw, `<defs>%s%s</defs>`+"\n", hatch("gone", diffBlue), hatch("gone-ns", "#a8a8a8"))
 	}
-	fmt.Fprintf(bw, `<text x="%d" y="22" text-anchor="middle" font-size="17">%s</text>`+"\n", o.Width/2, esc(o.Title))
+	// A diff's title names two cases and ran off both edges; the full
+	// title is its tooltip.
+	fmt.Fprintf(bw, `<text x="%d" y="22" text-anchor="middle" font-size="17"><title>%s</title>%s</text>`+"\n", o.Width/2, esc(o.Title),
+		esc(cut(o.Title, int(float64(o.Width-2*padX)/(charW*17/12)))))
 	sub := fmt.Sprintf("%s (%s), total %s, %d frames", t.sampleType, t.unit, formatValue(total, t.unit), shown)
 	if pruned > 0 {
 		sub += fmt.Sprintf(" (%d narrower than %g px not shown)", pruned, o.MinWidth)
@@ -243,6 +246,15 @@ func label(name string, n int) string {
 	}
 	r := []rune(short)
 	return string(r[:n-2]) + ".."
+}
+
+// cut shortens s to at most n characters, ending it with "…".
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n || n < 2 {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
 }
 
 func prefixBeforeBracket(s string) string {
