@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles/flame"
 	"golang.org/x/perf/benchmath"
@@ -128,7 +129,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if v.A != nil && v.B != nil {
-		v.Rows, v.Warnings = compareStats(v.A.Case, v.B.Case)
+		v.Rows, v.Warnings = compareStats(v.A, v.B)
 		for _, k := range profileKinds(v.A.Case) {
 			if v.B.Case.Profiles[k] != "" {
 				v.Kinds = append(v.Kinds, k)
@@ -189,51 +190,63 @@ func (s *Server) caseGroups(sides ...*compareSide) []optionGroup {
 	return groups
 }
 
-// compareStats compares every metric the two cases share, on their
-// per-repetition samples, with benchstat's test (package compare).
+// compareStats compares every metric the two cases share, with the same
+// statistics as `perflab compare` (internal/compare): paired by round when
+// both cases are of one run, Mann–Whitney U across runs; the change with
+// its interval; better or worse only beyond the 5% threshold. ops/s and
+// the allocation rate are left out: they are time/op and B/op again, and
+// testing them would be the same test twice.
 //
 // A warning that holds for several metrics (too few samples, typically for
-// all of them) is given once, naming the metrics it holds for.
-func compareStats(a, b *store.Case) (rows []compareRow, warnings []string) {
+// all of them) is given once, naming the metrics it holds for; the two
+// runs' environment differences follow.
+func compareStats(a, b *compareSide) (rows []compareRow, warnings []string) {
 	var msgs []string
 	metricsOf := map[string][]string{}
 	var shared []string
-	for _, unit := range units([]store.Case{*a, *b}) {
-		_, okA := a.Stats[unit]
-		_, okB := b.Stats[unit]
+	for _, unit := range units([]store.Case{*a.Case, *b.Case}) {
+		if unit == "ops/s" || unit == "alloc-MB/s" {
+			continue
+		}
+		_, okA := a.Case.Stats[unit]
+		_, okB := b.Case.Stats[unit]
 		if okA && okB {
 			shared = append(shared, unit)
 		}
 	}
-	metrics := compare.Cases(a, b, shared)
-	byUnit := map[string]compare.Metric{}
-	for _, m := range metrics {
-		byUnit[m.Unit] = m
-	}
+	same := a.Run.ID == b.Run.ID
+	pair := []compare.Pair{{Label: a.Case.Name, A: a.Case, B: b.Case, Paired: same}}
 	for _, unit := range shared {
 		row := compareRow{Label: unitLabel(unit)}
-		m, ok := byUnit[unit]
-		if !ok {
-			row.A = fmtValue(a.Stats[unit].Median, unit)
-			row.B = fmtValue(b.Stats[unit].Median, unit)
+		c := compare.One(pair, unit, compare.Options{})
+		if len(c.Results) == 0 {
+			row.A = fmtValue(a.Case.Stats[unit].Median, unit)
+			row.B = fmtValue(b.Case.Stats[unit].Median, unit)
 			row.Delta, row.Verdict, row.P = "?", "no samples", "—"
 			rows = append(rows, row)
 			continue
 		}
-		row.A = fmtValue(m.A.Center, unit) + " " + ciText(m.A, m.AValues)
-		row.B = fmtValue(m.B.Center, unit) + " " + ciText(m.B, m.BValues)
-		row.Delta = m.Delta()
-		row.P = fmt.Sprintf("p=%.3f n=%d+%d", m.Cmp.P, m.Cmp.N1, m.Cmp.N2)
-		row.Verdict, row.Class = m.Verdict, m.Class
+		r := c.Results[0]
+		row.A = fmtValue(r.ASum.Center, unit) + " " + ciText(r.ASum, compare.Samples(a.Case, unit))
+		row.B = fmtValue(r.BSum.Center, unit) + " " + ciText(r.BSum, compare.Samples(b.Case, unit))
+		row.Delta = report.ChangeText(r)
+		row.P = fmt.Sprintf("p=%.3g n=%d+%d, %s", r.P, r.N1, r.N2, r.Test)
+		row.Verdict = report.VerdictText(r, c.Options)
+		switch r.Verdict {
+		case compare.Better:
+			row.Class = "better"
+		case compare.Worse:
+			row.Class = "worse"
+		default:
+			row.Class = "same"
+		}
 		rows = append(rows, row)
-		for _, w := range m.Warnings() {
-			msg := w.Error()
+		if c.Advice != "" || r.Verdict == compare.CannotTell {
+			msg := fmt.Sprintf("too few repetitions (n=%d+%d) for any difference to be significant at 5%%: run with --count 6 or more", r.N1, r.N2)
 			if _, ok := metricsOf[msg]; !ok {
 				msgs = append(msgs, msg)
 			}
-			if m := metricsOf[msg]; len(m) == 0 || m[len(m)-1] != row.Label {
-				metricsOf[msg] = append(m, row.Label)
-			}
+			metricsOf[msg] = append(metricsOf[msg], row.Label)
 		}
 	}
 	for _, msg := range msgs {
@@ -242,6 +255,9 @@ func compareStats(a, b *store.Case) (rows []compareRow, warnings []string) {
 			who = "every metric"
 		}
 		warnings = append(warnings, who+": "+msg)
+	}
+	if !same {
+		warnings = append(warnings, report.EnvWarnings(a.Run, b.Run)...)
 	}
 	return rows, warnings
 }

@@ -30,13 +30,13 @@ func TestCompareVerdicts(t *testing.T) {
 			name:     "slower, enough samples",
 			a:        caseWith([]float64{100, 101, 99, 100, 102, 98}, []float64{64, 64, 64, 64, 64, 64}),
 			b:        caseWith([]float64{150, 151, 149, 150, 152, 148}, []float64{64, 64, 64, 64, 64, 64}),
-			verdicts: []string{"higher, worse", "~"},
+			verdicts: []string{"worse", "~"},
 		},
 		{
 			name:     "faster",
 			a:        caseWith([]float64{150, 151, 149, 150, 152, 148}, []float64{64, 64, 64, 64, 64, 64}),
 			b:        caseWith([]float64{100, 101, 99, 100, 102, 98}, []float64{32, 32, 32, 32, 32, 32}),
-			verdicts: []string{"lower, better", "lower, better"},
+			verdicts: []string{"better", "better"},
 		},
 		{
 			// Three repetitions a side: the U test's smallest p is 0.1,
@@ -45,13 +45,15 @@ func TestCompareVerdicts(t *testing.T) {
 			name:     "too few samples",
 			a:        caseWith([]float64{100, 101, 99}, []float64{64, 64, 64}),
 			b:        caseWith([]float64{150, 151, 149}, []float64{64, 65, 66}),
-			verdicts: []string{"~ cannot tell", "~ cannot tell"},
-			warnings: []string{"every metric: need >= 4 samples to detect a difference at alpha level 0.05"},
+			verdicts: []string{"cannot tell", "cannot tell"},
+			warnings: []string{"every metric: too few repetitions (n=3+3) for any difference to be significant at 5%: run with --count 6 or more"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rows, warnings := compareStats(tt.a, tt.b)
+			run := &store.Run{ID: "r1"}
+			tt.a.Status, tt.b.Status = store.StatusOK, store.StatusOK
+			rows, warnings := compareStats(&compareSide{Run: run, Case: tt.a}, &compareSide{Run: &store.Run{ID: "r2"}, Case: tt.b})
 			var got []string
 			for _, r := range rows {
 				got = append(got, r.Verdict)

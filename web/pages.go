@@ -140,6 +140,7 @@ type runView struct {
 	Warnings   []string
 	NoCI       bool
 	Machine    string
+	Load       string
 	Units      []string
 	UnitLabels []string
 	Groups     []caseGroup
@@ -240,6 +241,13 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 func buildRunView(run *store.Run) runView {
 	v := runView{Run: run, Machine: machine(run.Env), Units: tableUnits(run.Cases)}
 	v.Warnings = commonWarnings(run.Cases)
+	// The machine's load over the rounds, and a steal warning: the same
+	// words as the CLI's table (internal/report).
+	var steal string
+	v.Load, steal = report.Machine(run)
+	if steal != "" {
+		v.Warnings = append(v.Warnings, steal)
+	}
 	for _, u := range v.Units {
 		v.UnitLabels = append(v.UnitLabels, unitLabel(u))
 	}

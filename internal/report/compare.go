@@ -85,6 +85,12 @@ func orNone(s string) string {
 	return s
 }
 
+// VerdictText is a row's verdict as every renderer says it.
+func VerdictText(r compare.Result, opts compare.Options) string { return verdictText(r, opts) }
+
+// ChangeText is a row's change with its interval, "+12.3% [+9.1%, +15.6%]".
+func ChangeText(r compare.Result) string { return changeText(r) }
+
 // verdictText is a row's verdict as the table says it.
 func verdictText(r compare.Result, opts compare.Options) string {
 	switch r.Verdict {
