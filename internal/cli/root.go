@@ -94,7 +94,7 @@ func Main(args []string) int {
 		signal.Stop(sigs)
 		cancel(&signalError{sig})
 	}()
-	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), Args: args}
+	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), OutIsTerminal: isTerminal(os.Stdout), Args: args}
 	root := NewRoot(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
