@@ -69,4 +69,3 @@ func TestTerminalEscapes(t *testing.T) {
 		t.Errorf("printError wrote %q", got)
 	}
 }
-
