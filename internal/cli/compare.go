@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -30,7 +31,7 @@ var defaultCompareMetrics = []string{"ns/op", "cpu-ns/op", "B/op", "allocs/op"}
 // error) and 2 (usage): the comparison could not be made at all.
 const exitIncomparable = 3
 
-func newCompareCmd(io *IO) *cobra.Command {
+func newCompareCmd(io *IO, runF runFunc[CompareOptions]) *cobra.Command {
 	o := &CompareOptions{}
 	cmd := &cobra.Command{
 		Use:   "compare OLD NEW | compare RUN --base VARIANT",
@@ -63,13 +64,13 @@ error and 3 when the comparison could not be made (no shared cases, an empty run
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Refs = args
-			return compareRun(io, o)
+			return runF.or(func(_ context.Context, io *IO, o *CompareOptions) error { return compareRun(io, o) })(cmd.Context(), io, o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Base, "base", "", "compare every variant of one run against this `variant`")
 	f.StringSliceVar(&o.Metrics, "metric", defaultCompareMetrics, "metrics to compare (units as in run.json: ns/op, cpu-ns/op, ops/s, B/op, allocs/op, hits/op, MB/s, …)")
-	f.StringVarP(&o.Dir, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
+	storeFlag(f, &o.Dir)
 	f.StringVar(&o.Threshold, "threshold", "5%", "smallest change that counts as better or worse, e.g. 5% or 0 for any significant change")
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when the comparison finds this: regression")
 	f.StringVar(&o.Format, "format", "text", "output format: text, md (Markdown for a pull request) or json")

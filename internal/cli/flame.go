@@ -44,7 +44,7 @@ type FlameOptions struct {
 	Since         time.Duration
 }
 
-func newFlameCmd(io *IO) *cobra.Command {
+func newFlameCmd(io *IO, runF runFunc[FlameOptions]) *cobra.Command {
 	opts := &FlameOptions{}
 	cmd := &cobra.Command{
 		Use:   "flame <profile.pb.gz | run-dir/case> [-o out.svg|out.html|out.folded]",
@@ -82,10 +82,10 @@ $` + envPyroscopePassword + `, as for perflab push.`,
   perflab flame --diff before.pb.gz after.pb.gz -o diff.html
   perflab flame mutex.pb.gz --sample-type delay --work '^example\.com/codec\.' -o m.svg
   perflab flame --from-pyroscope http://127.0.0.1:4040 --query '{service_name="perflab",scenario="cipher-cache"}' --profile-type wall --since 1h -o prod.html`,
-		Args: cobra.RangeArgs(0, 2),
+		Args: args(cobra.RangeArgs(0, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Inputs = args
-			return flameRun(cmd.Context(), io, opts)
+			return runF.or(flameRun)(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()

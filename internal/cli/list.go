@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -9,16 +10,23 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newListCmd(io *IO) *cobra.Command {
-	var long bool
+// ListOptions are the flags of `perflab list`.
+type ListOptions struct {
+	Names []string
+	Long  bool
+}
+
+func newListCmd(io *IO, runF runFunc[ListOptions]) *cobra.Command {
+	o := &ListOptions{}
 	cmd := &cobra.Command{
 		Use:   "list [scenario...]",
 		Short: "List scenarios with their variants and parameters",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return listRun(io, args, long)
+		RunE: func(cmd *cobra.Command, a []string) error {
+			o.Names = a
+			return runF.or(func(_ context.Context, io *IO, o *ListOptions) error { return listRun(io, o.Names, o.Long) })(cmd.Context(), io, o)
 		},
 	}
-	cmd.Flags().BoolVarP(&long, "long", "l", false, "also explain each scenario's original question")
+	cmd.Flags().BoolVarP(&o.Long, "long", "l", false, "also explain each scenario's original question")
 	return cmd
 }
 

@@ -41,7 +41,7 @@ type PushOptions struct {
 	Timeout time.Duration
 }
 
-func newPushCmd(io *IO) *cobra.Command {
+func newPushCmd(io *IO, runF runFunc[PushOptions]) *cobra.Command {
 	opts := &PushOptions{}
 	cmd := &cobra.Command{
 		Use:   "push [run-id] --url URL",
@@ -62,17 +62,17 @@ $` + envPyroscopeUser + ` and $` + envPyroscopePassword + `.`,
 		Example: `  scripts/pyroscope.sh start
   perflab push --url http://127.0.0.1:4040
   perflab push 20261130-101500-cipher-cache --url http://127.0.0.1:4040 --label host_class=ci`,
-		Args: cobra.MaximumNArgs(1),
+		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Run = args[0]
 			}
-			return pushRun(cmd.Context(), io, opts)
+			return runF.or(pushRun)(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.URL, "url", "", "Pyroscope server URL (default $"+envPyroscopeURL+")")
-	f.StringVarP(&opts.Out, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
+	storeFlag(f, &opts.Out)
 	f.StringVar(&opts.ServiceName, "service-name", pyroscope.DefaultServiceName, "service_name label")
 	f.StringVar(&opts.TenantID, "tenant-id", "", "tenant id, sent as X-Scope-OrgID (default $"+envPyroscopeTenant+")")
 	f.StringVar(&opts.User, "basic-auth-user", "", "basic auth user (default $"+envPyroscopeUser+")")

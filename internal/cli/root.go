@@ -56,19 +56,23 @@ case (wall-clock, CPU, mutex, block) and splits its time into work, lock, wait, 
 gc, sched and other. Runs are stored with their pprof profiles.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          noSuchCommand,
+		// Runnable, so that cobra checks the root's arguments (an unknown
+		// command) instead of printing help for anything.
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetOut(io.Out)
 	root.SetErr(io.Err)
 	root.SetFlagErrorFunc(flagErrors)
 	root.AddCommand(
-		newListCmd(io),
-		newPushCmd(io),
-		newRunCmd(io),
-		newShowCmd(io),
-		newCompareCmd(io),
-		newFlameCmd(io),
-		newServeCmd(io),
-		newSoakCmd(io),
+		newListCmd(io, nil),
+		newPushCmd(io, nil),
+		newRunCmd(io, nil),
+		newShowCmd(io, nil),
+		newCompareCmd(io, nil),
+		newFlameCmd(io, nil),
+		newServeCmd(io, nil),
+		newSoakCmd(io, nil),
 	)
 	return root
 }

@@ -43,7 +43,7 @@ type RunOptions struct {
 	pusher      *pyroscope.Client
 }
 
-func newRunCmd(io *IO) *cobra.Command {
+func newRunCmd(io *IO, runF runFunc[RunOptions]) *cobra.Command {
 	opts := &RunOptions{}
 	cmd := &cobra.Command{
 		Use:   "run <scenario>...",
@@ -66,7 +66,7 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Scenarios = args
 			opts.Args = io.Args
-			return runRun(cmd.Context(), io, opts)
+			return runF.or(runRun)(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()
@@ -78,7 +78,7 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 	f.DurationVar(&opts.Warmup, "warmup", 300*time.Millisecond, "warmup per case before timing")
 	f.StringSliceVar(&opts.Profile, "profile", runner.DefaultProfiles, "profiles to capture: wall,cpu,mutex,block,fgprof or none")
 	f.DurationVar(&opts.ProfileTime, "profile-time", time.Second, "profiling window per case")
-	f.StringVarP(&opts.Out, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
+	storeFlag(f, &opts.Out)
 	f.BoolVar(&opts.JSON, "json", false, "print the run as JSON instead of a table (one document per scenario)")
 	f.StringVar(&opts.Until, "until", "", "after --count rounds, keep adding rounds until every case's time/op is within this `±percent` (e.g. 3%)")
 	f.DurationVar(&opts.UntilMax, "until-max", 10*time.Minute, "time cap on the rounds --until adds")

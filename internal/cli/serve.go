@@ -13,7 +13,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-type serveOptions struct {
+// ServeOptions are the flags of `perflab serve`.
+type ServeOptions struct {
 	Addr string
 	Dir  string
 	// Pyroscope is a server to read merged profiles from (/pyroscope).
@@ -22,8 +23,8 @@ type serveOptions struct {
 	ready func(addr string)
 }
 
-func newServeCmd(io *IO) *cobra.Command {
-	opts := serveOptions{}
+func newServeCmd(io *IO, runF runFunc[ServeOptions]) *cobra.Command {
+	opts := &ServeOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the stored runs as web pages",
@@ -33,9 +34,9 @@ cases with a statistical verdict, and a viewer for pprof files you upload.
 
 It listens on 127.0.0.1:8080 and answers only clients on this machine. To let
 other machines in, listen on another address, e.g. --addr :8080.`,
-		Args: cobra.NoArgs,
+		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return serveRun(cmd.Context(), io, opts)
+			return runF.or(serveRun)(cmd.Context(), io, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on; a non-loopback address opens the server to other machines")
@@ -46,7 +47,7 @@ other machines in, listen on another address, e.g. --addr :8080.`,
 	return cmd
 }
 
-func serveRun(ctx context.Context, io *IO, opts serveOptions) error {
+func serveRun(ctx context.Context, io *IO, opts *ServeOptions) error {
 	dir := store.Dir(opts.Dir)
 	wopts := web.Options{}
 	if opts.Pyroscope != "" {

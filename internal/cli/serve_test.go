@@ -20,7 +20,7 @@ func TestServeShutsDown(t *testing.T) {
 	addrc := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serveRun(ctx, io, serveOptions{Addr: "127.0.0.1:0", Dir: t.TempDir(), ready: func(a string) { addrc <- a }})
+		done <- serveRun(ctx, io, &ServeOptions{Addr: "127.0.0.1:0", Dir: t.TempDir(), ready: func(a string) { addrc <- a }})
 	}()
 	var addr string
 	select {
@@ -56,7 +56,7 @@ func TestServeShutsDown(t *testing.T) {
 }
 
 func TestServeBadAddr(t *testing.T) {
-	err := serveRun(context.Background(), &IO{Out: io.Discard, Err: io.Discard}, serveOptions{Addr: "nonsense", Dir: t.TempDir()})
+	err := serveRun(context.Background(), &IO{Out: io.Discard, Err: io.Discard}, &ServeOptions{Addr: "nonsense", Dir: t.TempDir()})
 	if err == nil || !isUsageError(err) {
 		t.Fatalf("err = %v, want a usage error", err)
 	}

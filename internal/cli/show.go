@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
@@ -10,41 +11,50 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newShowCmd(io *IO) *cobra.Command {
-	var dir string
-	var asJSON, list, wide bool
+// ShowOptions are the flags of `perflab show`.
+type ShowOptions struct {
+	Ref              string
+	Dir              string
+	JSON, List, Wide bool
+}
+
+func newShowCmd(io *IO, runF runFunc[ShowOptions]) *cobra.Command {
+	o := &ShowOptions{}
 	cmd := &cobra.Command{
 		Use:   "show [run-id | latest | run-directory]",
 		Short: "Print a stored run (default the latest), or list runs with --list",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			st := store.Open(store.Dir(dir))
-			if list {
-				return listRuns(io, st)
+		Args:  args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			o.Ref = store.Latest
+			if len(a) == 1 {
+				o.Ref = a[0]
 			}
-			ref := store.Latest
-			if len(args) == 1 {
-				ref = args[0]
-			}
-			r, err := st.Resolve(ref)
-			if err != nil {
-				return err
-			}
-			run := r.Run
-			if asJSON {
-				enc := json.NewEncoder(io.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(run)
-			}
-			writeTable(io.Out, run, wide)
-			return nil
+			return runF.or(showRun)(cmd.Context(), io, o)
 		},
 	}
-	cmd.Flags().StringVarP(&dir, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as JSON")
-	cmd.Flags().BoolVar(&list, "list", false, "list stored runs, newest first")
-	cmd.Flags().BoolVar(&wide, "wide", false, "one table row per variant with every column, whatever the width (default: fit 80 columns)")
+	storeFlag(cmd.Flags(), &o.Dir)
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the run as JSON")
+	cmd.Flags().BoolVar(&o.List, "list", false, "list stored runs, newest first")
+	cmd.Flags().BoolVar(&o.Wide, "wide", false, "one table row per variant with every column, whatever the width (default: fit 80 columns)")
 	return cmd
+}
+
+func showRun(_ context.Context, io *IO, o *ShowOptions) error {
+	st := store.Open(store.Dir(o.Dir))
+	if o.List {
+		return listRuns(io, st)
+	}
+	r, err := st.Resolve(o.Ref)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		enc := json.NewEncoder(io.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r.Run)
+	}
+	writeTable(io.Out, r.Run, o.Wide)
+	return nil
 }
 
 func listRuns(io *IO, st *store.Store) error {

@@ -43,7 +43,7 @@ type SoakOptions struct {
 	Labels      []string
 }
 
-func newSoakCmd(io *IO) *cobra.Command {
+func newSoakCmd(io *IO, runF runFunc[SoakOptions]) *cobra.Command {
 	opts := &SoakOptions{}
 	cmd := &cobra.Command{
 		Use:   "soak <scenario> --url URL",
@@ -73,7 +73,7 @@ Progress goes to stderr; Ctrl-C stops after uploading what was made.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Scenario = args[0]
-			return soakRun(cmd.Context(), io, opts)
+			return runF.or(soakRun)(cmd.Context(), io, opts)
 		},
 	}
 	f := cmd.Flags()

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -15,22 +14,13 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(err error) error { return usageError{err} }
 
+// isUsageError reports whether err is a usage error: by type only. Every
+// argument check, flag error and unknown command is wrapped as one where
+// it arises (args, flagErrors, noSuchCommand), not recognised by cobra's
+// English afterwards.
 func isUsageError(err error) bool {
 	var u usageError
-	if errors.As(err, &u) {
-		return true
-	}
-	// cobra reports unknown commands and argument-count errors as plain
-	// errors; recognise them by their fixed wording.
-	msg := err.Error()
-	// Flag errors arrive wrapped (flagErrors); these are cobra's command
-	// and argument-count messages.
-	for _, p := range []string{"unknown command", "accepts at most", "accepts between", "accepts 0 arg", "requires at least", "requires at most", "requires exactly"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return errors.As(err, &u)
 }
 
 // flagErrors wraps cobra's flag parsing errors as usage errors.
