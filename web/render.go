@@ -33,6 +33,7 @@ var funcs = template.FuncMap{
 	"pct":      func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
 	"slug":     store.Slug,
 	"short":    func(s string, n int) string { return shorten(s, n) },
+	"breakable": breakable,
 	"query":    func(k, v string) template.URL { return template.URL(k + "=" + url.QueryEscape(v)) },
 }
 
@@ -72,6 +73,21 @@ func unitLabel(unit string) string {
 		return "GC CPU"
 	}
 	return unit
+}
+
+// breakable escapes a function name for HTML and lets the browser break it
+// only at package and type boundaries (after '/', '.', '(', ')' and '*'),
+// never mid-identifier: "crypto/internal/<wbr>fips140/<wbr>sha256.<wbr>block".
+func breakable(name string) template.HTML {
+	var b strings.Builder
+	for _, r := range name {
+		b.WriteString(template.HTMLEscapeString(string(r)))
+		switch r {
+		case '/', '.', '(', ')', '*':
+			b.WriteString("<wbr>")
+		}
+	}
+	return template.HTML(b.String())
 }
 
 func shorten(s string, n int) string {

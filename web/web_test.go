@@ -527,3 +527,15 @@ func TestVariantColoursAreNotCategories(t *testing.T) {
 		}
 	}
 }
+
+func TestBreakable(t *testing.T) {
+	for in, want := range map[string]string{
+		"crypto/internal/fips140/sha256.blockSHANI": "crypto/<wbr>internal/<wbr>fips140/<wbr>sha256.<wbr>blockSHANI",
+		"sync.(*Mutex).Lock":                        "sync.<wbr>(<wbr>*<wbr>Mutex)<wbr>.<wbr>Lock",
+		"</script><img onerror=x>":                  "&lt;/<wbr>script&gt;&lt;img onerror=x&gt;",
+	} {
+		if got := string(breakable(in)); got != want {
+			t.Errorf("breakable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
