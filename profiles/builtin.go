@@ -13,7 +13,7 @@ import "sync"
 // shared by several subsystems (runtime.lock2, futex, semacquire1, gopark,
 // ready) are fallback rules: the sweeper's lock is gc, the scheduler's is
 // sched, and only a lock with no other context is lock. Frames that say
-// nothing (systemstack, mcall, asyncPreempt, goexit, memmove) match no rule
+// nothing (systemstack, mcall, goexit, memmove) match no rule
 // and take the class of the frames around them.
 var builtinRules = []Rule{
 	// Profiler overhead is never the program's: fgprof's goroutine
@@ -58,6 +58,13 @@ var builtinRules = []Rule{
 	{Category: Wait, Pattern: `^sync\.(runtime_SemacquireWaitGroup|runtime_notifyList.*|\(\*WaitGroup\)\..*|\(\*Cond\)\..*)$`},
 	{Category: Wait, Pattern: `^time\.Sleep$`},
 	{Category: Wait, Pattern: `^internal/poll\.runtime_pollWait$`},
+
+	// Asynchronous preemption: a CPU sample in asyncPreempt is the
+	// goroutine being preempted (the injected call saves every register
+	// and enters the scheduler), which is the scheduler's time, not the
+	// interrupted frame's. It used to take its caller's category and read
+	// as work under hashing (issue 13 asked to check what users expect).
+	{Category: Sched, Pattern: `^runtime\.asyncPreempt2?$`},
 
 	// The scheduler.
 	{Category: Sched, Pattern: `^runtime\.(schedule|findRunnable|findrunnable|park_m|parkunlock_c|goschedImpl|gosched_m|Gosched|goschedguarded.*|gopreempt_m|preemptPark|execute|runqsteal|runqgrab|stealWork|checkTimers|sysmon|retake|goexit0|goexit1|newproc|newproc1|exitsyscall.*|entersyscall.*|reentersyscall|handoffp|netpoll.*|resetspinning|checkRunqsNoP|checkIdleGCNoP|\(\*timers?\)\..*)$`},

@@ -32,7 +32,7 @@ func TestClassifyGo126(t *testing.T) {
 	}{
 		// work
 		{"sha256 block", "crypto/internal/fips140/sha256.blockSHANI < crypto/internal/fips140/sha256.block < crypto/internal/fips140/sha256.(*Digest).Write < crypto/sha256.Sum256 < main.hashWork < main.worker < runtime.goexit", Work},
-		{"preempted in sha256", "runtime.asyncPreempt2 < runtime.asyncPreempt < crypto/internal/fips140/sha256.(*Digest).Sum < crypto/sha256.Sum256 < main.hashWork < main.worker < runtime.goexit", Work},
+		{"preempted in sha256", "runtime.asyncPreempt2 < runtime.asyncPreempt < crypto/internal/fips140/sha256.(*Digest).Sum < crypto/sha256.Sum256 < main.hashWork < main.worker < runtime.goexit", Sched},
 		{"memmove under sha256", "runtime.memmove < crypto/internal/fips140/sha256.(*Digest).Write < crypto/sha256.Sum256 < main.worker", Work},
 		{"alloc in sha256.New is alloc", "runtime.mallocgcSmallScanNoHeader < runtime.mallocgc < runtime.newobject < crypto/sha256.New < main.worker", Alloc},
 

