@@ -52,7 +52,8 @@ threshold, "cannot tell" when there were too few repetitions.
 
 A run may be an id, "latest", or a run directory. As a CI gate, --fail-on
 regression exits 1 when any compared metric regressed, 0 otherwise, 2 on a usage
-error and 3 when the comparison could not be made (no shared cases, an empty run).`,
+error and 3 when the comparison could not be made (no shared cases, an empty run) or
+rests on an incomplete run.`,
 		Example: `  perflab compare 20261130-111905-cipher-cache latest
   perflab compare latest --base mutex --metric ns/op,cpu-ns/op
   perflab compare base-run new-run --fail-on regression --format md > summary.md`,
@@ -132,6 +133,10 @@ func compareRun(io *IO, o *CompareOptions) error {
 	if c.Unusable {
 		return &ExitError{Code: exitIncomparable, Err: errors.New("cannot compare: " + c.Reason)}
 	}
+	if c.Incomplete != "" && o.FailOn != "" {
+		// Shown, but a gate must not pass on a run that did not finish.
+		return &ExitError{Code: exitIncomparable, Err: errors.New("cannot gate on an incomplete run: " + c.Incomplete)}
+	}
 	if o.FailOn == "regression" && c.Regressed() {
 		return &ExitError{Code: 1, Err: errors.New("a compared metric regressed beyond the threshold")}
 	}
@@ -158,6 +163,7 @@ func comparison(st *store.Store, o *CompareOptions) (*report.Comparison, []compa
 		c.Warnings = caseWarnings(ref.Run, nil)
 		if !ref.Run.Complete {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("run %s is incomplete: %s", ref.Run.ID, ref.Run.Note))
+			c.Incomplete = fmt.Sprintf("run %s (%s)", ref.Run.ID, orWhy(ref.Run.Note))
 		}
 		return finish(c, pairs, ref.Run)
 	}
@@ -209,6 +215,9 @@ func comparison(st *store.Store, o *CompareOptions) (*report.Comparison, []compa
 		c.Warnings = append(c.Warnings, caseWarnings(rb.Run, pairs)...)
 	}
 	for _, r := range []*store.Run{ra.Run, rb.Run} {
+		if !r.Complete && c.Incomplete == "" {
+			c.Incomplete = fmt.Sprintf("run %s (%s)", r.ID, orWhy(r.Note))
+		}
 		if !r.Measured() {
 			c.Unusable, c.Reason = true, fmt.Sprintf("run %s measured nothing (%s)", r.ID, orWhy(r.Note))
 		}

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +34,25 @@ func storeRun(t *testing.T, st *store.Store, started time.Time, cases map[string
 	return run.ID
 }
 
+// storeRunIncomplete is storeRun for a run that was interrupted.
+func storeRunIncomplete(t *testing.T, st *store.Store, started time.Time, cases map[string][]float64) string {
+	t.Helper()
+	id := storeRun(t, st, started, cases)
+	run, err := st.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Complete, run.Note = false, "interrupted"
+	b, err := json.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(st.Root, id, "run.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 func TestCompare(t *testing.T) {
 	dir := t.TempDir()
 	st := store.Open(dir)
@@ -45,6 +67,7 @@ func TestCompare(t *testing.T) {
 		"variant=only-new/keys=128/threads=1": steady,
 	})
 	lonely := storeRun(t, st, t0.Add(-time.Hour), map[string][]float64{"variant=other/keys=1/threads=1": steady})
+	halfway := storeRunIncomplete(t, st, t0.Add(-2*time.Hour), map[string][]float64{"variant=mutex/keys=128/threads=1": steady})
 	tests := []struct {
 		name string
 		args []string
@@ -66,6 +89,7 @@ func TestCompare(t *testing.T) {
 		{"markdown", []string{"compare", old, newer, "--format", "md", "-o", dir}, 0, []string{"| case | " + old + " | " + newer + " |", "**worse**", "variant=mutex/keys=128/threads=1"}, nil},
 		{"json", []string{"compare", old, newer, "--json", "-o", dir}, 0, []string{`"regressed": true`, `"verdict": "worse"`, `"p_adjusted":`, `"only_b": [`}, nil},
 		{"nothing shared", []string{"compare", old, lonely, "-o", dir}, 3, []string{"share no case names"}, nil},
+		{"gate on an incomplete run", []string{"compare", old, halfway, "--fail-on", "regression", "-o", dir}, 3, []string{"incomplete"}, nil},
 		{"bad threshold", []string{"compare", old, newer, "--threshold", "lots", "-o", dir}, 2, []string{"--threshold"}, nil},
 		{"unknown base", []string{"compare", newer, "--base", "nope", "-o", dir}, 2, []string{`no variant "nope"`}, nil},
 		{"unknown case", []string{"compare", old + "/variant=x", newer, "-o", dir}, 1, []string{`no case "variant=x"`}, nil},

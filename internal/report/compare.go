@@ -29,6 +29,9 @@ type Comparison struct {
 	// an empty run); Reason says why.
 	Unusable bool
 	Reason   string
+	// Incomplete names an incomplete run the comparison rests on: shown,
+	// but not good enough to gate on.
+	Incomplete string
 }
 
 // Regressed reports whether any metric of any row got worse beyond the
@@ -292,16 +295,17 @@ func mdEscape(s string) string {
 // compareJSON is the --json form of a comparison: stable field names for
 // tooling.
 type compareJSON struct {
-	A, B      string       `json:"-"`
-	Base      string       `json:"a"`
-	New       string       `json:"b"`
-	Regressed bool         `json:"regressed"`
-	Unusable  bool         `json:"unusable,omitempty"`
-	Reason    string       `json:"reason,omitempty"`
-	Metrics   []metricJSON `json:"metrics"`
-	OnlyA     []string     `json:"only_a,omitempty"`
-	OnlyB     []string     `json:"only_b,omitempty"`
-	Warnings  []string     `json:"warnings,omitempty"`
+	A, B       string       `json:"-"`
+	Base       string       `json:"a"`
+	New        string       `json:"b"`
+	Regressed  bool         `json:"regressed"`
+	Unusable   bool         `json:"unusable,omitempty"`
+	Incomplete string       `json:"incomplete,omitempty"`
+	Reason     string       `json:"reason,omitempty"`
+	Metrics    []metricJSON `json:"metrics"`
+	OnlyA      []string     `json:"only_a,omitempty"`
+	OnlyB      []string     `json:"only_b,omitempty"`
+	Warnings   []string     `json:"warnings,omitempty"`
 }
 
 type metricJSON struct {
@@ -343,7 +347,7 @@ func finiteOrNil(f float64) *float64 {
 // WriteCompareJSON renders the comparison as JSON (infinite bounds are
 // null).
 func WriteCompareJSON(w io.Writer, c *Comparison) error {
-	out := compareJSON{Base: c.A, New: c.B, Regressed: c.Regressed(), Unusable: c.Unusable, Reason: c.Reason,
+	out := compareJSON{Base: c.A, New: c.B, Regressed: c.Regressed(), Unusable: c.Unusable, Reason: c.Reason, Incomplete: c.Incomplete,
 		OnlyA: c.OnlyA, OnlyB: c.OnlyB, Warnings: c.Warnings, Metrics: []metricJSON{}}
 	for _, m := range c.Metrics {
 		mj := metricJSON{Unit: m.Unit, Rows: m.Tested, Alpha: m.Options.Alpha, Threshold: m.Options.Threshold, Advice: m.Advice}
