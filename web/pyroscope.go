@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/store"
 )
 
 // ProfileSource fetches merged profiles from a continuous-profiling server:
@@ -26,7 +27,17 @@ type ProfileSource interface {
 
 // pyroscopeTypes are the profile types offered in the form: the short names
 // the Pyroscope client understands, as perflab pushes them.
-var pyroscopeTypes = []string{"wall", "cpu", "mutex", "block"}
+var pyroscopeTypes = func() []string {
+	// The store's one list of kinds, but fgprof: push sends it only when
+	// asked, as it would merge with the exact wall profile.
+	var out []string
+	for _, k := range store.ProfileKinds {
+		if k != "fgprof" {
+			out = append(out, k)
+		}
+	}
+	return out
+}()
 
 type pyroscopeView struct {
 	Server   string

@@ -28,13 +28,13 @@ func parsePages() map[string]*template.Template {
 }
 
 var funcs = template.FuncMap{
-	"fmtValue": fmtValue,
-	"fmtTime":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-	"pct":      func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
-	"slug":     store.Slug,
-	"short":    func(s string, n int) string { return shorten(s, n) },
+	"fmtValue":  fmtValue,
+	"fmtTime":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"pct":       func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
+	"slug":      store.Slug,
+	"short":     func(s string, n int) string { return shorten(s, n) },
 	"breakable": breakable,
-	"query":    func(k, v string) template.URL { return template.URL(k + "=" + url.QueryEscape(v)) },
+	"query":     func(k, v string) template.URL { return template.URL(k + "=" + url.QueryEscape(v)) },
 }
 
 // render executes a page into a buffer first, so a template error becomes a

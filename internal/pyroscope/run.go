@@ -225,7 +225,14 @@ func userLabels(run *store.Run, extra map[string]string) (map[string]string, err
 // unreachable, or refused our credentials, before their turn.
 var errNotAttempted = errors.New("not attempted after the failure above")
 
-var kindOrder = map[string]int{KindWall: 0, KindCPU: 1, KindMutex: 2, KindBlock: 3}
+var kindOrder = func() map[string]int {
+	// The store's one list of profile kinds, in its order.
+	m := map[string]int{}
+	for i, k := range store.ProfileKinds {
+		m[k] = i
+	}
+	return m
+}()
 
 // PushRun sends every stored profile of run to the server. It goes on after
 // a profile is refused, stops early when the server cannot be reached or
