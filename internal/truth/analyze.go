@@ -9,27 +9,38 @@ import (
 // Truth is what a case's workers measured of themselves during a
 // recording, as shares of their goroutine time. The shares add up to 1.
 type Truth struct {
-	// The shares, if no GC mark worker or pause took a P from a worker.
+	// The shares, if neither the collector nor the kernel took a CPU
+	// from a worker (see Displaced and Delayed).
 	Work, Lock, Wait, Alloc, Sched, Other float64
 	// Displaced is the most goroutine time (a share, like the others) the
 	// collector can have taken from workers that wanted a CPU: the CPU of
 	// its dedicated and fractional mark workers and its pauses during the
 	// recording (runtime/metrics), at most what the workers wanted. Where
 	// it did, a worker sat runnable inside the piece it was timing, so the
-	// on-CPU shares (Work, Alloc, Other) are lower, in proportion (Lowered),
+	// on-CPU shares (Work, Alloc, Other) are lower, in proportion (Lowest),
 	// and sched or gc higher, by up to Displaced. It is near zero but for
 	// the alloc variant.
 	Displaced float64
 	// Delayed is the most goroutine time (a share) the kernel can have
-	// kept runnable goroutines off the Ps: the time the process's threads
-	// waited in its run queue (Machine.RunDelay), at most what the workers
-	// wanted. A thread kept waiting either holds a goroutine the tracer
-	// rightly calls running, or is the one that was woken to take a
-	// runnable goroutine to an idle P, which the model, assuming an idle P
-	// takes work at once, does not see. So sched may be higher, and the
-	// on-CPU shares lower (Lowered), by up to Delayed. It is near zero on
-	// an idle machine.
+	// kept the workers from a CPU: the time the process's threads waited
+	// in its run queue (Machine.RunDelay), at most what the workers
+	// wanted. A thread kept waiting either holds a goroutine that is
+	// running to Go — which the budget calls sched, the thread having no
+	// CPU (runner, since 22c4eff) — or is the one woken to take a runnable
+	// goroutine to an idle P, which the model, assuming an idle P takes
+	// work at once, does not see. Where in an operation the kernel struck
+	// is not known: on this 2-core VM it was often just after a wake-up
+	// (in Unlock, in a receive), when the woken thread took the waker's
+	// core. So sched may be higher by up to Delayed, and any other share
+	// lower by as much (Lowest). It is near zero on an idle machine.
 	Delayed float64
+
+	// WorkCPU and WorkWall are the hashing's thread CPU time and wall
+	// time, as shares, where the variant measures the first (its workers
+	// locked to their threads); zero elsewhere. With them no model is
+	// needed: work is WorkCPU, and WorkWall−WorkCPU was spent without a
+	// CPU, runnable to Go or to the kernel — sched.
+	WorkCPU, WorkWall float64
 
 	// Goroutine is the goroutine time the shares divide, in nanoseconds:
 	// the workers' time inside Run, which is what the runner's budget
@@ -50,15 +61,16 @@ type Truth struct {
 	Machine Machine
 }
 
-// Lowered returns an on-CPU share (Work, Alloc or Other) as it is if all of
-// Displaced and Delayed was taken from the on-CPU pieces in proportion to
-// their time.
-func (t Truth) Lowered(share float64) float64 {
-	onCPU := t.Work + t.Alloc + t.Other
-	if onCPU <= 0 {
-		return share
+// Lowest returns the least a share can be once what the collector and the
+// kernel took is accounted: an on-CPU share (Work, Alloc, Other) loses
+// Displaced in proportion to its time, since mark workers take Ps from
+// whoever wants one; any share, Lock and Wait too, may lose all of
+// Delayed.
+func (t Truth) Lowest(share float64, onCPU bool) float64 {
+	if total := t.Work + t.Alloc + t.Other; onCPU && total > 0 {
+		share -= t.Displaced * share / total
 	}
-	return max(0, share-(t.Displaced+t.Delayed)*share/onCPU)
+	return max(0, share-t.Delayed)
 }
 
 // Machine is what took CPUs from the workers during a recording, in
@@ -191,6 +203,9 @@ func Analyze(logs []Log, m Machine, procs int) (Truth, error) {
 	t.Sched = float64(runnable) / g
 	t.Other = 1 - t.Work - t.Alloc - t.Lock - t.Wait - t.Sched
 	t.Startup = float64(startup) / g
+	if sums.WorkCPU > 0 {
+		t.WorkCPU, t.WorkWall = float64(sums.WorkCPU)/g, float64(sums.Work)/g
+	}
 	// A pause stops every P; it displaces at most the workers that can
 	// run at once.
 	spare := max(0, float64(demand-runnable))

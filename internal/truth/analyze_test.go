@@ -190,6 +190,9 @@ func TestWorkersHash(t *testing.T) {
 		if w.sum == [sha256.Size]byte{} {
 			t.Errorf("%s: no digest", v.Name)
 		}
+		if v.Name == "nolock-thread" && (s.WorkCPU <= 0 || s.WorkCPU > s.Work) {
+			t.Errorf("nolock-thread: hashing took %d ns of CPU in %d ns", s.WorkCPU, s.Work)
+		}
 		if v.Name == "sleep" && s.Wait < int64(sleepFor) {
 			t.Errorf("sleep: waited %d ns in 64 operations, want at least one %v sleep", s.Wait, sleepFor)
 		}

@@ -16,10 +16,14 @@
 // and every synchronisation call, and Analyze computes from that timeline
 // how much of the workers' demand for CPU the Ps could not serve (see
 // Analyze for the model and why it was chosen over thread CPU clocks). The
-// collector can take Ps too; runtime/metrics bounds how much, and for the
-// alloc variant the truth is a range.
+// collector and, on a loaded machine, the kernel take CPUs too: runtime/
+// metrics and the threads' run-queue delays bound how much, and the truth
+// becomes a range that is tight on an idle machine. One variant,
+// nolock-thread, locks its workers to their threads and reads the thread
+// CPU clock around the hashing, which says exactly how much of it was on a
+// CPU, whatever the load.
 //
-// The suite takes about 90 seconds and skips itself under -race and
+// The suite takes about 100 seconds and skips itself under -race and
 // -short:
 //
 //	go test -count=1 -run Truth -v ./internal/truth/

@@ -18,6 +18,10 @@ type Sums struct {
 	// Work is time hashing, Alloc time allocating (malloc, assists and
 	// write barriers included).
 	Work, Alloc int64
+	// WorkCPU is the thread CPU time of the hashing, where a variant
+	// measures it (nolock-thread): Work less the time the goroutine was
+	// runnable, to Go or to the kernel.
+	WorkCPU int64
 	// Total is the time inside Run.
 	Total int64
 }
@@ -27,6 +31,7 @@ func (s *Sums) add(t Sums) {
 	s.Wait += t.Wait
 	s.Work += t.Work
 	s.Alloc += t.Alloc
+	s.WorkCPU += t.WorkCPU
 	s.Total += t.Total
 }
 
