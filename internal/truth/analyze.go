@@ -105,13 +105,16 @@ type Machine struct {
 //
 // The model counts runnable time as the Go scheduler sees it, which is
 // what the execution tracer reports. A thread CPU clock
-// (CLOCK_THREAD_CPUTIME_ID under runtime.LockOSThread) was the
-// alternative, but it counts time the kernel gave another process as
-// off-CPU too — on a loaded 2-core machine that is 30–60% of a worker's
-// time (nolock at one goroutine measured 20 µs/op for 8 µs of CPU), and the
-// tracer rightly calls it running — and locking every worker to a thread
-// turns each goroutine switch into a futex wake of another thread, which
-// changes the lock hand-offs being measured.
+// (CLOCK_THREAD_CPUTIME_ID under runtime.LockOSThread) is the alternative,
+// and not the general one, because locking every worker to a thread turns
+// each goroutine switch into a futex wake of another thread, which changes
+// the lock hand-offs being measured (a semaphore hand-off measured 4.5–5 µs
+// with locked threads). It also counts time the kernel gave another
+// process as off-CPU — 30–60% of a worker's time on the loaded 2-core VM
+// (nolock at one goroutine: 20 µs/op for 8 µs of CPU) — which the tracer
+// calls running; since the budget now calls it sched (runner 22c4eff),
+// that is what the budget wants, and the nolock-thread variant uses the
+// clock for the one piece where locking changes nothing: hashing.
 //
 // What else the model ignores errs towards less sched by a point or so:
 // the tracer's and the CPU profiler's goroutines also take Ps, and a
