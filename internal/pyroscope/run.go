@@ -269,7 +269,7 @@ func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, op
 		if len(kinds) == 0 {
 			reason := "no profiles stored"
 			if cs.Status != "" && cs.Status != store.StatusOK {
-				reason = "case " + cs.Status
+				reason = "case " + string(cs.Status)
 			}
 			sum.Skipped = append(sum.Skipped, cs.Name+": "+reason)
 			continue

@@ -224,7 +224,7 @@ func Build(run *store.Run) *Run {
 		}
 		row := Row{Case: c, OK: c.Status == store.StatusOK}
 		if !row.OK {
-			row.Message = c.Status
+			row.Message = string(c.Status)
 			if c.Error != "" {
 				row.Message += ": " + firstLine(c.Error)
 			}

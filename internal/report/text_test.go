@@ -32,7 +32,7 @@ func fixture() *store.Run {
 		ns        float64
 		bop, hits float64
 		budget    map[string]float64
-		status    string
+		status    store.Status
 		err       string
 	}
 	for _, th := range []int{1, 4} {

@@ -181,14 +181,17 @@ func (c *Classification) Check() error {
 	return nil
 }
 
+// Status is what became of a case.
+type Status string
+
 // Case status values.
 const (
-	StatusOK      = "ok"
-	StatusFailed  = "failed"
-	StatusSkipped = "skipped" // not measured: the run was interrupted first
+	StatusOK      Status = "ok"
+	StatusFailed  Status = "failed"
+	StatusSkipped Status = "skipped" // not measured: the run was interrupted first
 	// StatusNotApplicable: the variant does not exist at these parameters
 	// (its New returned perflab.ErrNotApplicable).
-	StatusNotApplicable = "n/a"
+	StatusNotApplicable Status = "n/a"
 )
 
 // Case is one measured case: a variant at one point of the matrix.
@@ -197,7 +200,7 @@ type Case struct {
 	Variant string            `json:"variant"`
 	Params  map[string]string `json:"params"`
 	Threads int               `json:"threads"`
-	Status  string            `json:"status"`
+	Status  Status            `json:"status"`
 	Error   string            `json:"error,omitempty"`
 	// Reps are the raw per-repetition measurements, in the order measured.
 	Reps []Rep `json:"reps,omitempty"`
