@@ -2,6 +2,8 @@ package profiles
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -9,62 +11,171 @@ import (
 	"github.com/google/pprof/profile"
 )
 
+// MaxFolded is the most bytes WriteFolded writes: the folded stacks of a
+// real profile of a million unique stacks are about 3 GB, but a profile of
+// 1.2 KB whose one function has a 1 MiB name, 2,000 levels deep, would
+// make one line of 2 GB (issue 14). Over the limit, nothing is written.
+const MaxFolded = 1 << 30
+
+// ErrFoldedTooLarge is returned (wrapped) when folded stacks would take
+// more than their limit.
+var ErrFoldedTooLarge = errors.New("folded stacks too large")
+
 // WriteFolded writes p's samples as folded stacks, the format of Brendan
 // Gregg's stackcollapse scripts that flamegraph.pl and speedscope read: one
-// line per sample, "root;caller;leaf value", inlined functions expanded.
-// Samples with a zero value are left out. Semicolons and line breaks in
-// names, which would break the format, become underscores.
+// line per distinct stack in the order first seen, "root;caller;leaf
+// value", inlined functions expanded. Samples with a zero value are left
+// out. Semicolons and line breaks in names, which would break the format,
+// become underscores. It refuses, before writing anything, output of more
+// than MaxFolded bytes.
 func WriteFolded(w io.Writer, p *profile.Profile, sampleIndex int) error {
-	var order []string
-	sums := map[string]int64{}
-	var line []byte
+	ids := map[string]int32{}
+	var names []string
+	locIDs := map[*profile.Location][]int32{}
+	f := &Folded{}
+	var stack []int32
 	for _, s := range p.Sample {
 		if sampleIndex < 0 || sampleIndex >= len(s.Value) || s.Value[sampleIndex] == 0 {
 			continue
 		}
-		line = line[:0]
+		stack = stack[:0]
 		for i := len(s.Location) - 1; i >= 0; i-- {
-			names := FrameNames(s.Location[i])
-			for j := len(names) - 1; j >= 0; j-- {
-				if len(line) > 0 {
-					line = append(line, ';')
+			loc := s.Location[i]
+			lids, ok := locIDs[loc]
+			if !ok {
+				fn := FrameNames(loc)
+				for j := len(fn) - 1; j >= 0; j-- {
+					id, ok := ids[fn[j]]
+					if !ok {
+						id = int32(len(names))
+						names = append(names, fn[j])
+						ids[fn[j]] = id
+					}
+					lids = append(lids, id)
 				}
-				line = appendFoldedName(line, names[j])
+				locIDs[loc] = lids
 			}
+			stack = append(stack, lids...)
 		}
-		key := string(line)
-		if _, ok := sums[key]; !ok {
-			order = append(order, key)
+		f.Add(stack, s.Value[sampleIndex])
+	}
+	return f.Write(w, names, MaxFolded)
+}
+
+// Folded gathers distinct stacks and their sums for folded output, each
+// stack a sequence of name ids, root first: its memory is one id per
+// frame of a distinct stack, whatever the names' lengths, where a map of
+// lines held every line whole.
+type Folded struct {
+	buf   []int32 // the stacks' ids, one after another
+	start []int32 // stack k is buf[start[k]:start[k]+n[k]]
+	n     []int32
+	sums  []int64
+	next  []int32 // the next stack of the same hash, -1 for none
+	first map[uint64]int32
+}
+
+// Add adds v to stack's sum (stack is copied); a zero v is left out.
+func (f *Folded) Add(stack []int32, v int64) {
+	if v == 0 {
+		return
+	}
+	if f.first == nil {
+		f.first = map[uint64]int32{}
+	}
+	h := uint64(14695981039346656037)
+	for _, id := range stack {
+		h ^= uint64(uint32(id))
+		h *= 1099511628211
+		h ^= h >> 29
+	}
+	k, ok := f.first[h]
+	if !ok {
+		f.first[h] = f.add(stack, v, -1)
+		return
+	}
+	for ; k >= 0; k = f.next[k] {
+		if f.equal(k, stack) {
+			f.sums[k] += v
+			return
 		}
-		sums[key] += s.Value[sampleIndex]
+	}
+	f.first[h] = f.add(stack, v, f.first[h])
+}
+
+func (f *Folded) add(stack []int32, v int64, next int32) int32 {
+	k := int32(len(f.sums))
+	f.start = append(f.start, int32(len(f.buf)))
+	f.n = append(f.n, int32(len(stack)))
+	f.buf = append(f.buf, stack...)
+	f.sums = append(f.sums, v)
+	f.next = append(f.next, next)
+	return k
+}
+
+func (f *Folded) equal(k int32, stack []int32) bool {
+	if int(f.n[k]) != len(stack) {
+		return false
+	}
+	for i, id := range f.buf[f.start[k] : f.start[k]+f.n[k]] {
+		if stack[i] != id {
+			return false
+		}
+	}
+	return true
+}
+
+// Write writes the stacks in the order first added, naming id i names[i].
+// It computes the output's size first and writes nothing if it is over
+// limit bytes.
+func (f *Folded) Write(w io.Writer, names []string, limit int64) error {
+	clean := make([]string, len(names))
+	for i, n := range names {
+		clean[i] = FoldedName(n)
+	}
+	size := int64(0)
+	for k, v := range f.sums {
+		ids := f.buf[f.start[k] : f.start[k]+f.n[k]]
+		size += int64(len(ids)) + int64(len(strconv.FormatInt(v, 10))) + 1
+		for _, id := range ids {
+			size += int64(len(clean[id]))
+		}
+		if size > limit {
+			return fmt.Errorf("%w: they would be more than %d MiB (a profile with huge names or stacks: a crafted file?)", ErrFoldedTooLarge, limit>>20)
+		}
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	for _, key := range order {
-		line = append(line[:0], key...)
-		line = append(line, ' ')
-		line = strconv.AppendInt(line, sums[key], 10)
-		line = append(line, '\n')
-		if _, err := bw.Write(line); err != nil {
+	var num [24]byte
+	for k, v := range f.sums {
+		for i, id := range f.buf[f.start[k] : f.start[k]+f.n[k]] {
+			if i > 0 {
+				bw.WriteByte(';')
+			}
+			bw.WriteString(clean[id])
+		}
+		bw.WriteByte(' ')
+		bw.Write(strconv.AppendInt(num[:0], v, 10))
+		if err := bw.WriteByte('\n'); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
 }
 
-// appendFoldedName appends name with the folded format's separators (';',
-// and the space before the count matters only at the end, but flamegraph.pl
-// splits on the last space, so spaces are kept) and line breaks replaced.
-func appendFoldedName(b []byte, name string) []byte {
+// FoldedName returns name with the folded format's separators (';', and
+// the space before the count matters only at the end, but flamegraph.pl
+// splits on the last space, so spaces are kept) and line breaks replaced
+// by '_', bytewise: invalid UTF-8 stays as it is.
+func FoldedName(name string) string {
 	if !strings.ContainsAny(name, ";\n\r") {
-		return append(b, name...)
+		return name
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
+	b := []byte(name)
+	for i, c := range b {
 		switch c {
 		case ';', '\n', '\r':
-			c = '_'
+			b[i] = '_'
 		}
-		b = append(b, c)
 	}
-	return b
+	return string(b)
 }

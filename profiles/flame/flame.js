@@ -233,6 +233,14 @@
     return m > 0 ? (v - base) / m : 0;
   }
 
+  // cut shortens a name to MAX_NAME characters with an ellipsis, as the
+  // SVG's tooltips (MaxNameRunes in budget.go): a hostile profile's 1 MiB
+  // name is shown whole only in the detail pane.
+  var MAX_NAME = 256;
+  function cut(name) {
+    return name.length > MAX_NAME ? name.slice(0, MAX_NAME - 1) + '\u2026' : name;
+  }
+
   function shortName(name) {
     var br = name.indexOf('[');
     var head = br >= 0 ? name.slice(0, br) : name;
@@ -251,6 +259,9 @@
 
   function mount(root, data) {
     var names = data.names;
+    // Labels are computed once per name, from its cut form: a frame's
+    // label must not cost the length of its name on every draw.
+    var labels = names.map(function (n) { return shortName(cut(n)); });
     var full = fromData(data);
     var colorCache = new Map();
     var state = {
@@ -406,7 +417,7 @@
       ctx.fillStyle = this.color(i, name);
       ctx.fillRect(x + 0.5, y + 0.5, Math.max(w - 1, 0.5), ROW - 2);
       if (w > 3 * charW) {
-        var label = t.name[i] < 0 ? 'all' : shortName(name);
+        var label = t.name[i] < 0 ? 'all' : labels[t.name[i]];
         var max = Math.floor((w - 6) / charW);
         if (label.length > max) label = max >= 5 ? label.slice(0, max - 2) + '..' : '';
         if (label) {
@@ -426,7 +437,7 @@
         var f = 0.35 + 0.65 * Math.abs(change(t.nv[i], t.base[i]));
         return mix('#dedede', t.sig[i] > 0 ? '#d7301f' : '#2166ac', f);
       }
-      var key = t.cat[i] + '\u0000' + name;
+      var key = t.cat[i] + ':' + t.name[i];
       var col = colorCache.get(key);
       if (!col) {
         col = mix(data.colors[t.cat[i]], '#ffffff', (hash(name) % 1000) / 1000 * 0.3);
@@ -479,8 +490,9 @@
       vs.forEach(function (v) { v.draw(width); });
     }
 
-    function describe(v, i) {
+    function describe(v, i, short) {
       var t = v.t, name = t.name[i] < 0 ? 'all' : names[t.name[i]];
+      if (short) name = cut(name);
       if (t.base) return name + ' — ' + describeDiff(t, i) + ', ' + data.cats[t.cat[i]];
       var s = name + ' — ' + fmtValue(t.value[i], data.unit) + ' (' + pct(t.value[i], data.total) + ' of total';
       if (v.zoom !== 0) s += ', ' + pct(t.value[i], t.value[v.zoom]) + ' of zoom';
@@ -519,7 +531,7 @@
       if (!h) { tip.hidden = true; canvas.style.cursor = ''; return; }
       var text = describe(h.view, h.i);
       details.textContent = text;
-      tip.textContent = text;
+      tip.textContent = describe(h.view, h.i, true);
       tip.hidden = false;
       var left = Math.min(h.x + 12, canvasBox.clientWidth - 320);
       tip.style.left = Math.max(left, 0) + 'px';

@@ -449,7 +449,7 @@ func TestJSONGaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []int64
-	tr.walk(tr.jsonThreshold()-1, func(i int32, d int, x int64) { want = append(want, x) })
+	tr.walkKeep(tr.jsonKeep(), func(i int32, d int, x int64) { want = append(want, x) })
 	var buf bytes.Buffer
 	tr.WriteJSON(&buf)
 	var data struct{ Nodes, Gaps []int64 }

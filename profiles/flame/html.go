@@ -23,7 +23,7 @@ var Style string
 //go:embed page.html
 var pageHTML string
 
-var page = template.Must(template.New("page").Parse(pageHTML))
+var pageTemplate = template.Must(template.New("page").Parse(pageHTML))
 
 // WriteHTML writes the tree as one self-contained HTML page: the viewer's
 // script and style inline and the compact JSON in a <script
@@ -32,17 +32,36 @@ var page = template.Must(template.New("page").Parse(pageHTML))
 // toggles category highlights, "Icicle" inverts the graph and shift-click
 // or right-click focuses on a function (its callers above, callees below).
 func (t *Tree) WriteHTML(w io.Writer) error {
-	var data bytes.Buffer
-	if err := t.WriteJSON(&data); err != nil {
+	// The page is rendered around a marker where the JSON goes, and the
+	// JSON streamed into its place: the graph is never held whole.
+	var page bytes.Buffer
+	err := pageTemplate.Execute(&page, struct {
+		Title  string
+		Style  template.CSS
+		Script template.JS
+		Data   template.JS
+	}{cutName(t.opts.Title, 4*MaxNameRunes), template.CSS(Style), template.JS(Script), template.JS(dataMarker)})
+	if err != nil {
+		return err
+	}
+	head, tail, ok := bytes.Cut(page.Bytes(), []byte(dataMarker))
+	if !ok {
+		panic("flame: page.html has no {{.Data}}")
+	}
+	bw := &budgetWriter{w: w, limit: t.maxOutput(), what: "HTML page"}
+	if _, err := bw.Write(head); err != nil {
 		return err
 	}
 	// The JSON is inserted as is: WriteJSON escapes <, > and & inside
 	// strings and writes nothing else that HTML could read as markup, which
 	// TestHostileNames checks.
-	return page.Execute(w, struct {
-		Title  string
-		Style  template.CSS
-		Script template.JS
-		Data   template.JS
-	}{t.opts.Title, template.CSS(Style), template.JS(Script), template.JS(data.String())})
+	if err := t.WriteJSON(bw); err != nil {
+		return err
+	}
+	_, err = bw.Write(tail)
+	return err
 }
+
+// dataMarker stands for the JSON in the rendered page; no title can
+// produce it, since html/template escapes the NUL bytes.
+const dataMarker = "\x00perflab-flame-data\x00"

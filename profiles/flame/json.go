@@ -48,17 +48,17 @@ import (
 // All strings are JSON-escaped with <, > and & as \u003c, \u003e and
 // \u0026, so the text can sit inside a <script> element as is.
 func (t *Tree) WriteJSON(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
+	bw := bufio.NewWriterSize(&budgetWriter{w: w, limit: t.maxOutput(), what: "flame graph JSON"}, 64<<10)
 	// Keep frames of at least the threshold, in pre-order, remapping names
 	// to the ones used.
-	minValue := t.jsonThreshold()
+	keep := t.jsonKeep()
 	nameMap := make(map[int32]int, 1024)
 	var names []string
 	var nodes, base, width, sig, bsq, nsq, gaps []int64
 	drawn := t.drawn()
 	next := make([]int64, t.maxDepth+2) // where the viewer puts the next frame at each depth
 	kept := int64(0)
-	pruned := t.walk(minValue-1, func(i int32, d int, x int64) {
+	pruned := t.walkKeep(keep, func(i int32, d int, x int64) {
 		nameIdx := int64(-1)
 		if i != 0 {
 			id, ok := nameMap[t.name[i]]
@@ -85,6 +85,9 @@ func (t *Tree) WriteJSON(w io.Writer) error {
 		}
 	})
 
+	// Names are sent whole, for the detail pane, unless together they
+	// are too long to send.
+	names = fitNames(names, maxJSONNames)
 	bw.WriteString(`{"v":1,"title":`)
 	writeJSONString(bw, t.opts.Title)
 	bw.WriteString(`,"type":`)
@@ -192,12 +195,21 @@ func (t *Tree) writeStatsJSON(bw *bufio.Writer) {
 }
 
 // jsonThreshold returns the smallest value a frame needs to be kept so that
-// at most MaxNodes frames are. It buckets values by their top four bits in
-// one pass instead of sorting millions of them; children are never larger
-// than their parents, so the kept frames always form a tree.
+// at most MaxNodes frames are, leaving out the whole bucket of values where
+// the count overflows (jsonKeep keeps part of it).
 func (t *Tree) jsonThreshold() int64 {
+	lo, _ := t.jsonBuckets()
+	return lo
+}
+
+// jsonBuckets buckets values by their top four bits in one pass instead of
+// sorting millions of them, and returns the lower bound of the values kept
+// whole and of the bucket below it, where the count passes MaxNodes (0 if
+// every frame fits). Children are never larger than their parents, so the
+// kept frames always form a tree.
+func (t *Tree) jsonBuckets() (threshold, below int64) {
 	if len(t.name)-1 <= t.opts.MaxNodes {
-		return 1
+		return 1, 0
 	}
 	const sub = 8 // buckets per power of two
 	var hist [64 * sub]int
@@ -212,6 +224,18 @@ func (t *Tree) jsonThreshold() int64 {
 		}
 		return e*sub + m
 	}
+	// low is the smallest value of bucket b, or of the first bucket after
+	// it for the numbers that no value falls in (m > 0 below 8).
+	low := func(b int) int64 {
+		e, m := b/sub, b%sub
+		if e < 3 {
+			if m > 0 {
+				e++
+			}
+			return int64(1) << e
+		}
+		return int64(sub+m) << (e - 3)
+	}
 	for _, v := range t.drawn()[1:] {
 		hist[bucket(v)]++
 	}
@@ -221,19 +245,50 @@ func (t *Tree) jsonThreshold() int64 {
 	// able to overflow too, or such a profile is sent whole.
 	for b := len(hist) - 1; b >= 0; b-- {
 		if kept+hist[b] > t.opts.MaxNodes {
-			// Keep buckets above b: the lower bound of bucket b+1.
-			e, m := (b+1)/sub, (b+1)%sub
-			if e < 3 {
-				if m > 0 {
-					e++
-				}
-				return int64(1) << e
-			}
-			return int64(sub+m) << (e - 3)
+			return low(b + 1), low(b)
 		}
 		kept += hist[b]
 	}
-	return 1
+	return 1, 0
+}
+
+// jsonKeep returns which frames the JSON keeps: those at or above the
+// threshold, and of the bucket below it (where the count overflows) those
+// up to the depth at which the frames kept reach MaxNodes. Without the
+// second part, a stack 100,000 frames deep, all of one value, fell in one
+// bucket, and every frame was left out: an empty graph (issue 14). A
+// frame's parent is at least as large and one level less deep, so the
+// kept frames still form a tree.
+func (t *Tree) jsonKeep() func(i int32, depth int) bool {
+	value := t.drawn()
+	threshold, below := t.jsonBuckets()
+	if below == 0 {
+		return func(i int32, _ int) bool { return value[i] >= threshold && value[i] > 0 }
+	}
+	kept := 0
+	perDepth := make([]int, t.maxDepth+2)
+	t.walk(below-1, func(i int32, d int, _ int64) {
+		if i == 0 {
+			return
+		}
+		if value[i] >= threshold {
+			kept++
+		} else {
+			perDepth[d]++
+		}
+	})
+	maxDepth := 0
+	for d := 1; d < len(perDepth); d++ {
+		if kept+perDepth[d] > t.opts.MaxNodes {
+			break
+		}
+		kept += perDepth[d]
+		maxDepth = d
+	}
+	return func(i int32, d int) bool {
+		v := value[i]
+		return v > 0 && (v >= threshold || v >= below && d <= maxDepth)
+	}
 }
 
 func writeInts(bw *bufio.Writer, xs []int64) {

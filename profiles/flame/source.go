@@ -1,11 +1,9 @@
 package flame
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/profiles"
@@ -157,55 +155,26 @@ func addrName(addr uint64) string { return "0x" + strconv.FormatUint(addr, 16) }
 // WriteFolded writes the samples of sample type idx as folded stacks, as
 // profiles.WriteFolded does for a parsed profile: one line per distinct
 // stack in the order first seen, "root;caller;leaf value", samples with a
-// zero value left out, ';' and line breaks in names replaced by '_'.
+// zero value left out, ';' and line breaks in names replaced by '_'. It
+// writes nothing, and returns an error, if the output would be over
+// profiles.MaxFolded bytes.
 func (s *Source) WriteFolded(w io.Writer, idx int) error {
 	if idx < 0 || idx >= len(s.sampleTypes) {
 		return fmt.Errorf("no sample type %d", idx)
 	}
-	clean := make([]string, len(s.names))
-	for i, n := range s.names {
-		clean[i] = n
-		if strings.ContainsAny(n, ";\n\r") { // bytewise: invalid UTF-8 stays as it is
-			b := []byte(n)
-			for j, c := range b {
-				if c == ';' || c == '\n' || c == '\r' {
-					b[j] = '_'
-				}
-			}
-			clean[i] = string(b)
-		}
-	}
-	var order []string
-	sums := map[string]int64{}
-	var line []byte
+	f := &profiles.Folded{}
+	var stack []int32
 	for k := range s.Samples() {
 		v := s.value(k, idx)
 		if v == 0 {
 			continue
 		}
-		line = line[:0]
+		stack = stack[:0]
 		locs := s.locs[s.start[k]:s.start[k+1]]
 		for i := len(locs) - 1; i >= 0; i-- {
-			for _, n := range s.locNames[s.locStart[locs[i]]:s.locStart[locs[i]+1]] {
-				if len(line) > 0 {
-					line = append(line, ';')
-				}
-				line = append(line, clean[n]...)
-			}
+			stack = append(stack, s.locNames[s.locStart[locs[i]]:s.locStart[locs[i]+1]]...)
 		}
-		if _, ok := sums[string(line)]; !ok {
-			order = append(order, string(line))
-		}
-		sums[string(line)] += v
+		f.Add(stack, v)
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	for _, key := range order {
-		line = append(append(line[:0], key...), ' ')
-		line = strconv.AppendInt(line, sums[key], 10)
-		line = append(line, '\n')
-		if _, err := bw.Write(line); err != nil {
-			return err
-		}
-	}
-	return bw.Flush()
+	return f.Write(w, s.names, profiles.MaxFolded)
 }

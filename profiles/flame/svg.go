@@ -41,7 +41,6 @@ func WriteSVG(w io.Writer, p *profile.Profile, opts Options) error {
 // in the legend. Frames narrower than Options.MinWidth pixels are left out.
 func (t *Tree) WriteSVG(w io.Writer) error {
 	o := t.opts
-	bw := bufio.NewWriterSize(w, 64<<10)
 	total := t.Total()
 	width := t.drawn()[0] // total, or for a diff the union's width
 	plotW := float64(o.Width - 2*padX)
@@ -52,11 +51,19 @@ func (t *Tree) WriteSVG(w io.Writer) error {
 		minValue = int64(o.MinWidth * float64(width) / plotW)
 	}
 	depth, shown := 0, 0
+	// What the frames will take, known before the first byte: a frame is
+	// its markup and its name twice (tooltip and label), cut.
+	size := int64(4 << 10)
 	pruned := t.walk(minValue, func(i int32, d int, x int64) {
 		depth = max(depth, d)
 		shown++
+		size += svgFrameBytes + 2*int64(min(len(t.nodeName(i)), 4*MaxNameRunes))
 	})
 	shown-- // the root is not a frame
+	if limit := t.maxOutput(); size > limit {
+		return overBudget("SVG", size, limit)
+	}
+	bw := bufio.NewWriterSize(&budgetWriter{w: w, limit: t.maxOutput(), what: "SVG"}, 64<<10)
 	top := t.headerH()
 	height := top + (depth+1)*frameH + footerH
 
@@ -72,8 +79,8 @@ func (t *Tree) WriteSVG(w io.Writer) error {
 	}
 	// A diff's title names two cases and ran off both edges; the full
 	// title is its tooltip.
-	fmt.Fprintf(bw, `<text x="%d" y="22" text-anchor="middle" font-size="17"><title>%s</title>%s</text>`+"\n", o.Width/2, esc(o.Title),
-		esc(cut(o.Title, int(float64(o.Width-2*padX)/(charW*17/12)))))
+	fmt.Fprintf(bw, `<text x="%d" y="22" text-anchor="middle" font-size="17"><title>%s</title>%s</text>`+"\n", o.Width/2, esc(cutName(o.Title, 4*MaxNameRunes)),
+		esc(cut(cutName(o.Title, 4*MaxNameRunes), int(float64(o.Width-2*padX)/(charW*17/12)))))
 	sub := fmt.Sprintf("%s (%s), total %s, %d frames", t.sampleType, t.unit, formatValue(total, t.unit), shown)
 	if pruned > 0 {
 		sub += fmt.Sprintf(" (%d narrower than %g px not shown)", pruned, o.MinWidth)
@@ -113,6 +120,13 @@ func (t *Tree) WriteSVG(w io.Writer) error {
 // frames left out whose parent was visited.
 func (t *Tree) walk(minValue int64, fn func(i int32, depth int, x int64)) (pruned int) {
 	value := t.drawn()
+	return t.walkKeep(func(i int32, _ int) bool { return value[i] > minValue && value[i] > 0 }, fn)
+}
+
+// walkKeep is walk with the frames kept chosen by keep (the root always
+// is); a frame left out takes its subtree with it.
+func (t *Tree) walkKeep(keep func(i int32, depth int) bool, fn func(i int32, depth int, x int64)) (pruned int) {
+	value := t.drawn()
 	cursor := make([]int64, t.maxDepth+2)
 	ends := make([]int32, 0, t.maxDepth+1)
 	for i := int32(0); i < int32(len(t.name)); {
@@ -122,7 +136,7 @@ func (t *Tree) walk(minValue int64, fn func(i int32, depth int, x int64)) (prune
 		d := len(ends)
 		x := cursor[d]
 		cursor[d] += value[i]
-		if i != 0 && (value[i] <= minValue || value[i] <= 0) {
+		if i != 0 && !keep(i, d) {
 			pruned++
 			i = t.end[i]
 			continue
@@ -135,8 +149,13 @@ func (t *Tree) walk(minValue int64, fn func(i int32, depth int, x int64)) (prune
 	return pruned
 }
 
+// svgFrameBytes is what a frame takes in the SVG besides its name: the
+// markup, the numbers, the value and share in the tooltip.
+const svgFrameBytes = 320
+
 func (t *Tree) appendFrame(b []byte, i int32, x, y, w float64, colors map[int32]string) []byte {
-	name := t.nodeName(i)
+	full := t.nodeName(i)
+	name := cutName(full, MaxNameRunes)
 	cat := t.category(i)
 	v := t.value[i]
 	total := t.Total()
@@ -151,7 +170,7 @@ func (t *Tree) appendFrame(b []byte, i int32, x, y, w float64, colors map[int32]
 	} else {
 		key := t.name[i]<<3 | int32(cat.Index())
 		if fill = colors[key]; fill == "" {
-			fill = frameColor(cat, name)
+			fill = frameColor(cat, full)
 			colors[key] = fill
 		}
 		tip = fmt.Sprintf("%s\n%s (%.2f%%), %s", name, formatValue(v, t.unit), pct, cat)

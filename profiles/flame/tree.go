@@ -39,6 +39,11 @@ type Options struct {
 	// 60,000): the narrowest are pruned first, so the page stays small and
 	// fast whatever the profile.
 	MaxNodes int
+	// MaxOutput bounds the bytes one SVG, HTML page, JSON or folded
+	// output of the tree may take (0 means DefaultMaxOutput): a writer
+	// refuses, with ErrOutputBudget, before writing if it can tell, and
+	// stops at the limit if not.
+	MaxOutput int64
 	// Layout is the shape a diff is drawn on: the new profile's (the
 	// default) or the base's.
 	Layout Layout
