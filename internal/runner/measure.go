@@ -201,7 +201,15 @@ func workerLoop(w perflab.Worker, n int, labels *pprof.LabelSet, ready *sync.Wai
 		pprof.SetGoroutineLabels(pprof.WithLabels(bgctx, *labels))
 	}
 	ready.Done()
+	// The start region covers the wait for the release: internal/wallclock
+	// leaves out the time parked on start (before the clock) but counts the
+	// time from the release until the worker gets a CPU as sched — with
+	// more workers than Ps, half of them wait a time slice to begin, and
+	// that is in the repetition's wall time (3–20% of the goroutine time at
+	// four workers on two cores, measured by internal/truth).
+	starting := trace.StartRegion(bgctx, startRegion)
 	<-start
+	starting.End()
 	// The region marks the worker's own time for the execution trace of the
 	// profiling window (internal/wallclock counts only inside it). When no
 	// trace is running StartRegion is one atomic load, once a repetition.
@@ -210,8 +218,12 @@ func workerLoop(w perflab.Worker, n int, labels *pprof.LabelSet, ready *sync.Wai
 	region.End()
 }
 
-// workerRegion is the runtime/trace region type around each worker's Run.
-const workerRegion = "perflab.worker"
+// workerRegion is the runtime/trace region type around each worker's Run,
+// startRegion the one around its wait for the release.
+const (
+	workerRegion = "perflab.worker"
+	startRegion  = "perflab.start"
+)
 
 // workerFrame is workerLoop's function name as it appears in profiles.
 const workerFrame = "github.com/perflab/perflab/internal/runner.workerLoop"

@@ -135,7 +135,7 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 		}
 		if traceOn {
 			var err error
-			wall, err = wallclock.FromTrace(&tbuf, wallclock.Options{Region: workerRegion, Rules: r.Rules, Sched: sched})
+			wall, err = wallclock.FromTrace(&tbuf, wallclock.Options{Region: workerRegion, StartRegion: startRegion, Rules: r.Rules, Sched: sched})
 			if err != nil {
 				return fmt.Errorf("wall-clock profile: %w", err)
 			}

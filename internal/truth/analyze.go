@@ -43,15 +43,16 @@ type Truth struct {
 	WorkCPU, WorkWall float64
 
 	// Goroutine is the goroutine time the shares divide, in nanoseconds:
-	// the workers' time inside Run, which is what the runner's budget
-	// covers (its trace region is around Run).
+	// the workers' time inside Run plus their start-up wait, which is what
+	// the runner's budget covers (its trace regions are around Run and
+	// around the wait for the release).
 	Goroutine int64
-	// Startup is time outside Run, as a fraction of Goroutine: from a
+	// Startup is the start-up wait, as a fraction of Goroutine: from a
 	// repetition's release (the first worker to start Run) to each other
 	// worker's start. With more workers than Ps it is runnable time —
 	// released together, half of four workers wait for the first time
-	// slice to end, 10–20 ms — so it depends on the harness's lockstep
-	// start and sysmon, not on the scenario. It is in no share.
+	// slice to end, 10–20 ms — and it is in the repetition's wall time, so
+	// it is in Sched, as the budget has it.
 	Startup float64
 	// Procs is the number of Ps the model assumed (GOMAXPROCS).
 	Procs int
@@ -197,13 +198,13 @@ func Analyze(logs []Log, m Machine, procs int) (Truth, error) {
 	if demand > 0 {
 		onCPU = 1 - float64(runnable)/float64(demand)
 	}
-	g := float64(goroutine)
-	t.Goroutine = goroutine
+	g := float64(goroutine + startup)
+	t.Goroutine = goroutine + startup
 	t.Work = float64(sums.Work) * onCPU / g
 	t.Alloc = float64(sums.Alloc) * onCPU / g
 	t.Lock = float64(sums.Lock) / g
 	t.Wait = float64(sums.Wait) / g
-	t.Sched = float64(runnable) / g
+	t.Sched = float64(runnable+startup) / g
 	t.Other = 1 - t.Work - t.Alloc - t.Lock - t.Wait - t.Sched
 	t.Startup = float64(startup) / g
 	if sums.WorkCPU > 0 {

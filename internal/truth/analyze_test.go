@@ -29,8 +29,8 @@ func TestAnalyze(t *testing.T) {
 				{Runs: []Span{run(10, 100)}, Sums: Sums{Work: 90, Total: 90}},
 			},
 			// 380 goroutine-ns in Run: 2×90 runnable, 200 on a CPU; 20
-			// more before Run.
-			want: Truth{Work: 200.0 / 380, Sched: 180.0 / 380, Startup: 20.0 / 380},
+			// more before Run, runnable too, which the budget counts.
+			want: Truth{Work: 200.0 / 400, Sched: 200.0 / 400, Startup: 20.0 / 400},
 		},
 		{
 			name: "lock waiter, enough Ps", procs: 2,

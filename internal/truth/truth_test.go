@@ -298,7 +298,7 @@ func compare(c store.Case, tr Truth) []row {
 		{name: "alloc+gc", budget: share("alloc") + share("gc"), truth: tr.Alloc, lo: tr.Lowest(tr.Alloc, true), hi: tr.Alloc + d,
 			timed: ta, asserted: gcApart, note: fmt.Sprintf("alloc %.1f gc %.1f", 100*share("alloc"), 100*share("gc"))},
 		{name: "sched", budget: share("sched"), truth: tr.Sched, lo: tr.Sched, hi: tr.Sched + d + k, timed: math.NaN(), asserted: gcApart,
-			note: fmt.Sprintf("and before Run, start-up runnable %.1f more", 100*tr.Startup)},
+			note: fmt.Sprintf("of it start-up, before Run: %.1f", 100*tr.Startup)},
 		{name: "other", budget: share("other"), truth: tr.Other, lo: tr.Lowest(tr.Other, true), hi: tr.Other, timed: 1 - tw - tl - tq - ta, asserted: true},
 	}
 	if tr.WorkCPU > 0 {

@@ -90,6 +90,12 @@ type Options struct {
 	// Rules classify off-CPU stacks (see profiles.Rules.OffCPU). Nil means
 	// profiles.DefaultRules().
 	Rules *profiles.Rules
+	// StartRegion, if set, is a region type around a goroutine's wait to
+	// be released into Region (perflab's workers wait on a start channel):
+	// inside it blocked time is left out, and runnable time after the
+	// release is counted, as sched, for it is wall time of the work that
+	// began when released.
+	StartRegion string
 	// Sched, if set, moves the time a running goroutine's thread waited in
 	// the kernel's run queue from running to sched (see Result.OSWait).
 	Sched *SchedStats
@@ -171,6 +177,7 @@ type gor struct {
 	running    time.Duration // all running time, counted or not
 	gcWorker   bool
 	thread     trace.ThreadID // the thread it runs on, while running
+	starting   bool           // inside Options.StartRegion
 	// AllGoroutines only: whether the goroutine is the runtime's or a
 	// profiler's, and its time while that is not known yet.
 	class   class
@@ -220,16 +227,17 @@ func FromTrace(r io.Reader, opts Options) (res *Result, err error) {
 		return nil, fmt.Errorf("reading trace: %w", err)
 	}
 	a := &accountant{
-		rules:   rules,
-		region:  opts.Region,
-		all:     opts.AllGoroutines,
-		exclude: opts.Exclude,
-		gs:      map[trace.GoID]*gor{},
-		off:     map[key]time.Duration{},
-		samples: map[trace.Stack]int{},
-		cats:    map[catKey]profiles.Category{},
-		res:     &Result{},
-		sched:   opts.Sched,
+		rules:       rules,
+		region:      opts.Region,
+		startRegion: opts.StartRegion,
+		all:         opts.AllGoroutines,
+		exclude:     opts.Exclude,
+		gs:          map[trace.GoID]*gor{},
+		off:         map[key]time.Duration{},
+		samples:     map[trace.Stack]int{},
+		cats:        map[catKey]profiles.Category{},
+		res:         &Result{},
+		sched:       opts.Sched,
 	}
 	if opts.Sched != nil {
 		a.threadAll, a.threadCounted = map[trace.ThreadID]time.Duration{}, map[trace.ThreadID]time.Duration{}
@@ -266,17 +274,18 @@ type catKey struct {
 }
 
 type accountant struct {
-	rules   *profiles.Rules
-	region  string
-	first   trace.Time // the trace's first event
-	all     bool       // Options.AllGoroutines
-	exclude []string   // Options.Exclude
-	gs      map[trace.GoID]*gor
-	off     map[key]time.Duration
-	samples map[trace.Stack]int // CPU samples of counted goroutines
-	cats    map[catKey]profiles.Category
-	res     *Result
-	gcSTW   bool // inside a GC stop-the-world
+	rules       *profiles.Rules
+	region      string
+	startRegion string
+	first       trace.Time // the trace's first event
+	all         bool       // Options.AllGoroutines
+	exclude     []string   // Options.Exclude
+	gs          map[trace.GoID]*gor
+	off         map[key]time.Duration
+	samples     map[trace.Stack]int // CPU samples of counted goroutines
+	cats        map[catKey]profiles.Category
+	res         *Result
+	gcSTW       bool // inside a GC stop-the-world
 	// With Options.Sched: running time per thread, of all goroutines and
 	// of counted ones.
 	sched                    *SchedStats
@@ -320,6 +329,15 @@ func (a *accountant) category(s trace.Stack, reason string, yield bool) profiles
 func (a *accountant) event(ev *trace.Event) error {
 	switch ev.Kind() {
 	case trace.EventRegionBegin, trace.EventRegionEnd:
+		if !a.all && a.startRegion != "" && ev.Region().Type == a.startRegion {
+			if id := ev.Goroutine(); id != trace.NoGoroutine {
+				g := a.g(id)
+				a.flush(g, ev.Time())
+				g.state, g.thread = trace.GoRunning, ev.Thread()
+				g.starting = ev.Kind() == trace.EventRegionBegin
+			}
+			return nil
+		}
 		if a.all || ev.Region().Type != a.region {
 			return nil
 		}
@@ -469,6 +487,15 @@ func (a *accountant) flush(g *gor, now trace.Time) {
 		case trace.GoRunnable, trace.GoWaiting, trace.GoSyscall:
 			p.time[g.offState] += d
 			p.off[key{frame: g.offFrame, state: g.offState, stack: g.offStack}] += d
+		}
+		return
+	}
+	if g.starting {
+		// Released but not yet running: the work's wall time, waiting for
+		// a CPU. Parked before the release, or running the receive: not.
+		if g.state == trace.GoRunnable {
+			a.res.Time[Runnable] += d
+			a.offTime(key{frame: profiles.StateFrame(profiles.Sched, "runnable (released, waiting for a CPU to start)"), state: Runnable}, d)
 		}
 		return
 	}

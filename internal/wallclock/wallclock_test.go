@@ -384,3 +384,51 @@ func TestOSWait(t *testing.T) {
 		t.Errorf("profile: sched %v of %v", time.Duration(by[profiles.Sched]), time.Duration(total))
 	}
 }
+
+// TestStartRegion: workers released together onto one P wait their turn
+// to begin; that wait is sched, while the time parked before the release
+// is left out.
+func TestStartRegion(t *testing.T) {
+	var tb bytes.Buffer
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	if err := trace.Start(&tb); err != nil {
+		t.Fatal(err)
+	}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := trace.StartRegion(context.Background(), "test.start")
+			<-start
+			s.End()
+			r := trace.StartRegion(context.Background(), region)
+			spin(40 * time.Millisecond)
+			r.End()
+		}()
+	}
+	time.Sleep(30 * time.Millisecond) // parked on start: not counted
+	close(start)
+	wg.Wait()
+	trace.Stop()
+	res, err := FromTrace(&tb, Options{Region: region, StartRegion: "test.start"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waited time.Duration
+	for _, s := range res.Profile.Sample {
+		if s.Location[0].Line[0].Function.Name == profiles.StateFrame(profiles.Sched, "runnable (released, waiting for a CPU to start)") {
+			waited += time.Duration(s.Value[0])
+		}
+	}
+	// One of the two waits for the other's first time slice (10 ms) or
+	// its whole spin; never the 30 ms parked before the release.
+	if waited < 5*time.Millisecond || waited > 45*time.Millisecond {
+		t.Errorf("start-up wait %v, want a time slice or so", waited)
+	}
+	if total := res.Total(); total > 2*40*time.Millisecond+waited+20*time.Millisecond {
+		t.Errorf("counted %v: the parked time before the release leaked in", total)
+	}
+}
