@@ -1,17 +1,17 @@
 package cli
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	goio "io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
-	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/report"
@@ -183,43 +183,78 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 		}
 	}
 
-	var out bytes.Buffer
-	if format == "folded" {
-		idx, err := profiles.SampleIndex(last.p, o.SampleType)
-		if err != nil {
-			return usagef(err)
+	// The output is streamed to its file or stdout, never held whole
+	// (issue 14): each writer refuses, before writing, output over its
+	// budget (flame.DefaultMaxOutput, profiles.MaxFolded).
+	write := func(w goio.Writer) error {
+		if format == "folded" {
+			idx, err := last.src.SampleIndex(o.SampleType)
+			if err != nil {
+				return usagef(err)
+			}
+			return last.src.WriteFolded(w, idx)
 		}
-		if err := profiles.WriteFolded(&out, last.p, idx); err != nil {
-			return err
-		}
-	} else {
 		var t *flame.Tree
+		var err error
 		if o.Diff {
-			t, err = flame.Diff(inputs[0].p, last.p, opts)
+			t, err = flame.DiffSource(inputs[0].src, last.src, opts)
 		} else {
-			t, err = flame.Build(last.p, opts)
+			t, err = flame.BuildSource(last.src, opts)
 		}
 		if err != nil {
 			return usagef(err)
 		}
 		if format == "html" {
-			err = t.WriteHTML(&out)
-		} else {
-			err = t.WriteSVG(&out)
+			return t.WriteHTML(w)
 		}
-		if err != nil {
-			return err
-		}
+		return t.WriteSVG(w)
 	}
 	if o.Out == "" || o.Out == "-" {
-		_, err := io.Out.Write(out.Bytes())
+		bw := bufio.NewWriterSize(io.Out, 64<<10)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	// A file is written whole or not at all: into a temporary file next
+	// to it, renamed into place at the end.
+	f, err := os.CreateTemp(filepath.Dir(o.Out), "."+filepath.Base(o.Out)+".*")
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(o.Out, out.Bytes(), 0o644); err != nil {
+	defer os.Remove(f.Name())
+	cw := &countingWriter{w: f}
+	bw := bufio.NewWriterSize(cw, 64<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), o.Out)
+	}
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(io.Err, "wrote %s (%d bytes)\n", o.Out, out.Len())
+	fmt.Fprintf(io.Err, "wrote %s (%d bytes)\n", o.Out, cw.n)
 	return nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w goio.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func flameFormat(out, format string) (string, error) {
@@ -245,7 +280,7 @@ func flameFormat(out, format string) (string, error) {
 // flameInput is a profile to draw, with what is known about where it came
 // from: for a stored run's case, the rules its run was classified with.
 type flameInput struct {
-	p     *profile.Profile
+	src   *flame.Source
 	title string
 	user  []profiles.Rule // rules recorded with a stored run
 	work  []string        // work patterns recorded, or of the scenario
@@ -316,22 +351,22 @@ func openFlameInput(arg, kind string) (*flameInput, error) {
 		if _, err := os.Lstat(filepath.Join(runDir, "run.json")); err == nil && filepath.Base(filepath.Dir(caseDir)) == "cases" {
 			if ref, err := store.Open("").Resolve(runDir); err == nil {
 				rel := "cases/" + filepath.Base(caseDir) + "/" + filepath.Base(arg)
-				p, err := readStoredProfile(ref.Store, ref.Run, rel)
+				src, err := readStoredProfile(ref.Store, ref.Run, rel)
 				if err != nil {
 					return nil, err
 				}
-				in := &flameInput{p: p, title: ref.Run.Scenario + " " + filepath.Base(caseDir) + " (" + filepath.Base(arg) + ")"}
+				in := &flameInput{src: src, title: ref.Run.Scenario + " " + filepath.Base(caseDir) + " (" + filepath.Base(arg) + ")"}
 				in.classifyAs(ref.Run)
 				return in, nil
 			} else if errors.Is(err, store.ErrRefused) {
 				return nil, err
 			}
 		}
-		p, err := readProfileFile(arg)
+		src, err := readProfileFile(arg)
 		if err != nil {
 			return nil, err
 		}
-		return &flameInput{p: p, title: filepath.Base(arg)}, nil
+		return &flameInput{src: src, title: filepath.Base(arg)}, nil
 	}
 	ref, err := store.Open(store.Dir("")).Resolve(arg)
 	if err != nil {
@@ -351,11 +386,11 @@ func openFlameInput(arg, kind string) (*flameInput, error) {
 	if !ok {
 		return nil, fmt.Errorf("case %s has no %s profile (it has %v)", c.Name, kind, mapKeys(c.Profiles))
 	}
-	p, err := readStoredProfile(ref.Store, run, rel)
+	src, err := readStoredProfile(ref.Store, run, rel)
 	if err != nil {
 		return nil, err
 	}
-	in := &flameInput{p: p, title: run.Scenario + " " + c.Name + " (" + kind + ")"}
+	in := &flameInput{src: src, title: run.Scenario + " " + c.Name + " (" + kind + ")"}
 	in.classifyAs(run)
 	return in, nil
 }
@@ -380,7 +415,7 @@ func pyroscopeFlameInput(ctx context.Context, o *FlameOptions) (*flameInput, err
 	if err != nil {
 		return nil, err
 	}
-	in := &flameInput{p: p, title: fmt.Sprintf("%s %s, last %s", o.ProfileType, o.Query, o.Since)}
+	in := &flameInput{src: flame.NewSource(p), title: fmt.Sprintf("%s %s, last %s", o.ProfileType, o.Query, o.Since)}
 	if m := scenarioLabel.FindStringSubmatch(o.Query); m != nil {
 		if s, err := perflab.Lookup(m[1]); err == nil {
 			in.work = s.Work
@@ -390,33 +425,34 @@ func pyroscopeFlameInput(ctx context.Context, o *FlameOptions) (*flameInput, err
 }
 
 // readStoredProfile reads file rel of run through its store, with the
-// bounded reader every profile goes through.
-func readStoredProfile(st *store.Store, run *store.Run, rel string) (*profile.Profile, error) {
+// limits every profile is read with (profiles.Limits' defaults), decoded
+// for drawing (flame.ReadSource: no profile.Profile).
+func readStoredProfile(st *store.Store, run *store.Run, rel string) (*flame.Source, error) {
 	f, _, err := st.OpenFile(run.ID, rel)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	p, err := profiles.Read(f)
+	src, err := flame.ReadSource(f, profiles.Limits{})
 	if err != nil {
 		return nil, fmt.Errorf("%s of run %s: %w", rel, run.ID, err)
 	}
-	return p, nil
+	return src, nil
 }
 
 // readProfileFile reads a profile file the user named: a regular file
-// (a FIFO or a device would hang or never end), with the bounded reader.
-func readProfileFile(path string) (*profile.Profile, error) {
+// (a FIFO or a device would hang or never end), with the same limits.
+func readProfileFile(path string) (*flame.Source, error) {
 	f, _, err := store.OpenUserFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	p, err := profiles.Read(f)
+	src, err := flame.ReadSource(f, profiles.Limits{})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return p, nil
+	return src, nil
 }
 
 func mapKeys(m map[string]string) []string {

@@ -345,8 +345,9 @@ func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, op
 // every profile goes through (profiles.ReadLimited): a run directory is
 // untrusted input, and a 4 MB gzip bomb in one must be refused, not take
 // the pushing process's memory. Push holds one profile at a time; the
-// limits are the web server's.
-var pushLimits = profiles.Limits{Compressed: store.MaxFile, Uncompressed: 256 << 20, Memory: 1 << 30}
+// limits are those of every other path that parses a profile (flame,
+// serve, a Pyroscope answer), profiles' defaults.
+var pushLimits = profiles.Limits{}
 
 // pushStored reads one stored profile through the store, which refuses
 // symbolic links, files that are not regular and paths out of the run, and
