@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -237,3 +238,50 @@ type quiet struct{}
 func (quiet) Infof(string, ...any)  {}
 func (quiet) Debugf(string, ...any) {}
 func (quiet) Errorf(string, ...any) {}
+
+// semWaiter blocks on a channel used as a semaphore: a wait to the
+// built-in rules, a lock to a service that says so.
+//
+//go:noinline
+func semWaiter(sem chan struct{}) { sem <- struct{}{} }
+
+// TestHandlerWithRules: the service's rules decide off-CPU categories when
+// the profile is recorded, so "this channel is my lock" holds.
+func TestHandlerWithRules(t *testing.T) {
+	rules, err := profiles.ParseRules(strings.NewReader(`lock ^github\.com/perflab/perflab/continuous_test\.semWaiter$`), "service.rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sem := make(chan struct{}) // nobody receives: blocked for the window
+	go semWaiter(sem)
+	defer func() { <-sem }()
+	srv := httptest.NewServer(continuous.HandlerWithRules(rules))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "?seconds=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	p, err := profile.ParseData(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range p.Sample {
+		var names []string
+		for _, l := range s.Location {
+			names = append(names, l.Line[0].Function.Name)
+		}
+		if slices.Contains(names, "github.com/perflab/perflab/continuous_test.semWaiter") {
+			if strings.HasPrefix(names[0], "[lock] ") {
+				found = true
+			} else {
+				t.Errorf("semaphore wait classified %q", names[0])
+			}
+		}
+	}
+	if !found {
+		t.Error("no sample of the goroutine blocked on the semaphore")
+	}
+}

@@ -31,11 +31,21 @@ const (
 // is running, and gets 409 Conflict while anything else is tracing. Like
 // /debug/pprof, it shows the program's stacks: mount it only where
 // /debug/pprof would be.
-func Handler() http.Handler {
-	return http.HandlerFunc(serveWall)
+func Handler() http.Handler { return HandlerWithRules(nil) }
+
+// HandlerWithRules is Handler with the service's own classification rules
+// (for example profiles.ParseRules of a rules file saying "this channel is
+// my lock"): off-CPU time is put in its category when it is recorded, so
+// those rules must be known then. Running time is classified by whoever
+// reads the profile (perflab flame --work). Nil means the built-in rules.
+func HandlerWithRules(rules *profiles.Rules) http.Handler {
+	if rules == nil {
+		rules = profiles.DefaultRules()
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serveWall(w, r, rules) })
 }
 
-func serveWall(w http.ResponseWriter, r *http.Request) {
+func serveWall(w http.ResponseWriter, r *http.Request, rules *profiles.Rules) {
 	sec := defaultHandlerSeconds
 	if s := r.FormValue("seconds"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -47,7 +57,7 @@ func serveWall(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(sec)*time.Second)
 	defer cancel()
-	wp, err := traceWall(ctx, profiles.DefaultRules(), true)
+	wp, err := traceWall(ctx, rules, true)
 	switch {
 	case isBusy(err):
 		http.Error(w, "wall-clock profile: "+err.Error()+"; try again when it is done", http.StatusConflict)
