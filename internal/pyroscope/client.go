@@ -190,12 +190,20 @@ func (e *transportError) Unwrap() error { return e.err }
 func transient(err error) bool {
 	var se *StatusError
 	if errors.As(err, &se) {
-		return se.Code == http.StatusTooManyRequests ||
+		return se.Code == http.StatusTooManyRequests || ingestionLimited(se) ||
 			se.Code >= 500 && se.Code != http.StatusNotImplemented && se.Code != http.StatusHTTPVersionNotSupported
 	}
 	var cert *tls.CertificateVerificationError
 	var te *transportError
 	return errors.As(err, &te) && !errors.As(err, &cert)
+}
+
+// ingestionLimited reports whether the server refused a profile because
+// its ingestion rate limit was exceeded: Pyroscope v1.12 answers 422 with
+// "resource_exhausted" (not 429) when more than its 4 MiB/s arrives, which
+// pushing a big run back to back does; waiting helps, so it is retried.
+func ingestionLimited(se *StatusError) bool {
+	return se.Code == http.StatusUnprocessableEntity && strings.Contains(strings.ToLower(se.Body), "resource_exhausted")
 }
 
 // DefaultTimeout is Config.Timeout's default.

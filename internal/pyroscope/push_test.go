@@ -496,3 +496,25 @@ func TestCaseLabelsClash(t *testing.T) {
 		}
 	}
 }
+
+// TestTransientStatuses: which refusals a push retries. Pyroscope answers
+// an exceeded ingestion rate with 422 resource_exhausted, which waiting
+// cures; other 422s (a malformed profile) it does not.
+func TestTransientStatuses(t *testing.T) {
+	for _, tt := range []struct {
+		code int
+		body string
+		want bool
+	}{
+		{429, "", true},
+		{503, "", true},
+		{501, "", false},
+		{400, "bad request", false},
+		{422, `{"code":"resource_exhausted","message":"ingestion rate limit (4 MiB) exceeded"}`, true},
+		{422, "invalid profile", false},
+	} {
+		if got := transient(&StatusError{Code: tt.code, Body: tt.body}); got != tt.want {
+			t.Errorf("%d %q: transient = %v, want %v", tt.code, tt.body, got, tt.want)
+		}
+	}
+}
