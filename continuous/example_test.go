@@ -39,6 +39,12 @@ func Example() {
 	}
 	resp.Body.Close()
 	fmt.Println(resp.Status, resp.Header.Get("Content-Disposition"))
+	// A real service just runs; the example waits for the first periodic
+	// window to be uploaded (a loaded machine or -race can delay it past
+	// the handler's second).
+	for deadline := time.Now().Add(15 * time.Second); fakeIngested("wall") == 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
 	if err := stop(); err != nil {
 		log.Fatal(err)
 	}
