@@ -293,6 +293,12 @@ func (r *Runner) rounds(ctx context.Context) error {
 		if round >= r.Opts.Count {
 			phase = fmt.Sprintf("round %d (until ±%.0f%%)", round+1, 100*r.Opts.Until)
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if r.live() == 0 {
+			break // every case failed: more rounds would measure nothing
+		}
 		r.Progress.Phase(phase, r.live())
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		var nz noise
@@ -310,6 +316,11 @@ func (r *Runner) rounds(ctx context.Context) error {
 				r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings,
 					fmt.Sprintf("a repetition was abandoned when the run was interrupted: not counted (%d measured)", len(r.reps[i])))
 				return err
+			}
+			if err != nil && ctx.Err() != nil {
+				// Interrupted between the check above and the repetition's
+				// start: the run's interruption, not the case's failure.
+				return ctx.Err()
 			}
 			if err != nil {
 				r.fail(i, err)

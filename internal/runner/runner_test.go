@@ -538,3 +538,33 @@ func TestUntil(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptBetweenRepetitions: a context that ends just before a
+// repetition starts interrupts the run; it does not fail the case (CI saw
+// "1 of 1 cases failed: context deadline exceeded", then 980 empty rounds).
+func TestInterruptBetweenRepetitions(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run := &store.Run{}
+	p := &quietProgress{onPhase: func(name string) {
+		if name == "round 3/1000" {
+			cancel()
+		}
+	}}
+	s := fakeScenario()
+	s.Threads = []int{1}
+	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: p,
+		Opts: Options{Selection: perflab.Selection{Variants: []string{"alloc"}}, Count: 1000, Time: time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
+	err := r.Execute(ctx)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("Execute: %v, want ErrInterrupted", err)
+	}
+	for _, c := range run.Cases {
+		if c.Status == store.StatusFailed {
+			t.Errorf("%s failed (%s): an interruption is not the case's failure", c.Name, c.Error)
+		}
+		if n := len(c.Reps); n != 2 {
+			t.Errorf("%s: %d repetitions kept, want the 2 of the rounds before", c.Name, n)
+		}
+	}
+}
