@@ -241,6 +241,7 @@ func FromTrace(r io.Reader, opts Options) (res *Result, err error) {
 	}
 	if opts.Sched != nil {
 		a.threadAll, a.threadCounted = map[trace.ThreadID]time.Duration{}, map[trace.ThreadID]time.Duration{}
+		a.samplesAll, a.samplesCounted = map[trace.ThreadID]int{}, map[trace.ThreadID]int{}
 	}
 	first, last := trace.Time(-1), trace.Time(0)
 	for {
@@ -290,6 +291,8 @@ type accountant struct {
 	// of counted ones.
 	sched                    *SchedStats
 	threadAll, threadCounted map[trace.ThreadID]time.Duration
+	samplesAll               map[trace.ThreadID]int
+	samplesCounted           map[trace.ThreadID]int
 }
 
 func (a *accountant) g(id trace.GoID) *gor {
@@ -363,6 +366,16 @@ func (a *accountant) event(ev *trace.Event) error {
 	case trace.EventStackSample:
 		id := ev.Goroutine()
 		g := a.gs[id]
+		if a.samplesAll != nil {
+			// A CPU sample is 10 ms of its thread's CPU time, whichever
+			// goroutine (or none) ran: it splits a thread's CPU between
+			// counted goroutines and the rest.
+			tid := ev.Thread()
+			a.samplesAll[tid]++
+			if g != nil && g.counted && g.state == trace.GoRunning && !(a.all && g.class == undecided) {
+				a.samplesCounted[tid]++
+			}
+		}
 		if g != nil && a.all {
 			a.classify(g, ev.Stack())
 			if g.class == undecided && g.state == trace.GoRunning {
@@ -653,8 +666,16 @@ func (a *accountant) finish(end trace.Time) {
 // thread waited in the kernel's run queue (another process, or another of
 // this process's threads, had the CPU) from running to sched, then builds
 // the profile. The tracer cannot see it: to Go the goroutine is running.
-// Each thread's run-queue wait over the window (/proc/TID/schedstat) is
-// shared out in proportion to the counted goroutines' running time on it.
+//
+// Per thread, the kernel says exactly how much CPU it had over the window
+// (/proc/TID/schedstat); the CPU samples on the thread, each 10 ms of its
+// CPU whoever ran, split that CPU between the counted goroutines and the
+// rest; what the counted goroutines ran beyond their CPU, their thread
+// spent waiting (at most its run-queue wait). Splitting the wait by
+// running time instead put it on the worker, not on the GC workers that
+// shared its threads and were descheduled more: a lone worker with 95 CPU
+// samples in a 1 s window was charged 39% sched. Without samples on a
+// thread, its wait is split by running time.
 func (a *accountant) osWait() {
 	defer func() { a.res.Profile = a.build() }()
 	if a.sched == nil || a.threadAll == nil {
@@ -671,11 +692,18 @@ func (a *accountant) osWait() {
 			before = SchedStat{} // started during the window
 		}
 		dRun, dWait := after.Run-before.Run, after.Wait-before.Wait
-		busy := max(dRun+dWait, a.threadAll[tid])
-		if dWait <= 0 || busy <= 0 {
+		if dWait <= 0 || counted <= 0 {
 			continue
 		}
-		wait += time.Duration(float64(dWait) * float64(counted) / float64(busy))
+		var w time.Duration
+		if all := a.samplesAll[tid]; all > 0 {
+			cpu := time.Duration(float64(dRun) * float64(a.samplesCounted[tid]) / float64(all))
+			w = counted - cpu
+		} else {
+			busy := max(dRun+dWait, a.threadAll[tid])
+			w = time.Duration(float64(dWait) * float64(counted) / float64(busy))
+		}
+		wait += max(0, min(w, dWait))
 	}
 	wait = min(wait, a.res.Time[Running])
 	if wait <= 0 {

@@ -434,3 +434,29 @@ func TestStartRegion(t *testing.T) {
 		t.Errorf("counted %v blocked: the parked time before the release leaked in", b)
 	}
 }
+
+// TestOSWaitBySamples: with CPU samples on a thread, its CPU is split by
+// them, and the counted goroutines' wait is what they ran beyond their CPU:
+// here the worker had 90% of the thread's samples, so 90 of its 100 ms of
+// CPU, and of its 95 ms running only 5 ms... never more than the thread
+// waited.
+func TestOSWaitBySamples(t *testing.T) {
+	ms := time.Millisecond
+	a := &accountant{
+		res: &Result{}, off: map[key]time.Duration{}, samples: map[xtrace.Stack]int{},
+		sched: &SchedStats{
+			Before: map[int64]SchedStat{1: {}},
+			After:  map[int64]SchedStat{1: {Run: 100 * ms, Wait: 60 * ms}},
+		},
+		// The thread waited 60 ms, mostly while a GC worker on it ran.
+		threadAll:      map[xtrace.ThreadID]time.Duration{1: 160 * ms},
+		threadCounted:  map[xtrace.ThreadID]time.Duration{1: 95 * ms},
+		samplesAll:     map[xtrace.ThreadID]int{1: 10},
+		samplesCounted: map[xtrace.ThreadID]int{1: 9},
+	}
+	a.res.Time[Running] = 95 * ms
+	a.osWait()
+	if want := 5 * ms; a.res.OSWait != want {
+		t.Errorf("OSWait = %v, want %v (95 ms running − 90 ms CPU)", a.res.OSWait, want)
+	}
+}
