@@ -57,6 +57,17 @@ func (l Limits) orDefaults() Limits {
 	return l
 }
 
+// ErrMemoryLimit is returned (wrapped) for a profile that would take more
+// memory than Limits.Memory: a server that reserved less than the limit
+// for it can try again with more.
+var ErrMemoryLimit = errors.New("over the memory limit")
+
+// memoryError says why a profile is refused; it is an ErrMemoryLimit.
+type memoryError string
+
+func (e memoryError) Error() string { return string(e) }
+func (e memoryError) Unwrap() error { return ErrMemoryLimit }
+
 // ErrNotProfile is returned (wrapped) by Read for input that is not a pprof
 // profile.
 var ErrNotProfile = errors.New("not a pprof profile")
@@ -107,7 +118,7 @@ func read(r io.Reader, maxIn, maxOut, maxMem int64) (p *profile.Profile, err err
 		est = 16 * int64(len(data))
 	}
 	if est > maxMem {
-		return nil, fmt.Errorf("profile would take about %d MiB of memory once parsed, more than the limit of %d MiB (too many samples for its size: a crafted file?)", est>>20, maxMem>>20)
+		return nil, memoryError(fmt.Sprintf("profile would take about %d MiB of memory once parsed, more than the limit of %d MiB (too many samples for its size: a crafted file?)", est>>20, maxMem>>20))
 	}
 	// The pprof decoder trusts lengths and indexes it reads; a hostile file
 	// must be an error, not a crash of the whole run.

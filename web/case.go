@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,9 +11,7 @@ import (
 	"net/url"
 	"slices"
 
-	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
-	"github.com/perflab/perflab/profiles"
 	"github.com/perflab/perflab/profiles/flame"
 )
 
@@ -91,22 +90,61 @@ func caseKind(r *http.Request, c *store.Case) (string, error) {
 	return k, nil
 }
 
-// caseProfile loads the kind profile of case c in run.
-//
-// The key identifies the file's content, for caching what is built from it.
-func (s *Server) caseProfile(run *store.Run, c *store.Case, kind string) (prof *profile.Profile, key string, status int, err error) {
-	prof, key, err = s.loadProfile(run.ID, c.Profiles[kind])
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, "", http.StatusNotFound, fmt.Errorf("the %s profile of %s is missing from run %s", kind, c.Name, run.ID)
-	}
-	if errors.Is(err, store.ErrRefused) {
-		return nil, "", http.StatusForbidden, err
-	}
+// caseTree returns what is built from the kind profile of case c in run
+// for sample type typ ("" for the default), from the cache or built under
+// the server's memory budget, and the function to call when done with it.
+func (s *Server) caseTree(ctx context.Context, run *store.Run, c *store.Case, kind, typ string) (*built, func(), int, error) {
+	f, size, key, err := s.openProfile(run.ID, c.Profiles[kind])
 	if err != nil {
-		return nil, "", http.StatusUnprocessableEntity, fmt.Errorf("the %s profile of %s: %v", kind, c.Name, err)
+		return nil, nil, profileStatus(err), s.profileErr(c, kind, run, err)
 	}
-	// What is built from the profile depends on the run's rules too.
-	return prof, key + "\x00" + rulesOfRun(run).key, http.StatusOK, nil
+	defer f.Close()
+	// What is built depends on the run's rules and the title too.
+	rules := rulesOfRun(run)
+	key = "tree\x00" + key + "\x00" + rules.key + "\x00" + kind + "\x00" + typ + "\x00" + c.Name
+	b, done, err := s.trees.get(ctx, key, func(ctx context.Context) (*built, *lease, error) {
+		src, l, err := s.parseFile(ctx, f, size)
+		if err != nil {
+			return nil, nil, err
+		}
+		b, err := buildTree(src, flame.Options{Title: kind + " · " + c.Name, SampleType: typ, Rules: rules.rules}, l)
+		if err != nil {
+			l.release()
+			return nil, nil, err
+		}
+		return b, l, nil
+	})
+	if err != nil {
+		var nt errNoType
+		if errors.As(err, &nt) {
+			return nil, nil, http.StatusNotFound, fmt.Errorf("the %s profile of %s: %w", kind, c.Name, err)
+		}
+		return nil, nil, profileStatus(err), s.profileErr(c, kind, run, err)
+	}
+	return b, done, http.StatusOK, nil
+}
+
+// profileStatus is the status of a failure to read a stored profile.
+func profileStatus(err error) int {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return http.StatusNotFound
+	case errors.Is(err, store.ErrRefused):
+		return http.StatusForbidden
+	case errors.Is(err, errBusy):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusUnprocessableEntity
+}
+
+func (s *Server) profileErr(c *store.Case, kind string, run *store.Run, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the %s profile of %s is missing from run %s", kind, c.Name, run.ID)
+	case errors.Is(err, store.ErrRefused):
+		return err
+	}
+	return fmt.Errorf("the %s profile of %s: %v", kind, c.Name, err)
 }
 
 func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
@@ -140,25 +178,23 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		if typ != "" {
 			q += "&type=" + url.QueryEscape(typ)
 		}
-		prof, key, _, err := s.caseProfile(run, c, kind)
-		if err != nil {
+		b, done, _, err := s.caseTree(r.Context(), run, c, kind, typ)
+		var nt errNoType
+		switch {
+		case errors.As(err, &nt):
+			s.fail(w, r, http.StatusNotFound, "%v.", err)
+			return
+		case err != nil:
 			v.ProfileErr = err.Error()
-		} else {
-			idx, err := sampleIndex(prof, typ)
-			if err != nil {
-				s.fail(w, r, http.StatusNotFound, "The %s profile of %s: %v.", kind, c.Name, err)
-				return
-			}
-			cached, _ := s.views.get(key+"\x00"+kind+"\x00"+typ, func() (*profileView, error) {
-				pv := newProfileView(prof, idx, base+"/flame.json"+q, rulesOfRun(run).rules)
-				pv.Types = typeLinks(prof, idx, base+"?kind="+url.QueryEscape(kind)+"&")
-				return pv, nil
-			})
-			pv := *cached
-			if data, err := s.flameJSON(key+"\x00"+kind+"\x00"+typ+"\x00"+c.Name, caseFlame(run, c, kind, typ, prof)); err == nil {
-				pv.FlameData = inlineFlame(data)
+		default:
+			pv := *b.view
+			pv.FlameURL = base + "/flame.json" + q
+			pv.Types = typeLinksOf(b.types, b.idx, base+"?kind="+url.QueryEscape(kind)+"&")
+			if b.jsonErr == nil {
+				pv.FlameData = inlineFlame(b.json)
 			}
 			v.Profile = &pv
+			done()
 		}
 		files := "/runs/" + run.ID + "/files/"
 		v.FlameSVG = base + "/flame.svg" + q
@@ -171,19 +207,6 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.CompareTo = s.compareCandidates(run, c)
 	s.render(w, r, http.StatusOK, "case", v)
-}
-
-func newProfileView(p *profile.Profile, idx int, flameURL string, rules *profiles.Rules) *profileView {
-	bySelf, byTotal, total := topFunctions(p, idx, 20, rules)
-	st := p.SampleType[idx]
-	return &profileView{
-		SampleType: st.Type + " (" + st.Unit + ")",
-		Total:      fmtSample(total, st.Unit),
-		Samples:    len(p.Sample),
-		TopSelf:    bySelf,
-		TopTotal:   byTotal,
-		FlameURL:   flameURL,
-	}
 }
 
 // compareCandidates lists what a case can be compared with: the other
@@ -211,19 +234,19 @@ func (s *Server) compareCandidates(run *store.Run, c *store.Case) []caseOption {
 	return out
 }
 
-// caseProfileRequest is one profile of one case, as a request names it.
+// caseProfileRequest is one profile of one case, as a request names it,
+// with what is built from it.
 type caseProfileRequest struct {
 	run  *store.Run
 	c    *store.Case
 	kind string
-	typ  string // sample type asked for (?type=), "" for the default
-	idx  int    // the sample type's index
-	prof *profile.Profile
-	key  string // identifies the profile file's content (caseProfile)
+	b    *built
+	done func() // to call when done with b
 }
 
-// loadCaseProfile resolves {id}, {case} and ?kind= and loads the profile.
-// On a failure it answers itself, with JSON if asJSON, and returns false.
+// loadCaseProfile resolves {id}, {case}, ?kind= and ?type= and gets what is
+// built from the profile. On a failure it answers itself, with JSON if
+// asJSON, and returns false.
 func (s *Server) loadCaseProfile(w http.ResponseWriter, r *http.Request, asJSON bool) (caseProfileRequest, bool) {
 	fail := func(status int, err error) {
 		if asJSON {
@@ -245,18 +268,12 @@ func (s *Server) loadCaseProfile(w http.ResponseWriter, r *http.Request, asJSON 
 		fail(http.StatusNotFound, err)
 		return q, false
 	}
-	prof, key, status, err := s.caseProfile(run, c, kind)
+	b, done, status, err := s.caseTree(r.Context(), run, c, kind, r.URL.Query().Get("type"))
 	if err != nil {
 		fail(status, err)
 		return q, false
 	}
-	typ := r.URL.Query().Get("type")
-	idx, err := sampleIndex(prof, typ)
-	if err != nil {
-		fail(http.StatusNotFound, fmt.Errorf("the %s profile of %s: %v", kind, c.Name, err))
-		return q, false
-	}
-	return caseProfileRequest{run: run, c: c, kind: kind, typ: typ, idx: idx, prof: prof, key: key}, true
+	return caseProfileRequest{run: run, c: c, kind: kind, b: b, done: done}, true
 }
 
 // filename names a download of this profile: RUN-CASE-KIND.ext.
@@ -269,14 +286,13 @@ func (s *Server) caseFlameJSON(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.writeFlameJSON(w, r, q.key+"\x00"+q.kind+"\x00"+q.typ+"\x00"+q.c.Name, caseFlame(q.run, q.c, q.kind, q.typ, q.prof))
-}
-
-// caseFlame builds the flame graph of one profile of a case.
-func caseFlame(run *store.Run, c *store.Case, kind, typ string, prof *profile.Profile) func() (*flame.Tree, error) {
-	return func() (*flame.Tree, error) {
-		return flame.Build(prof, flame.Options{Title: kind + " · " + c.Name, SampleType: typ, Rules: rulesOfRun(run).rules})
+	defer q.done()
+	if q.b.jsonErr != nil {
+		s.failJSON(w, http.StatusUnprocessableEntity, q.b.jsonErr)
+		return
 	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(q.b.json)
 }
 
 func (s *Server) caseFlameSVG(w http.ResponseWriter, r *http.Request) {
@@ -284,12 +300,8 @@ func (s *Server) caseFlameSVG(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	t, err := caseFlame(q.run, q.c, q.kind, q.typ, q.prof)()
-	if err != nil {
-		s.fail(w, r, http.StatusUnprocessableEntity, "%v", err)
-		return
-	}
-	s.writeFlameSVG(w, r, t, q.filename(".svg"))
+	defer q.done()
+	s.writeFlameSVG(w, r, q.b.tree, q.filename(".svg"))
 }
 
 func (s *Server) caseFolded(w http.ResponseWriter, r *http.Request) {
@@ -297,9 +309,11 @@ func (s *Server) caseFolded(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": q.filename(".folded")}))
-	writeFolded(w, q.prof, q.idx)
+	defer q.done()
+	h := http.Header{}
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": q.filename(".folded")}))
+	s.stream(w, r, h, "folded stacks", q.b.tree.WriteFolded)
 }
 
 func (s *Server) failJSON(w http.ResponseWriter, status int, err error) {

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -297,18 +299,52 @@ func (s *Server) compareFlameJSON(w http.ResponseWriter, r *http.Request) {
 		s.failJSON(w, http.StatusNotFound, fmt.Errorf("both cases need a %q profile", kind))
 		return
 	}
-	pa, ka, st, err := s.caseProfile(a.Run, a.Case, kind)
+	fa, sa, ka, err := s.openProfile(a.Run.ID, a.Case.Profiles[kind])
 	if err != nil {
-		s.failJSON(w, st, err)
+		s.failJSON(w, profileStatus(err), s.profileErr(a.Case, kind, a.Run, err))
 		return
 	}
-	pb, kb, st, err := s.caseProfile(b.Run, b.Case, kind)
+	defer fa.Close()
+	fb, sb, kb, err := s.openProfile(b.Run.ID, b.Case.Profiles[kind])
 	if err != nil {
-		s.failJSON(w, st, err)
+		s.failJSON(w, profileStatus(err), s.profileErr(b.Case, kind, b.Run, err))
 		return
 	}
-	key := "diff\x00" + ka + "\x00" + kb + "\x00" + a.Case.Name + "\x00" + b.Case.Name + "\x00" + layout.String()
-	s.writeFlameJSON(w, r, key, func() (*flame.Tree, error) {
-		return flame.Diff(pa, pb, flame.Options{Title: kind + " · " + b.Case.Name + " against " + a.Case.Name, Rules: rulesOfRun(b.Run).rules, Layout: layout})
+	defer fb.Close()
+	rules := rulesOfRun(b.Run)
+	key := "diff\x00" + ka + "\x00" + kb + "\x00" + a.Case.Name + "\x00" + b.Case.Name + "\x00" + layout.String() + "\x00" + rules.key
+	// The two profiles are decoded one after the other, each lease shrunk
+	// to its Source, and the diff keeps only its JSON.
+	d, done, err := s.trees.get(r.Context(), key, func(ctx context.Context) (*built, *lease, error) {
+		srcA, la, err := s.parseFile(ctx, fa, sa)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the %s profile of %s: %w", kind, a.Case.Name, err)
+		}
+		defer la.release()
+		la.shrink(srcA.Bytes())
+		srcB, lb, err := s.parseFile(ctx, fb, sb)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the %s profile of %s: %w", kind, b.Case.Name, err)
+		}
+		t, err := flame.DiffSource(srcA, srcB, flame.Options{Title: kind + " · " + b.Case.Name + " against " + a.Case.Name, Rules: rules.rules, Layout: layout})
+		if err != nil {
+			lb.release()
+			return nil, nil, err
+		}
+		var buf bytes.Buffer
+		d := &built{jsonErr: t.WriteJSON(&buf), json: buf.Bytes()}
+		lb.shrink(int64(cap(d.json)))
+		return d, lb, nil
 	})
+	if err != nil {
+		s.failJSON(w, profileStatus(err), err)
+		return
+	}
+	defer done()
+	if d.jsonErr != nil {
+		s.failJSON(w, http.StatusUnprocessableEntity, d.jsonErr)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(d.json)
 }

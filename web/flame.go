@@ -1,14 +1,11 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
 
-	"github.com/google/pprof/profile"
-	"github.com/perflab/perflab/profiles"
 	"github.com/perflab/perflab/profiles/flame"
 )
 
@@ -18,20 +15,15 @@ import (
 // once per profile and kept: a stored profile does not change, and an
 // upload lives under its own token.
 
-// flameJSON returns the flame graph JSON built by build, unless key is
-// cached.
-func (s *Server) flameJSON(key string, build func() (*flame.Tree, error)) ([]byte, error) {
-	return s.flames.get(key, func() ([]byte, error) {
-		t, err := build()
-		if err != nil {
-			return nil, err
-		}
-		var buf bytes.Buffer
-		if err := t.WriteJSON(&buf); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
-	})
+// writeFlameSVG streams the static SVG flame graph of t.
+func (s *Server) writeFlameSVG(w http.ResponseWriter, r *http.Request, t *flame.Tree, filename string) {
+	h := http.Header{}
+	h.Set("Content-Type", "image/svg+xml")
+	h.Set("Content-Security-Policy", svgCSP)
+	if r.URL.Query().Get("download") != "" {
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": filename}))
+	}
+	s.stream(w, r, h, "flame graph", t.WriteSVG)
 }
 
 // inlineFlameMax is the largest flame JSON put into the page itself, in a
@@ -50,32 +42,37 @@ func inlineFlame(data []byte) json.RawMessage {
 	return json.RawMessage(data)
 }
 
-// writeFlameJSON answers with the flame graph JSON built by build, unless
-// key is cached.
-func (s *Server) writeFlameJSON(w http.ResponseWriter, r *http.Request, key string, build func() (*flame.Tree, error)) {
-	data, err := s.flameJSON(key, build)
-	if err != nil {
-		s.failJSON(w, http.StatusUnprocessableEntity, err)
-		return
+// stream answers with what write writes, straight to the connection: the
+// output is never held whole (issue 14: a 2 GB SVG was built in a
+// bytes.Buffer). The headers h go out with the first byte; a writer that
+// fails before writing any (its output over budget) gets an error page
+// instead, and one that fails later can only cut the response short.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, h http.Header, what string, write func(io.Writer) error) {
+	lw := &lazyWriter{w: w, h: h}
+	if err := write(lw); err != nil {
+		if !lw.started {
+			s.fail(w, r, http.StatusUnprocessableEntity, "Cannot write the %s: %v", what, err)
+			return
+		}
+		s.opts.Logf("perflab serve: %s %s: %s cut short: %v", r.Method, r.URL.Path, what, err)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(data)
 }
 
-// writeFlameSVG answers with the static SVG flame graph of t.
-func (s *Server) writeFlameSVG(w http.ResponseWriter, r *http.Request, t *flame.Tree, filename string) {
-	var buf bytes.Buffer
-	if err := t.WriteSVG(&buf); err != nil {
-		s.fail(w, r, http.StatusInternalServerError, "Cannot draw the flame graph: %v", err)
-		return
+// lazyWriter sets its headers on the first write.
+type lazyWriter struct {
+	w       http.ResponseWriter
+	h       http.Header
+	started bool
+}
+
+func (l *lazyWriter) Write(p []byte) (int, error) {
+	if !l.started {
+		l.started = true
+		for k, v := range l.h {
+			l.w.Header()[k] = v
+		}
 	}
-	h := w.Header()
-	h.Set("Content-Type", "image/svg+xml")
-	h.Set("Content-Security-Policy", svgCSP)
-	if r.URL.Query().Get("download") != "" {
-		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": filename}))
-	}
-	w.Write(buf.Bytes())
+	return l.w.Write(p)
 }
 
 // svgCSP is the policy for SVG served on its own: it holds names from the
@@ -88,25 +85,4 @@ func serveAsset(ctype, body string) http.HandlerFunc {
 		w.Header().Set("Cache-Control", "no-cache")
 		io.WriteString(w, body)
 	}
-}
-
-// profileBudget splits a profile's total by category.
-func profileBudget(p *profile.Profile, idx int, rules *profiles.Rules) []budgetPart {
-	by, total := profiles.Breakdown(p, idx, rules)
-	if total == 0 {
-		return nil
-	}
-	b := map[string]float64{}
-	for c, v := range by {
-		if v != 0 {
-			b[string(c)] = float64(v)
-		}
-	}
-	return budgetParts(b)
-}
-
-// writeFolded writes the profile as folded stacks, the format
-// flamegraph.pl and speedscope read.
-func writeFolded(w io.Writer, p *profile.Profile, idx int) error {
-	return profiles.WriteFolded(w, p, idx)
 }

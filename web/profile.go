@@ -1,82 +1,40 @@
 package web
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	neturl "net/url"
+	"os"
 	"sort"
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/profiles"
 )
 
-// maxProfileBytes bounds a profile after decompression. A gzip bomb stops
-// here instead of filling memory. (A variable so tests can lower it.)
-var maxProfileBytes int64 = 256 << 20
+// maxProfileBytes bounds a profile after decompression, and
+// maxProfileMemory the memory one profile may take decoded and drawn: the
+// limits of every path that parses a profile (profiles' defaults), as
+// variables so that tests can lower them.
+var (
+	maxProfileBytes  int64 = profiles.MaxUncompressed
+	maxProfileMemory int64 = profiles.MaxMemory
+)
 
-// maxProfileMemory bounds the memory one parsed profile may take, as
-// profiles.ReadLimited estimates it before parsing: a crafted upload of a
-// few hundred KB can otherwise expand to gigabytes of samples. The
-// yardstick profile of 100,000 stacks is estimated at 130 MB.
-var maxProfileMemory int64 = 1 << 30
-
-// parsing admits two parses at a time: each may take up to
-// maxProfileMemory, and a page of concurrent uploads must not multiply it.
-var parsing = make(chan struct{}, 2)
-
-// parseProfile parses pprof data (gzipped or not) with bounded memory: a
-// server holds several profiles at once, so its limits are lower than
-// profiles.Read's.
-func parseProfile(data []byte) (*profile.Profile, error) {
-	parsing <- struct{}{}
-	defer func() { <-parsing }()
-	return profiles.ReadLimited(bytes.NewReader(data), profiles.Limits{
-		Compressed:   int64(len(data)),
-		Uncompressed: maxProfileBytes,
-		Memory:       maxProfileMemory,
-	})
-}
-
-// loadProfile returns the profile in file rel of run id, from s.profiles if
-// it was parsed before, and a key that identifies the file's content (path,
-// size and modification time) for the caches of what is derived from it.
-// Stored runs do not change once committed; a rewritten file changes key.
-// The file is opened through the store's door (store.OpenFile), which
-// refuses links, FIFOs, devices and paths out of the run.
-func (s *Server) loadProfile(id, rel string) (*profile.Profile, string, error) {
+// openProfile opens file rel of run id through the store's door
+// (store.OpenFile refuses links, FIFOs, devices and paths out of the run)
+// and returns a key that identifies the file's content (path, size and
+// modification time) for the cache of what is built from it: stored runs
+// do not change once committed, and a rewritten file changes key.
+func (s *Server) openProfile(id, rel string) (*os.File, int64, string, error) {
 	f, fi, err := s.store.OpenFile(id, rel)
 	if err != nil {
-		return nil, "", err
+		return nil, 0, "", err
 	}
-	defer f.Close()
-	path := f.Name()
-	key := fmt.Sprintf("%s\x00%d\x00%d", path, fi.Size(), fi.ModTime().UnixNano())
-	p, err := s.profiles.get(key, func() (*profile.Profile, error) {
-		if fi.Size() > maxProfileBytes {
-			return nil, fmt.Errorf("%s is larger than %d MiB; refused", path, maxProfileBytes>>20)
-		}
-		data, err := io.ReadAll(io.LimitReader(f, maxProfileBytes+1))
-		if err != nil {
-			return nil, err
-		}
-		if int64(len(data)) > maxProfileBytes {
-			return nil, fmt.Errorf("%s is larger than %d MiB; refused", path, maxProfileBytes>>20)
-		}
-		return parseProfile(data)
-	})
-	return p, key, err
-}
-
-// sampleIndex picks the sample type to show: typ if it is not empty
-// (?type=, e.g. contentions or inuse_space), else the profile's default if
-// it names one, else the last (pprof's own choice: time over counts).
-func sampleIndex(p *profile.Profile, typ string) (int, error) {
-	i, err := profiles.SampleIndex(p, typ)
-	if err != nil && typ == "" {
-		return len(p.SampleType) - 1, nil
+	if fi.Size() > profiles.MaxCompressed {
+		f.Close()
+		return nil, 0, "", fmt.Errorf("%s is larger than %d MiB; refused", rel, profiles.MaxCompressed>>20)
 	}
-	return i, err
+	key := fmt.Sprintf("%s\x00%d\x00%d", f.Name(), fi.Size(), fi.ModTime().UnixNano())
+	return f, fi.Size(), key, nil
 }
 
 // typeLink is one entry of a profile's sample-type switch.
@@ -88,11 +46,20 @@ type typeLink struct {
 // typeLinks offers p's sample types, idx being shown, at url + "type=T";
 // nil when there is only one.
 func typeLinks(p *profile.Profile, idx int, url string) []typeLink {
-	if len(p.SampleType) < 2 {
+	types := make([]profile.ValueType, len(p.SampleType))
+	for i, st := range p.SampleType {
+		types[i] = *st
+	}
+	return typeLinksOf(types, idx, url)
+}
+
+// typeLinksOf is typeLinks of a list of sample types.
+func typeLinksOf(types []profile.ValueType, idx int, url string) []typeLink {
+	if len(types) < 2 {
 		return nil
 	}
-	out := make([]typeLink, len(p.SampleType))
-	for i, st := range p.SampleType {
+	out := make([]typeLink, len(types))
+	for i, st := range types {
 		out[i] = typeLink{Label: st.Type, URL: url + "type=" + neturl.QueryEscape(st.Type), Current: i == idx}
 	}
 	return out

@@ -96,8 +96,20 @@ func (s *Server) pyroscopePost(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
 	defer cancel()
+	// The answer is parsed by the client with the limits of every path
+	// (profiles.Read), under the same memory budget as the others: the
+	// whole of a parse's reservation, since its size is not known before
+	// (issue 14: /pyroscope parsed outside the bound, 3.45 GB for an
+	// answer /upload refused).
+	l, err := s.mem.acquire(ctx, s.parseReserve())
+	if err != nil {
+		v.Error = err.Error()
+		s.render(w, r, http.StatusServiceUnavailable, "pyroscope", v)
+		return
+	}
 	p, err := s.opts.Profiles.Fetch(ctx, v.Selector, v.Type, since)
 	if err != nil {
+		l.release()
 		v.Error = err.Error()
 		status := http.StatusBadGateway
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -108,13 +120,14 @@ func (s *Server) pyroscopePost(w http.ResponseWriter, r *http.Request) {
 	}
 	var buf bytes.Buffer
 	if err := p.Write(&buf); err != nil {
+		l.release()
 		s.fail(w, r, http.StatusInternalServerError, "The profile from %s could not be encoded: %v", v.Server, err)
 		return
 	}
 	u := &upload{
 		Token: newToken(),
 		Name:  fmt.Sprintf("pyroscope %s %s last %s", v.Type, v.Selector, since),
-		Size:  buf.Len(), Added: time.Now(), Data: buf.Bytes(), Prof: p,
+		Size:  buf.Len(), Added: time.Now(), Data: buf.Bytes(), Prof: p, lease: l,
 	}
 	if m := selectorScenario.FindStringSubmatch(v.Selector); m != nil {
 		u.Scenario = m[1]

@@ -50,6 +50,10 @@ type upload struct {
 	// Work are work patterns given with the upload, as perflab flame's
 	// --work: without them the program's own code is "other".
 	Work []string
+	// lease is the server's memory budget the upload holds: its parse's
+	// while its views are built, then what it keeps (Data and the flame
+	// JSON), until the cache drops it.
+	lease *lease
 }
 
 // uploadTypeView is what an upload's page shows for one sample type.
@@ -74,19 +78,21 @@ func (u *upload) flameBytes() int {
 }
 
 type uploadCache struct {
-	mu    sync.Mutex
-	max   int
-	items map[string]*upload
-	order []string
-	bytes int64 // of Data and Flame, over all items
+	mu       sync.Mutex
+	max      int
+	maxBytes int64 // maxUploadBytes, or a quarter of the memory budget
+	items    map[string]*upload
+	order    []string
+	bytes    int64 // of Data and Flame, over all items
 }
 
 // maxUploadBytes bounds the memory uploads hold (files and their flame
-// JSON); the oldest are dropped first.
+// JSON), within a quarter of the server's memory budget; the oldest are
+// dropped first.
 const maxUploadBytes = 256 << 20
 
-func newUploadCache(max int) *uploadCache {
-	return &uploadCache{max: max, items: map[string]*upload{}}
+func newUploadCache(max int, maxBytes int64) *uploadCache {
+	return &uploadCache{max: max, maxBytes: maxBytes, items: map[string]*upload{}}
 }
 
 // add keeps u, first computing what its page shows (outside the lock).
@@ -138,16 +144,22 @@ func (c *uploadCache) add(u *upload) {
 		}
 		u.Src, u.Prof = nil, nil
 	}
+	u.lease.shrink(int64(len(u.Data) + u.flameBytes()))
+	var drop []*upload
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.items[u.Token] = u
 	c.order = append(c.order, u.Token)
 	c.bytes += int64(len(u.Data) + u.flameBytes())
-	for len(c.order) > c.max || (c.bytes > maxUploadBytes && len(c.order) > 1) {
+	for len(c.order) > c.max || (c.bytes > c.maxBytes && len(c.order) > 1) {
 		old := c.items[c.order[0]]
 		c.bytes -= int64(len(old.Data) + old.flameBytes())
 		delete(c.items, c.order[0])
 		c.order = c.order[1:]
+		drop = append(drop, old)
+	}
+	c.mu.Unlock()
+	for _, old := range drop {
+		old.lease.release()
 	}
 }
 
@@ -236,13 +248,19 @@ func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, "The work patterns are refused: %v.", err)
 		return
 	}
-	src, err := readSource(data)
+	src, l, err := s.parseData(r.Context(), data)
 	if err != nil {
-		s.fail(w, r, http.StatusUnprocessableEntity, "%s could not be read: %v.", orUnnamed(name), err)
+		status := http.StatusUnprocessableEntity
+		if errors.Is(err, errBusy) {
+			status = http.StatusServiceUnavailable
+		}
+		s.fail(w, r, status, "%s could not be read: %v.", orUnnamed(name), err)
 		return
 	}
-	u := &upload{Token: newToken(), Name: orUnnamed(name), Size: len(data), Added: time.Now(), Data: data, Src: src, Work: work}
+	u := &upload{Token: newToken(), Name: orUnnamed(name), Size: len(data), Added: time.Now(), Data: data, Src: src, Work: work, lease: l}
 	if save {
+		u.Src = nil
+		l.release()
 		if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
 			u.Data = gzipped(data)
 		}
@@ -409,18 +427,6 @@ func (s *Server) saveUpload(w http.ResponseWriter, r *http.Request, u *upload) {
 		return
 	}
 	http.Redirect(w, r, "/runs/"+run.ID+"/cases/"+slug, http.StatusSeeOther)
-}
-
-// readSource decodes an uploaded profile for drawing, with the server's
-// limits and under the same admission as every other parse.
-func readSource(data []byte) (*flame.Source, error) {
-	parsing <- struct{}{}
-	defer func() { <-parsing }()
-	return flame.ReadSource(bytes.NewReader(data), profiles.Limits{
-		Compressed:   int64(len(data)),
-		Uncompressed: maxProfileBytes,
-		Memory:       maxProfileMemory,
-	})
 }
 
 // gzipped returns data gzip-compressed: a pprof reader takes protobuf and

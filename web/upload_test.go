@@ -15,6 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/profiles"
+	"github.com/perflab/perflab/profiles/flame"
 )
 
 // TestUploadWork gives an upload work patterns, as perflab flame's --work:
@@ -107,11 +110,11 @@ func TestUploadChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := readSource(data)
+	src, err := flame.ReadSource(bytes.NewReader(data), profiles.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newUploadCache(8)
+	c := newUploadCache(8, maxUploadBytes)
 	u := &upload{Token: newToken(), Name: filepath.Base(file), Size: len(data), Added: time.Now(), Data: data, Src: src}
 	c.add(u)
 	if len(u.Views) == 0 || u.Views[u.Default].FlameErr != nil {

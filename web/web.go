@@ -24,7 +24,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles/flame"
 )
@@ -52,6 +51,11 @@ type Options struct {
 	Profiles ProfileSource
 	// Logf, if set, receives one line per server-side error.
 	Logf func(format string, args ...any)
+	// MemoryBudget bounds the memory profiles take, in bytes, from the
+	// start of their parse until nothing built from them is kept: the
+	// parses in flight, the cache of built flame trees and the uploads
+	// held in memory (0 means DefaultMemoryBudget).
+	MemoryBudget int64
 }
 
 // Server is an http.Handler over a run store.
@@ -63,13 +67,12 @@ type Server struct {
 	uploads *uploadCache
 	csrf    *http.CrossOriginProtection
 	runs    *runCache
-	// Caches of stored profiles and what is derived from them, keyed by
-	// the file's identity (Server.loadProfile). Parsed profiles are large
-	// (a 100,000-stack one takes a few hundred MB), so only a few are
-	// kept; the tables and flame JSON built from them are small.
-	profiles *cache[*profile.Profile]
-	views    *cache[*profileView]
-	flames   *cache[[]byte]
+	// mem is the server's memory budget, and trees what is built from
+	// stored profiles, keyed by the file's identity (Server.openProfile),
+	// the sample type, the rules and the title: built once for all the
+	// requests that need it, and kept while the budget has room.
+	mem   *memBudget
+	trees *builtCache
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -87,8 +90,12 @@ func New(dir string, opts Options) *Server {
 	if opts.Logf == nil {
 		opts.Logf = log.Printf
 	}
-	s := &Server{store: st, opts: opts, mux: http.NewServeMux(), uploads: newUploadCache(8), csrf: http.NewCrossOriginProtection(), runs: newRunCache(st),
-		profiles: newCache[*profile.Profile](4), views: newCache[*profileView](64), flames: newCache[[]byte](64)}
+	if opts.MemoryBudget <= 0 {
+		opts.MemoryBudget = DefaultMemoryBudget
+	}
+	s := &Server{store: st, opts: opts, mux: http.NewServeMux(), uploads: newUploadCache(8, min(maxUploadBytes, opts.MemoryBudget/4)), csrf: http.NewCrossOriginProtection(), runs: newRunCache(st),
+		mem: newMemBudget(opts.MemoryBudget), trees: newBuiltCache(64)}
+	s.mem.evict = s.trees.evictIdle
 	s.pages = parsePages()
 	static, _ := fs.Sub(staticFS, "static")
 	fileServer := http.StripPrefix("/static/", http.FileServerFS(static))

@@ -361,7 +361,7 @@ func TestUpload(t *testing.T) {
 	}
 
 	// An uncompressed profile is stored gzipped, as Go writes them.
-	p, _ := parseProfile(prof)
+	p, _ := profiles.Read(bytes.NewReader(prof))
 	var raw bytes.Buffer
 	p.WriteUncompressed(&raw)
 	resp = postFile(t, srv.URL+"/upload", raw.Bytes(), true, nil)

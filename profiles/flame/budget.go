@@ -134,3 +134,30 @@ func fitNames(names []string, budget int) []string {
 	}
 	return out
 }
+
+// Bytes estimates the memory s holds: what a server charges to its memory
+// budget while it keeps s.
+func (s *Source) Bytes() int64 {
+	n := int64(len(s.locNames)+len(s.locStart)+len(s.locs)+len(s.start))*4 + int64(len(s.vals))*8 + int64(len(s.state))
+	for _, name := range s.names {
+		n += int64(len(name)) + 16
+	}
+	return n + 256
+}
+
+// Bytes estimates the memory t holds: what a server charges to its memory
+// budget while it keeps t (package web's cache of built trees).
+func (t *Tree) Bytes() int64 {
+	perNode := int64(4 + 4 + 8 + 2) // name, end, value, class
+	if t.diff {
+		perNode += 8 + 8 + 8 + 8 // base, sq, baseSq, width
+	}
+	n := int64(len(t.name))*perNode + 512
+	for _, name := range t.names {
+		n += int64(len(name)) + 16
+	}
+	if t.stat != nil {
+		n += int64(len(t.name)) * 16 // the significance per node, and room
+	}
+	return n
+}

@@ -275,6 +275,8 @@ var (
 // budgetError refuses a profile that would take more memory than allowed.
 type budgetError struct{ used, limit int64 }
 
+func (e *budgetError) Unwrap() error { return profiles.ErrMemoryLimit }
+
 func (e *budgetError) Error() string {
 	return fmt.Sprintf("profile would take about %d MiB of memory to draw, more than the limit of %d MiB (too many samples for its size: a crafted file?)", e.used>>20, e.limit>>20)
 }
