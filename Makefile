@@ -3,7 +3,7 @@
 GO ?= go
 RUN_ARGS ?=
 
-.PHONY: build run test truth bench check fmt
+.PHONY: build run test truth fuzz load bench check fmt
 
 build:
 	$(GO) build -o bin/perflab ./cmd/perflab
@@ -21,6 +21,21 @@ test:
 # It skips itself under -race (timings change), so it runs here without.
 truth:
 	$(GO) test -count=1 -run Truth ./internal/truth/
+
+# Fuzzing with invariants, bounded (issue 14): each target for FUZZTIME on
+# its committed corpus (testdata/fuzz) and the hostile shapes it seeds.
+# About a minute on 2 cores; .ci/run calls it after make test.
+FUZZTIME ?= 10s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./profiles
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRules$$' -fuzztime $(FUZZTIME) ./profiles
+	$(GO) test -run '^$$' -fuzz '^FuzzFlame$$' -fuzztime $(FUZZTIME) ./profiles/flame
+	$(GO) test -run '^$$' -fuzz '^FuzzReadSource$$' -fuzztime $(FUZZTIME) ./profiles/flame
+
+# The web load check in a short bounded form (CI): 32 clients, 1,000
+# requests or 20 s, zero errors. make bench runs the long one.
+load:
+	$(GO) test -run '^TestLoad$$' -count 1 ./web -load -load-requests 1000 -load-time 20s
 
 bench:
 	# harness: overhead and agreement vs testing.B, wall-profiler overhead (ratios)

@@ -2,8 +2,13 @@ package flame
 
 import (
 	"bytes"
+	"errors"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/perflab/perflab/profiles"
@@ -63,32 +68,96 @@ func TestRealSampleTypes(t *testing.T) {
 	}
 }
 
-// FuzzFlame feeds arbitrary bytes through the whole pipeline: whatever
-// profiles.Read accepts must draw as SVG and HTML without panicking.
+// FuzzFlame feeds arbitrary bytes through the whole drawing pipeline
+// (ReadSource, the tree, every writer) and holds it to its invariants:
+// the categories sum to the total; the folded stacks written from the
+// tree are those written from the source (same stacks, same sums); a
+// profile diffed against itself has every frame equal on both sides and
+// nothing significant; and every output stays within its budget. The
+// corpus under testdata/fuzz/FuzzFlame adds issue 14's hostile shapes.
 func FuzzFlame(f *testing.F) {
 	for _, name := range []string{"cpu", "mutex", "block"} {
 		f.Add(readReal(f, name))
 	}
+	f.Add(encode(f, deepProfile(strings.Repeat("n", 4<<10), 200), true)) // TestHugeNamesBounded has 1 MiB × 2,000
+	f.Add(encode(f, deepProfile("main.f", 2_000), true))                 // TestDeepStackJSON has 100,000
+	f.Add(encode(f, hostileProfile(), false))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := profiles.Read(bytes.NewReader(data))
+		src, err := ReadSource(bytes.NewReader(data), profiles.Limits{Compressed: 1 << 20, Uncompressed: 8 << 20, Memory: 64 << 20})
 		if err != nil {
 			return
 		}
-		tr, err := Build(p, Options{MaxNodes: 100})
-		if err != nil {
-			return
-		}
-		var buf bytes.Buffer
-		if err := tr.WriteSVG(&buf); err != nil {
-			t.Fatal(err)
-		}
-		if err := tr.WriteHTML(&buf); err != nil {
-			t.Fatal(err)
-		}
-		if d, err := Diff(p, p, Options{}); err == nil {
-			d.WriteSVG(&buf)
+		const budget = 32 << 20
+		for idx, st := range src.SampleTypes() {
+			tr, err := BuildSource(src, Options{SampleType: st.Type, MaxNodes: 100, MaxOutput: budget})
+			if err != nil {
+				continue // a sample type named twice
+			}
+			var sum int64
+			for _, v := range tr.byCat {
+				sum += v // wrapping, as the total does
+			}
+			if sum != tr.Total() {
+				t.Fatalf("%s: categories sum to %d, total %d", st.Type, sum, tr.Total())
+			}
+			for name, write := range map[string]func(io.Writer) error{"svg": tr.WriteSVG, "html": tr.WriteHTML, "json": tr.WriteJSON} {
+				var cw countWriter
+				if err := write(&cw); err != nil && !errors.Is(err, ErrOutputBudget) {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if cw.n > budget {
+					t.Fatalf("%s: %d bytes past a budget of %d", name, cw.n, budget)
+				}
+			}
+			var a, b bytes.Buffer
+			errA, errB := tr.WriteFolded(&a), src.WriteFolded(&b, idx)
+			if (errA == nil) != (errB == nil) {
+				if errA != nil && errors.Is(errA, profiles.ErrFoldedTooLarge) {
+					continue // the tree's budget is lower than profiles.MaxFolded
+				}
+				t.Fatalf("folded: from the tree %v, from the source %v", errA, errB)
+			}
+			if fa, fb := foldedMap(t, a.Bytes()), foldedMap(t, b.Bytes()); !maps.Equal(fa, fb) {
+				t.Fatalf("%s: folded stacks from the tree (%d) differ from the source's (%d)", st.Type, len(fa), len(fb))
+			}
+			d, err := DiffSource(src, src, Options{SampleType: st.Type, MaxNodes: 100, MaxOutput: budget})
+			if err != nil {
+				t.Fatalf("self-diff: %v", err)
+			}
+			for i := range d.value {
+				if d.value[i] != d.base[i] || d.stat.sig[i] != 0 {
+					t.Fatalf("%s: self-diff frame %d: %d against %d, significance %d", st.Type, i, d.value[i], d.base[i], d.stat.sig[i])
+				}
+			}
+			var cw countWriter
+			if err := d.WriteSVG(&cw); err != nil && !errors.Is(err, ErrOutputBudget) {
+				t.Fatalf("self-diff SVG: %v", err)
+			}
 		}
 	})
+}
+
+// foldedMap reads folded stacks into their sums per stack, leaving out
+// stacks that sum to zero (the source writes them, the tree cannot).
+func foldedMap(t *testing.T, b []byte) map[string]int64 {
+	out := map[string]int64{}
+	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseInt(line[i+1:], 10, 64)
+		if i < 0 || err != nil {
+			t.Fatalf("folded line %q", line)
+		}
+		out[line[:i]] += v
+	}
+	for k, v := range out {
+		if v == 0 {
+			delete(out, k)
+		}
+	}
+	return out
 }
 
 // BenchmarkSVGReal is the SVG of a real captured profile (fgprof
