@@ -80,7 +80,7 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 	f.DurationVar(&opts.ProfileTime, "profile-time", time.Second, "profiling window per case")
 	storeFlag(f, &opts.Out)
 	f.BoolVar(&opts.JSON, "json", false, "print the run as JSON instead of a table (one document per scenario)")
-	f.StringVar(&opts.Until, "until", "", "after --count rounds, keep adding rounds until every case's time/op is within this `±percent` (e.g. 3%)")
+	f.StringVar(&opts.Until, "until", "", "after --count rounds, keep adding rounds until every case's time/op is within ± this `percent` (e.g. 3%)")
 	f.DurationVar(&opts.UntilMax, "until-max", 10*time.Minute, "time cap on the rounds --until adds")
 	f.BoolVar(&opts.Wide, "wide", false, "one table row per variant with every column, whatever the width (default: fit 80 columns)")
 	f.StringVar(&opts.Rules, "rules", "", "file of extra classification rules")

@@ -87,6 +87,10 @@ type Group struct {
 	// Verdict says which variant was fastest and whether by a significant
 	// margin; nil with fewer than two measured variants.
 	Verdict *Verdict
+	// Advice, on the last group, says when the repetitions were too few
+	// for the verdicts' correction to resolve one change, and what
+	// --count would.
+	Advice string
 }
 
 // Param is one parameter of a group.
@@ -162,7 +166,7 @@ func (v *Verdict) String() string {
 	case v.CannotTell:
 		fmt.Fprintf(&b, " (cannot tell: too few repetitions, n=%d+%d)", v.N1, v.N2)
 	case v.Below:
-		fmt.Fprintf(&b, " (under the %s threshold: p=%.3g n=%d+%d)", pctPlain(v.Threshold), v.P, v.N1, v.N2)
+		fmt.Fprintf(&b, " (significant, but its interval reaches inside ±%s: p=%.3g n=%d+%d)", pctPlain(v.Threshold), v.P, v.N1, v.N2)
 	default:
 		fmt.Fprintf(&b, " (not significant: p=%.2g n=%d+%d)", v.P, v.N1, v.N2)
 	}
@@ -178,6 +182,9 @@ func speed(r float64) string {
 	}
 	if r >= 1.1 {
 		return fmt.Sprintf("%.2g×", r)
+	}
+	if r < 1.01 {
+		return fmt.Sprintf("%.1f%%", 100*(r-1))
 	}
 	return fmt.Sprintf("%.0f%%", 100*(r-1))
 }
@@ -305,6 +312,9 @@ func verdicts(groups []Group) {
 		of = append(of, g.Verdict)
 	}
 	c := compare.One(pairs, "ns/op", compare.Options{})
+	if len(groups) > 0 && c.Advice != "" {
+		groups[len(groups)-1].Advice = "verdicts: " + c.Advice
+	}
 	for i, r := range c.Results {
 		v := of[i]
 		v.P, v.N1, v.N2, v.Threshold = r.PAdj, r.N1, r.N2, c.Options.Threshold

@@ -74,6 +74,9 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 		if g.Verdict != nil {
 			tw.wrap(g.Verdict.String(), opts.Width, "  ")
 		}
+		if g.Advice != "" {
+			tw.wrap(g.Advice, opts.Width, "  ")
+		}
 	}
 	if len(hidden) > 0 {
 		var names []string

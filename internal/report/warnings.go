@@ -21,9 +21,12 @@ type warningGroup struct {
 	cases    []string
 	lo, hi   float64
 	hasRange bool
+	signed   bool // the figure was written with its sign
 }
 
-var numRE = regexp.MustCompile(`\d+(\.\d+)?`)
+// numRE is a figure with its sign, so that "-44%" and "+12%" group apart
+// from each other's magnitudes only by value.
+var numRE = regexp.MustCompile(`[-+]?\d+(\.\d+)?`)
 
 func (l *warningList) add(caseName, msg string) {
 	msg = firstLine(msg)
@@ -43,6 +46,7 @@ func (l *warningList) add(caseName, msg string) {
 	g.cases = append(g.cases, caseName)
 	if m := numRE.FindString(msg); m != "" {
 		v, _ := strconv.ParseFloat(m, 64)
+		g.signed = g.signed || m[0] == '-' || m[0] == '+'
 		g.lo, g.hi, g.hasRange = math.Min(g.lo, v), math.Max(g.hi, v), true
 	}
 }
@@ -53,9 +57,21 @@ func (l *warningList) list() []Warning {
 		g := l.groups[key]
 		msg := key
 		if g.hasRange {
-			r := strconv.FormatFloat(g.lo, 'f', -1, 64)
+			num := func(v float64) string {
+				if g.signed && v >= 0 {
+					return "+" + strconv.FormatFloat(v, 'f', -1, 64)
+				}
+				return strconv.FormatFloat(v, 'f', -1, 64)
+			}
+			r := num(g.lo)
 			if g.hi != g.lo {
-				r += "–" + strconv.FormatFloat(g.hi, 'f', -1, 64)
+				// "-45 to -44" with signs: "-45–-44", or "-44–45" for a
+				// range of negatives, would misread.
+				sep := "–"
+				if g.signed {
+					sep = " to "
+				}
+				r += sep + num(g.hi)
 			}
 			msg = strings.Replace(msg, "{}", r, 1)
 		}

@@ -25,3 +25,14 @@ func TestWarningsGroupAcrossCases(t *testing.T) {
 		t.Errorf("got:\n%q\nwant:\n%q", got, want)
 	}
 }
+
+func TestWarningsSignedRange(t *testing.T) {
+	var l warningList
+	l.add("a", "the window's time/op was -44% off the timed median")
+	l.add("b", "the window's time/op was -45% off the timed median")
+	l.add("c", "the window's time/op was +12% off the timed median")
+	got := l.list()
+	if len(got) != 1 || got[0].Message != "the window's time/op was -45 to +12% off the timed median" {
+		t.Errorf("got %+v", got)
+	}
+}

@@ -239,6 +239,10 @@ const maxWindowDrift = 0.10
 // Off-CPU time (lock, wait, sched) is exact and needs no samples.
 const minCPUSamples = 50
 
+// minStarvedWait is the share of the workers' time their threads must have
+// waited in the kernel's run queue for the starvation warning.
+const minStarvedWait = 0.05
+
 // maxStarved is the share of the CPUs a case's workers wanted below which
 // the machine is said to have starved it.
 const maxStarved = 0.75
@@ -278,7 +282,10 @@ func windowWarnings(sc *store.Case, w *wallclock.Result) []string {
 		out = append(out, fmt.Sprintf("workers were busy %.0f%% of the profiling window (the rest they had finished or not yet started: uneven finishing, e.g. a lock that favours its holder); the budget splits their busy time",
 			100*win.Occupancy))
 	}
-	if got, want := cpusUsed(sc), cpusWanted(win, sc.Threads); want >= 0.5 && got > 0 && got < maxStarved*want {
+	// Only when the kernel says the workers' threads waited for a CPU:
+	// a lock-bound case's woken waiters want a CPU while they queue for
+	// the lock's hand-off, and used fewer for no other process's fault.
+	if got, want := cpusUsed(sc), cpusWanted(win, sc.Threads); want >= 0.5 && got > 0 && got < maxStarved*want && win.OSWait >= minStarvedWait {
 		out = append(out, fmt.Sprintf("got %.2f CPUs where its workers wanted %.2f (GOMAXPROCS=%d): another process took the cores, so time/op and sched are inflated; compare cpu/op, or use a quieter machine",
 			got, want, runtime.GOMAXPROCS(0)))
 	}
