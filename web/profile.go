@@ -4,7 +4,6 @@ import (
 	"fmt"
 	neturl "net/url"
 	"os"
-	"sort"
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/profiles"
@@ -71,81 +70,6 @@ type fnRow struct {
 	Self, Total           int64
 	SelfShare, TotalShare float64
 	SelfText, TotalText   string
-}
-
-// topFunctions returns the n functions with the most self and the most
-// total (self plus callees) value, and the profile's total.
-func topFunctions(p *profile.Profile, idx, n int, rules *profiles.Rules) (bySelf, byTotal []fnRow, total int64) {
-	pc := rules.ForProfile(p)
-	self := map[string]int64{}
-	cum := map[string]int64{}
-	cat := map[string]string{}
-	var names []string
-	for _, s := range p.Sample {
-		v := s.Value[idx]
-		if v == 0 {
-			continue
-		}
-		total += v
-		names = names[:0]
-		for _, loc := range s.Location {
-			names = append(names, profiles.FrameNames(loc)...)
-		}
-		if len(names) == 0 {
-			continue
-		}
-		self[names[0]] += v
-		if _, ok := cat[names[0]]; !ok {
-			// A function's category is that of the first sample it is the
-			// leaf of: its callers can change it (runtime.lock2 under the
-			// GC is gc), so this is a hint, not a rule.
-			cat[names[0]] = string(pc.Sample(s))
-		}
-		seen := make(map[string]bool, len(names))
-		for _, name := range names {
-			if !seen[name] {
-				seen[name] = true
-				cum[name] += v
-			}
-		}
-	}
-	unit := p.SampleType[idx].Unit
-	row := func(name string) fnRow {
-		r := fnRow{Name: name, Self: self[name], Total: cum[name], Category: cat[name]}
-		if r.Category != "" {
-			r.Color = categoryColor(r.Category)
-		}
-		if total > 0 {
-			r.SelfShare = float64(r.Self) / float64(total)
-			r.TotalShare = float64(r.Total) / float64(total)
-		}
-		r.SelfText = fmtSample(r.Self, unit)
-		r.TotalText = fmtSample(r.Total, unit)
-		return r
-	}
-	top := func(m map[string]int64) []fnRow {
-		keys := make([]string, 0, len(m))
-		for k, v := range m {
-			if v > 0 {
-				keys = append(keys, k)
-			}
-		}
-		sort.Slice(keys, func(i, j int) bool {
-			if m[keys[i]] != m[keys[j]] {
-				return m[keys[i]] > m[keys[j]]
-			}
-			return keys[i] < keys[j]
-		})
-		if len(keys) > n {
-			keys = keys[:n]
-		}
-		rows := make([]fnRow, len(keys))
-		for i, k := range keys {
-			rows[i] = row(k)
-		}
-		return rows
-	}
-	return top(self), top(cum), total
 }
 
 // fmtSample formats a sample value in its pprof unit.
