@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/continuous"
+	"github.com/perflab/perflab/internal/pyroscope/pyroscopetest"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -129,7 +130,7 @@ func TestHandler(t *testing.T) {
 }
 
 func TestStart(t *testing.T) {
-	f := &ingest{}
+	f := &pyroscopetest.Ingest{}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
 	stopWork := make(chan struct{})
@@ -151,11 +152,11 @@ func TestStart(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Errorf("second stop: %v", err)
 	}
-	var walls []ingested
+	var walls []pyroscopetest.Upload
 	kinds := map[string]int{}
-	for _, p := range f.all() {
-		kinds[p.kind]++
-		if p.kind == "wall" {
+	for _, p := range f.All() {
+		kinds[p.Kind]++
+		if p.Kind == "wall" {
 			walls = append(walls, p)
 		}
 	}
@@ -167,17 +168,17 @@ func TestStart(t *testing.T) {
 		t.Errorf("no CPU profile from pyroscope-go (kinds %v)", kinds)
 	}
 	for _, w := range walls {
-		if w.name != "svc{env=test}" {
-			t.Errorf("wall profile name %q", w.name)
+		if w.Name != "svc{env=test}" {
+			t.Errorf("wall profile name %q", w.Name)
 		}
-		d := time.Duration(w.profile.DurationNanos)
+		d := time.Duration(w.Profile.DurationNanos)
 		if d > 450*time.Millisecond {
 			t.Errorf("wall window of %v, want at most 400 ms", d)
 		}
-		if w.profile.PeriodType.Type != "wall" {
-			t.Errorf("period type %s", w.profile.PeriodType.Type)
+		if w.Profile.PeriodType.Type != "wall" {
+			t.Errorf("period type %s", w.Profile.PeriodType.Type)
 		}
-		worker := time.Duration(rootsOf(w.profile)["github.com/perflab/perflab/continuous_test.serviceWorker"])
+		worker := time.Duration(rootsOf(w.Profile)["github.com/perflab/perflab/continuous_test.serviceWorker"])
 		if d > 100*time.Millisecond && (worker < 2*d*9/10 || worker > 2*d*11/10) {
 			t.Errorf("workers: %v in a %v window, want about twice the window", worker, d)
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -265,16 +264,10 @@ func compareStats(a, b *compareSide) (rows []compareRow, warnings []string) {
 }
 
 func ciText(s benchmath.Summary, xs []float64) string {
-	if slices.Min(xs) == slices.Max(xs) {
+	if slices.Min(xs) == slices.Max(xs) || s.Center == 0 {
 		return "" // exact: every repetition measured the same
 	}
-	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) {
-		return "±∞" // too few samples for an interval
-	}
-	if s.Center == 0 {
-		return ""
-	}
-	return fmt.Sprintf("±%.0f%%", 100*math.Max(s.Hi-s.Center, s.Center-s.Lo)/math.Abs(s.Center))
+	return report.CI(s.Center, s.Lo, s.Hi)
 }
 
 func (s *Server) compareFlameJSON(w http.ResponseWriter, r *http.Request) {

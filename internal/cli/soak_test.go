@@ -3,54 +3,20 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/pyroscope"
+	"github.com/perflab/perflab/internal/pyroscope/pyroscopetest"
 	"github.com/perflab/perflab/profiles"
 )
 
-// soakIngest is a stand-in Pyroscope /ingest for soak tests.
-type soakIngest struct {
-	mu   sync.Mutex
-	got  []soakUpload
-	fail bool
-}
-
-type soakUpload struct {
-	name string
-	p    *profile.Profile
-}
-
-func (f *soakIngest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	file, _, err := r.FormFile("profile")
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	data, _ := io.ReadAll(file)
-	p, err := profile.ParseData(data)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.fail {
-		http.Error(w, "refused", http.StatusBadRequest)
-		return
-	}
-	f.got = append(f.got, soakUpload{r.URL.Query().Get("name"), p})
-}
-
 func TestSoak(t *testing.T) {
-	f := &soakIngest{}
+	f := &pyroscopetest.Ingest{}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
 	out, errs, code := execute(t, "soak", "cipher-cache", "--variant", "mutex,sum256", "-p", "keys=128", "--threads", "2",
@@ -67,38 +33,36 @@ func TestSoak(t *testing.T) {
 	if !strings.Contains(out, "0 failed, 0 dropped") || !strings.Contains(out, `query: {service_name="perflab",run_id=`) {
 		t.Errorf("summary:\n%s", out)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	walls := map[string]int{}
 	cpuVariants := map[string]bool{}
-	for _, u := range f.got {
-		switch u.p.SampleType[0].Type {
+	for _, u := range f.All() {
+		switch u.Kind {
 		case "wall":
 			for _, v := range []string{"mutex", "sum256"} {
-				if strings.Contains(u.name, "variant="+v+",") || strings.Contains(u.name, "variant="+v+"}") {
+				if strings.Contains(u.Name, "variant="+v+",") || strings.Contains(u.Name, "variant="+v+"}") {
 					walls[v]++
 				}
 			}
 			for _, want := range []string{"perflab{", "scenario=cipher-cache", "keys=128", "threads=2", "ci_job=unit", "run_id="} {
-				if !strings.Contains(u.name, want) {
-					t.Errorf("wall profile name %q lacks %q", u.name, want)
+				if !strings.Contains(u.Name, want) {
+					t.Errorf("wall profile name %q lacks %q", u.Name, want)
 				}
 			}
 			// (The last slice is cut short by --duration.)
-			if d := time.Duration(u.p.DurationNanos); d <= 0 || d > 700*time.Millisecond {
+			if d := time.Duration(u.Profile.DurationNanos); d <= 0 || d > 700*time.Millisecond {
 				t.Errorf("wall profile of a 500 ms slice covers %v", d)
 			}
 			var total int64
-			for _, s := range u.p.Sample {
+			for _, s := range u.Profile.Sample {
 				total += s.Value[0]
 			}
 			// Two workers busy through the slice.
-			if got, want := time.Duration(total), 2*time.Duration(u.p.DurationNanos); got < want*8/10 || got > want*105/100 {
+			if got, want := time.Duration(total), 2*time.Duration(u.Profile.DurationNanos); got < want*8/10 || got > want*105/100 {
 				t.Errorf("wall profile total %v, want about %v (2 workers × the slice)", got, want)
 			}
 		case "samples":
 			// pyroscope-go's CPU profile: TagWrapper labels per sample.
-			for _, s := range u.p.Sample {
+			for _, s := range u.Profile.Sample {
 				if v := s.Label["variant"]; len(v) == 1 {
 					cpuVariants[v[0]] = true
 					if s.Label["scenario"][0] != "cipher-cache" || s.Label["threads"][0] != "2" || s.Label["keys"][0] != "128" {
@@ -106,8 +70,8 @@ func TestSoak(t *testing.T) {
 					}
 				}
 			}
-			if !strings.Contains(u.name, "run_id=") || !strings.Contains(u.name, "scenario=cipher-cache") {
-				t.Errorf("pyroscope-go's profile name %q lacks the session labels", u.name)
+			if !strings.Contains(u.Name, "run_id=") || !strings.Contains(u.Name, "scenario=cipher-cache") {
+				t.Errorf("pyroscope-go's profile name %q lacks the session labels", u.Name)
 			}
 		}
 	}

@@ -70,27 +70,10 @@ func Number(v float64) string {
 	return strconv.FormatFloat(v, 'f', 3, 64)
 }
 
-// HalfWidth is a median's 95% confidence interval as a fraction of the
-// median: the larger distance from the median to either bound; +Inf when
-// there were too few repetitions for an interval.
-func HalfWidth(st store.Stat) float64 {
-	return halfWidth(st.Median, st.MedianLo, st.MedianHi)
-}
-
-func halfWidth(center, lo, hi float64) float64 {
-	if center == 0 {
-		return 0
-	}
-	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
-		return math.Inf(1)
-	}
-	return math.Max(hi/center-1, 1-lo/center)
-}
-
 // CI formats a median's interval as benchstat prints it: "±3%", or "±∞"
 // with too few repetitions for one.
 func CI(center, lo, hi float64) string {
-	hw := halfWidth(center, lo, hi)
+	hw := store.Stat{Median: center, MedianLo: lo, MedianHi: hi}.HalfWidth()
 	if math.IsInf(hw, 0) {
 		return "±∞"
 	}

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"runtime/pprof"
 	"sort"
@@ -357,7 +356,7 @@ func (r *Runner) more(round int, began time.Time) bool {
 			continue
 		}
 		st := r.Run.Cases[i].Stats["ns/op"]
-		if st.N < minUntilReps || halfWidth(st) > r.Opts.Until {
+		if st.N < minUntilReps || st.HalfWidth() > r.Opts.Until {
 			open = append(open, i)
 		}
 	}
@@ -370,7 +369,7 @@ func (r *Runner) more(round int, began time.Time) bool {
 	for _, i := range open {
 		r.untilWarnings = append(r.untilWarnings, untilWarning{i, fmt.Sprintf(
 			"time/op ±%.0f%% after %d rounds: did not reach --until ±%.0f%% within --until-max %v",
-			100*halfWidth(r.Run.Cases[i].Stats["ns/op"]), round, 100*r.Opts.Until, r.Opts.UntilMax)})
+			100*r.Run.Cases[i].Stats["ns/op"].HalfWidth(), round, 100*r.Opts.Until, r.Opts.UntilMax)})
 	}
 	return false
 }
@@ -378,14 +377,6 @@ func (r *Runner) more(round int, began time.Time) bool {
 type untilWarning struct {
 	i   int
 	msg string
-}
-
-func halfWidth(st store.Stat) float64 {
-	hw := HalfWidth(st)
-	if math.IsNaN(hw) {
-		return math.Inf(1)
-	}
-	return hw
 }
 
 func (r *Runner) live() int {

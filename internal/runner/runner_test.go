@@ -533,7 +533,7 @@ func TestUntil(t *testing.T) {
 			t.Errorf("%s: %d repetitions, want at least %d for an interval", c.Name, n, minUntilReps)
 		}
 		warned := strings.Contains(strings.Join(c.Warnings, "\n"), "did not reach --until")
-		if hw := HalfWidth(c.Stats["ns/op"]); hw > 0.5 != warned {
+		if hw := c.Stats["ns/op"].HalfWidth(); hw > 0.5 != warned {
 			t.Errorf("%s: ±%.0f%%, warned %v", c.Name, 100*hw, warned)
 		}
 	}

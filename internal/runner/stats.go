@@ -41,20 +41,8 @@ func Summarise(values []float64) (store.Stat, []string) {
 	if len(xs) < 2 {
 		st.MeanLo, st.MeanHi = math.Inf(-1), math.Inf(1)
 	}
-	if hw := HalfWidth(st); !math.IsInf(hw, 0) && hw > WideCI {
+	if hw := st.HalfWidth(); !math.IsInf(hw, 0) && hw > WideCI {
 		warns = append(warns, fmt.Sprintf("time/op confidence interval ±%.0f%% is wide: the machine is noisy or the case unstable; use more --count, a quieter machine, or compare cpu/op", 100*hw))
 	}
 	return st, warns
-}
-
-// HalfWidth is the median's confidence interval as a fraction of the
-// median: the larger distance from the median to either bound.
-func HalfWidth(st store.Stat) float64 {
-	if st.Median == 0 {
-		return 0
-	}
-	if math.IsInf(st.MedianLo, 0) || math.IsInf(st.MedianHi, 0) {
-		return math.Inf(1)
-	}
-	return math.Max(st.MedianHi/st.Median-1, 1-st.MedianLo/st.Median)
 }

@@ -244,6 +244,20 @@ type Stat struct {
 	Max      float64 `json:"max"`
 }
 
+// HalfWidth is the median's 95% confidence interval as a fraction of the
+// median: the larger distance from the median to either bound; +Inf when
+// there were too few repetitions for an interval (or it is not a number).
+// Every renderer and the runner's warnings use this one definition.
+func (s Stat) HalfWidth() float64 {
+	if s.Median == 0 {
+		return 0
+	}
+	if math.IsInf(s.MedianLo, 0) || math.IsInf(s.MedianHi, 0) || math.IsNaN(s.MedianLo) || math.IsNaN(s.MedianHi) {
+		return math.Inf(1)
+	}
+	return math.Max(s.MedianHi/s.Median-1, 1-s.MedianLo/s.Median)
+}
+
 // Duration is a time.Duration that reads and writes as "1.5s" in JSON.
 type Duration time.Duration
 

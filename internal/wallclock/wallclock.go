@@ -35,7 +35,6 @@
 package wallclock
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -811,13 +810,4 @@ func (b *builder) add(v int64, st State, leaf []trace.StackFrame, s trace.Stack)
 		Value:    []int64{v},
 		Label:    map[string][]string{"state": {st.String()}},
 	})
-}
-
-// Encode writes the profile as gzipped pprof, the format every tool reads.
-func (r *Result) Encode() ([]byte, error) {
-	var buf bytes.Buffer
-	if err := r.Profile.Write(&buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }

@@ -194,14 +194,6 @@ func (t *Tree) writeStatsJSON(bw *bufio.Writer) {
 	bw.WriteByte('}')
 }
 
-// jsonThreshold returns the smallest value a frame needs to be kept so that
-// at most MaxNodes frames are, leaving out the whole bucket of values where
-// the count overflows (jsonKeep keeps part of it).
-func (t *Tree) jsonThreshold() int64 {
-	lo, _ := t.jsonBuckets()
-	return lo
-}
-
 // jsonBuckets buckets values by their top four bits in one pass instead of
 // sorting millions of them, and returns the lower bound of the values kept
 // whole and of the bucket below it, where the count passes MaxNodes (0 if
