@@ -80,8 +80,9 @@ func (c *ProfileClassifier) Sample(s *profile.Sample) Category {
 // category is present, zero or not) and the total. An out-of-range
 // sampleIndex gives zeros; use SampleIndex to find one by name.
 //
-// For a wall-clock (fgprof) profile of a case's worker goroutines, the
-// shares of the total are the case's time budget: ns/op × share is the time
+// For the wall-clock profile of a case's worker goroutines (made from the
+// execution trace by internal/wallclock), the shares of the total are the
+// case's time budget: ns/op × share is the time
 // per operation spent in each category.
 //
 // A profile is untrusted input: negative values (which only a diff of two
@@ -106,15 +107,16 @@ func Breakdown(p *profile.Profile, sampleIndex int, r *Rules) (map[Category]int6
 			continue
 		}
 		c := pc.Sample(s)
-		out[c] = addSat(out[c], v)
-		total = addSat(total, v)
+		out[c] = AddSaturating(out[c], v)
+		total = AddSaturating(total, v)
 	}
 	return out, total
 }
 
-// addSat returns a+b for non-negative a and b, or math.MaxInt64 when the
-// sum would overflow.
-func addSat(a, b int64) int64 {
+// AddSaturating returns a+b for non-negative a and b, or math.MaxInt64
+// when the sum would overflow: sums of an untrusted profile's values use it,
+// so that a total never wraps to a negative number.
+func AddSaturating(a, b int64) int64 {
 	if a > math.MaxInt64-b {
 		return math.MaxInt64
 	}

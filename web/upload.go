@@ -293,7 +293,10 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// orUnnamed names an upload by its file name, made valid UTF-8 (a name of
+// invalid bytes went through to the page raw), or "unnamed profile".
 func orUnnamed(name string) string {
+	name = strings.ToValidUTF8(name, "\uFFFD")
 	if name == "" || name == "." || name == "/" {
 		return "unnamed profile"
 	}

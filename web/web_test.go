@@ -539,3 +539,11 @@ func TestBreakable(t *testing.T) {
 		}
 	}
 }
+
+func TestUploadNameValidUTF8(t *testing.T) {
+	for in, want := range map[string]string{"cpu\xff\xfe.pb.gz": "cpu\uFFFD.pb.gz", "": "unnamed profile", "ok.pb": "ok.pb"} {
+		if got := orUnnamed(in); got != want {
+			t.Errorf("orUnnamed(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

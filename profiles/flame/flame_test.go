@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"flag"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -509,6 +510,52 @@ func TestCallerTint(t *testing.T) {
 	} {
 		if got[k] != want {
 			t.Errorf("%s: %s, want %s", k, got[k], want)
+		}
+	}
+}
+
+// TestNegativeValuesLeftOut: a sample with a negative value (a hostile or
+// mis-made profile) draws nothing, so no frame is wider than the plot and
+// the total is not negative (issue 14).
+func TestNegativeValuesLeftOut(t *testing.T) {
+	p := fake(map[string]int64{"main.worker;main.a": 100, "main.worker;main.b": -1000})
+	tr, err := Build(p, smallOpts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	only, err := Build(fake(map[string]int64{"main.worker;main.a": 100}), smallOpts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Total() != only.Total() {
+		t.Errorf("total %d, want %d (the negative sample left out)", tr.Total(), only.Total())
+	}
+	for i := range tr.value {
+		if tr.value[i] < 0 || tr.value[i] > tr.Total() {
+			t.Errorf("frame %d has value %d of a total %d", i, tr.value[i], tr.Total())
+		}
+	}
+}
+
+// TestHugeValuesSaturate: values whose sum overflows int64 make a total of
+// MaxInt64, never a negative one (issue 14).
+func TestHugeValuesSaturate(t *testing.T) {
+	p := fake(map[string]int64{"main.worker;main.a": 1, "main.worker;main.b": 1})
+	for _, s := range p.Sample {
+		for i := range s.Value {
+			s.Value[i] = math.MaxInt64 - 1
+		}
+	}
+	tr, err := Build(p, smallOpts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Total() != math.MaxInt64 {
+		t.Errorf("total %d, want MaxInt64", tr.Total())
+	}
+	for i := range tr.value {
+		if tr.value[i] < 0 {
+			t.Errorf("frame %d: value %d", i, tr.value[i])
 		}
 	}
 }

@@ -166,8 +166,8 @@ func (s *Source) WriteFolded(w io.Writer, idx int) error {
 	var stack []int32
 	for k := range s.Samples() {
 		v := s.value(k, idx)
-		if v == 0 {
-			continue
+		if v <= 0 {
+			continue // as the tree: a negative value is nothing to draw
 		}
 		stack = stack[:0]
 		locs := s.locs[s.start[k]:s.start[k+1]]

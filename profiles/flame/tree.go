@@ -151,7 +151,10 @@ func collect(in *interner, src *Source, idx int, obs observer) *stacks {
 	// profiles.
 	n, frames := 0, 0
 	for k := range src.Samples() {
-		if src.value(k, idx) == 0 {
+		// Negative values are no time and no count to draw (a frame of
+		// one would be wider than the plot, the total negative); they are
+		// left out, as profiles.Breakdown leaves them out.
+		if src.value(k, idx) <= 0 {
 			continue
 		}
 		n++
@@ -167,7 +170,7 @@ func collect(in *interner, src *Source, idx int, obs observer) *stacks {
 	}
 	for k := range src.Samples() {
 		v := src.value(k, idx)
-		if v == 0 {
+		if v <= 0 {
 			continue
 		}
 		st.start = append(st.start, int32(len(st.buf)))
@@ -299,7 +302,7 @@ func build(opts Options, in *interner, rank []int32, ns, bs *stacks) *Tree {
 			vals, byCat = t.base, &t.baseByCat
 		}
 		for _, node := range path {
-			vals[node] += v
+			vals[node] = profiles.AddSaturating(vals[node], v)
 		}
 		if len(s) > t.maxDepth {
 			t.maxDepth = len(s)
@@ -309,7 +312,7 @@ func build(opts Options, in *interner, rank []int32, ns, bs *stacks) *Tree {
 		if leaf := path[len(path)-1]; leaf != 0 {
 			cat = t.class[leaf].Category()
 		}
-		byCat[cat.Index()] += v
+		byCat[cat.Index()] = profiles.AddSaturating(byCat[cat.Index()], v)
 		if diff {
 			q := st.sq[k]
 			sqs, catSq := t.sq, &t.catSq
