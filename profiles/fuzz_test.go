@@ -46,7 +46,7 @@ func FuzzRead(f *testing.F) {
 				if v < 0 {
 					t.Fatalf("negative category value %d", v)
 				}
-				sum = addSat(sum, v)
+				sum = AddSaturating(sum, v)
 			}
 			if sum != total {
 				t.Fatalf("sample type %d: categories sum to %d, total %d", i, sum, total)
