@@ -100,27 +100,13 @@ func rulesOfRun(run *store.Run) *runRules {
 	sum := sha256.Sum256(data)
 	key := "stored\x00" + hex.EncodeToString(sum[:])
 	rr, _ := storedRules.get(key, func() (*runRules, error) {
-		rules, err := restoreRules(c)
+		rules, err := c.Compile()
 		if err != nil {
 			return refusedRules(run, err), nil
 		}
 		return &runRules{rules: rules, key: key}, nil
 	})
 	return rr
-}
-
-// restoreRules compiles a recorded classification as the run's own binary
-// did: user rules, then work patterns, then the built-in rules.
-func restoreRules(c *store.Classification) (*profiles.Rules, error) {
-	user := make([]profiles.Rule, len(c.Rules))
-	for i, r := range c.Rules {
-		user[i] = profiles.Rule{Category: profiles.Category(r.Category), Pattern: r.Pattern, Fallback: r.Fallback}
-	}
-	rules, err := profiles.DefaultRules().WithUser(user...)
-	if err != nil {
-		return nil, err
-	}
-	return rules.WithWork(c.Work...)
 }
 
 func refusedRules(run *store.Run, err error) *runRules {

@@ -36,10 +36,7 @@ func (c *classification) forScenario(s *perflab.Scenario) (*profiles.Rules, *sto
 	if err != nil {
 		return nil, nil, err
 	}
-	rec := &store.Classification{Work: append([]string(nil), s.Work...)}
-	for _, r := range c.base.User() {
-		rec.Rules = append(rec.Rules, store.Rule{Category: string(r.Category), Pattern: r.Pattern, Fallback: r.Fallback})
-	}
+	rec := store.NewClassification(s.Work, c.base.User())
 	if err := rec.Check(); err != nil {
 		return nil, nil, fmt.Errorf("a run records at most what it can be read back with: %w", err)
 	}

@@ -169,7 +169,7 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 	}
 	work = append(work, o.Work...)
 	if rules, err = rules.WithUser(user...); err != nil {
-		return err // restoreRules checked them; not the user's typing
+		return err // UserRules checked them; not the user's typing
 	}
 	if rules, err = rules.WithWork(work...); err != nil {
 		return usagef(err)
@@ -297,7 +297,7 @@ type flameInput struct {
 // the scenario if this binary has it.
 func (in *flameInput) classifyAs(run *store.Run) {
 	if c := run.Config.Classification; c != nil {
-		user, err := restoreRules(c)
+		user, err := c.UserRules()
 		if err == nil {
 			in.user, in.work = user, c.Work
 			return
@@ -315,24 +315,6 @@ func (in *flameInput) classifyAs(run *store.Run) {
 		in.warning = "run " + run.ID + " was stored without its classification rules, and " + run.Scenario +
 			" is not in this binary: nothing is work (draw it with the binary that made it, or give --work)"
 	}
-}
-
-// restoreRules checks a run's recorded classification, which is untrusted
-// input, and returns its user rules. It compiles them, and the work
-// patterns, so that a bad one is refused here and not drawn half-applied.
-func restoreRules(c *store.Classification) ([]profiles.Rule, error) {
-	if err := c.Check(); err != nil {
-		return nil, err
-	}
-	user := make([]profiles.Rule, len(c.Rules))
-	for i, r := range c.Rules {
-		user[i] = profiles.Rule{Category: profiles.Category(r.Category), Pattern: r.Pattern, Fallback: r.Fallback}
-	}
-	rules, err := profiles.DefaultRules().WithUser(user...)
-	if err == nil {
-		_, err = rules.WithWork(c.Work...)
-	}
-	return user, err
 }
 
 // openFlameInput opens a profile file, or a stored case in any form a
