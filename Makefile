@@ -40,8 +40,9 @@ load:
 bench:
 	# harness: overhead and agreement vs testing.B, wall-profiler overhead (ratios)
 	$(GO) test -run '^$$' -bench 'RepetitionOverhead|AgreementSHA256|WallProfilerOverhead' -benchtime 1x ./internal/runner
-	# the execution tracer's cost on each built-in scenario, paired (fails above 5%)
-	$(GO) test -run '^$$' -bench 'TracerOverhead' -benchtime 1x ./internal/runner
+	# the execution tracer's cost per hand-off, and on each built-in scenario's
+	# throughput, paired 1 s windows (fails above 5%)
+	$(GO) test -run '^$$' -bench 'TracerHandoff|TracerOverhead' -benchtime 1x ./internal/runner
 	# the continuous wall-clock profiler's cost on each built-in scenario, paired (fails above 3%)
 	$(GO) test -run '^$$' -bench 'WallOverhead' -benchtime 1x ./continuous
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./scenarios/...

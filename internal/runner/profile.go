@@ -89,61 +89,26 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 
 	var wall *wallclock.Result
 	if want["wall"] || want["cpu"] {
-		var tbuf, cbuf bytes.Buffer
-		// The CPU profiler runs with the tracer even when no cpu profile is
-		// kept: its samples, tagged by goroutine in the trace, split the
-		// workers' running time between categories.
-		cpuOn := false
-		if err := pprof.StartCPUProfile(&cbuf); err != nil {
-			r.Progress.Warn("cpu profile: " + err.Error())
-		} else {
-			cpuOn = true
+		tw := r.tracedWindow(c, want["wall"])
+		if tw.err != nil {
+			return tw.err
 		}
-		traceOn := false
-		var sched *wallclock.SchedStats
-		if want["wall"] {
-			// Each thread's kernel run-queue wait over the window: time a
-			// worker was running to Go while the OS ran something else.
-			if before := wallclock.ReadSchedStats(); before != nil {
-				sched = &wallclock.SchedStats{Before: before}
-			}
-			if err := trace.Start(&tbuf); err != nil {
-				r.Progress.Warn("execution trace: " + err.Error())
-			} else {
-				traceOn = true
-			}
-		}
-		ops, elapsed, runErr := r.runFor(c, r.Opts.ProfileTime)
-		if traceOn {
-			trace.Stop()
-			if sched != nil {
-				if sched.After = wallclock.ReadSchedStats(); sched.After == nil {
-					sched = nil
-				}
-			}
-		}
-		if cpuOn {
-			pprof.StopCPUProfile()
-		}
-		if runErr != nil {
-			return runErr
-		}
-		if cpuOn && want["cpu"] {
-			if err := saveBytes("cpu", cbuf.Bytes()); err != nil {
+		if tw.cpuOn && want["cpu"] {
+			if err := saveBytes("cpu", tw.cpu.Bytes()); err != nil {
 				return err
 			}
 		}
-		if traceOn {
+		if tw.traceOn {
 			var err error
-			wall, err = wallclock.FromTrace(&tbuf, wallclock.Options{Region: workerRegion, StartRegion: startRegion, Rules: r.Rules, Sched: sched})
+			wall, err = wallclock.FromTrace(&tw.trace, wallclock.Options{Region: workerRegion, StartRegion: startRegion, Rules: r.Rules, Sched: tw.sched})
 			if err != nil {
 				return fmt.Errorf("wall-clock profile: %w", err)
 			}
-			wall.Profile.DurationNanos = elapsed.Nanoseconds()
+			wall.Profile.DurationNanos = tw.elapsed.Nanoseconds()
 			if err := save("wall", wall.Profile); err != nil {
 				return err
 			}
-			sc.Window = window(wall, ops, elapsed, len(c.workers))
+			sc.Window = window(wall, tw.ops, tw.elapsed, len(c.workers))
 			sc.Warnings = append(sc.Warnings, windowWarnings(sc, wall)...)
 		}
 	}
@@ -294,6 +259,57 @@ func windowWarnings(sc *store.Case, w *wallclock.Result) []string {
 			w.CPUSamples, minCPUSamples))
 	}
 	return out
+}
+
+// tracedRun is what one traced window recorded.
+type tracedRun struct {
+	ops            int64
+	elapsed        time.Duration
+	err            error
+	cpu, trace     bytes.Buffer
+	cpuOn, traceOn bool
+	sched          *wallclock.SchedStats
+}
+
+// tracedWindow runs c for ProfileTime with the CPU profiler on and, if
+// traced, the execution tracer and the threads' kernel run-queue counters:
+// the window the wall-clock profile and the budget come from.
+// BenchmarkTracerOverhead times this same function against runFor alone.
+func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
+	tw := &tracedRun{}
+	// The CPU profiler runs with the tracer even when no cpu profile is
+	// kept: its samples, tagged by goroutine in the trace, split the
+	// workers' running time between categories.
+	if err := pprof.StartCPUProfile(&tw.cpu); err != nil {
+		r.Progress.Warn("cpu profile: " + err.Error())
+	} else {
+		tw.cpuOn = true
+	}
+	if traced {
+		// Each thread's kernel run-queue wait over the window: time a
+		// worker was running to Go while the OS ran something else.
+		if before := wallclock.ReadSchedStats(); before != nil {
+			tw.sched = &wallclock.SchedStats{Before: before}
+		}
+		if err := trace.Start(&tw.trace); err != nil {
+			r.Progress.Warn("execution trace: " + err.Error())
+		} else {
+			tw.traceOn = true
+		}
+	}
+	tw.ops, tw.elapsed, tw.err = r.runFor(c, r.Opts.ProfileTime)
+	if tw.traceOn {
+		trace.Stop()
+		if tw.sched != nil {
+			if tw.sched.After = wallclock.ReadSchedStats(); tw.sched.After == nil {
+				tw.sched = nil
+			}
+		}
+	}
+	if tw.cpuOn {
+		pprof.StopCPUProfile()
+	}
+	return tw
 }
 
 // runFor runs repetitions of c until d has passed, and returns the
