@@ -440,13 +440,13 @@ func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTr
 		g.blockStack, g.blockWhy = st.Stack, st.Reason
 		g.blockCat = a.category(st.Stack, st.Reason, false)
 		g.offState, g.offStack = Blocked, st.Stack
-		g.offFrame = profiles.StateFrame(g.blockCat, "blocked ("+st.Reason+")")
+		g.offFrame = profiles.StateFrame(g.blockCat, "blocked"+because(st.Reason))
 	case trace.GoRunnable:
 		switch from {
 		case trace.GoWaiting:
 			// Woken: the wait goes on until it runs (issue 9's first rule).
 			g.offState, g.offStack = Runnable, g.blockStack
-			g.offFrame = profiles.StateFrame(g.blockCat, "runnable after wake ("+g.blockWhy+")")
+			g.offFrame = profiles.StateFrame(g.blockCat, "runnable after wake"+because(g.blockWhy))
 		case trace.GoRunning:
 			g.offState, g.offStack = Runnable, st.Stack
 			if a.gcSTW {
@@ -454,7 +454,7 @@ func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTr
 				break
 			}
 			c := a.category(st.Stack, st.Reason, true)
-			g.offFrame = profiles.StateFrame(c, "runnable ("+st.Reason+")")
+			g.offFrame = profiles.StateFrame(c, "runnable"+because(st.Reason))
 		case trace.GoSyscall:
 			// The system call returned but the P was taken meanwhile.
 			g.offState = Runnable
@@ -472,6 +472,15 @@ func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTr
 		g.offState, g.offStack = Syscall, st.Stack
 		g.offFrame = profiles.StateFrame(c, "syscall")
 	}
+}
+
+// because is a state frame's reason in parentheses, or nothing where the
+// trace gave none (a park by a runtime path with no reason string).
+func because(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return " (" + reason + ")"
 }
 
 // flush charges a goroutine's time since its last event to its state, if it
@@ -795,8 +804,17 @@ func (b *builder) add(v int64, st State, leaf []trace.StackFrame, s trace.Stack)
 	}
 	locs, ok := b.stack[s]
 	if !ok {
+		var root string
 		for f := range s.Frames() {
 			locs = append(locs, b.loc(f))
+			root = f.Func
+		}
+		// A CPU sample's stack ends in runtime.goexit, a state
+		// transition's at the goroutine's own root function: without the
+		// goexit frame the running and the off-CPU time of the same code
+		// share one root in a flame graph instead of growing two.
+		if root == "runtime.goexit" {
+			locs = locs[:len(locs)-1]
 		}
 		b.stack[s] = locs
 	}

@@ -118,6 +118,7 @@ func TestStates(t *testing.T) {
 	if w := float64(by[profiles.Work]) / float64(res.Time[Running]); w < 0.8 {
 		t.Errorf("work is %.0f%% of running time for a goroutine that mostly hashed", 100*w)
 	}
+	roots := map[string]bool{}
 	for _, s := range res.Profile.Sample {
 		if len(s.Label["state"]) != 1 {
 			t.Fatalf("sample without a state label")
@@ -126,6 +127,16 @@ func TestStates(t *testing.T) {
 		if s.Label["state"][0] != "running" && !strings.HasPrefix(leaf, "[") {
 			t.Errorf("off-CPU sample without a state frame: leaf %q", leaf)
 		}
+		if strings.HasSuffix(leaf, "()") {
+			t.Errorf("state frame with an empty reason: %q", leaf)
+		}
+		roots[s.Location[len(s.Location)-1].Line[0].Function.Name] = true
+	}
+	// Running time (CPU-sample stacks, which end in runtime.goexit) and
+	// off-CPU time (transition stacks, which end at the goroutine's own
+	// function) of one goroutine grow from one root in a flame graph.
+	if len(roots) != 1 || roots["runtime.goexit"] {
+		t.Errorf("the goroutine's samples have roots %v, want its one function", roots)
 	}
 }
 
