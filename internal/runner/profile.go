@@ -208,6 +208,11 @@ const minCPUSamples = 50
 // waited in the kernel's run queue for the starvation warning.
 const minStarvedWait = 0.05
 
+// maxWindowOSWait is the share of the workers' time in the profiling window
+// their threads may wait in the kernel's run queue before the budget's
+// sched is said to be another process's doing.
+const maxWindowOSWait = 0.10
+
 // maxStarved is the share of the CPUs a case's workers wanted below which
 // the machine is said to have starved it.
 const maxStarved = 0.75
@@ -253,6 +258,12 @@ func windowWarnings(sc *store.Case, w *wallclock.Result) []string {
 	if got, want := cpusUsed(sc), cpusWanted(win, sc.Threads); want >= 0.5 && got > 0 && got < maxStarved*want && win.OSWait >= minStarvedWait {
 		out = append(out, fmt.Sprintf("got %.2f CPUs where its workers wanted %.2f (GOMAXPROCS=%d): another process took the cores, so time/op and sched are inflated; compare cpu/op, or use a quieter machine",
 			got, want, runtime.GOMAXPROCS(0)))
+	} else if win.OSWait >= maxWindowOSWait {
+		// The timed rounds had the CPUs they wanted, the window did not:
+		// its sched is another process's doing, and the budget applies it
+		// to a time/op that did not have it.
+		out = append(out, fmt.Sprintf("the kernel kept the workers' threads from a CPU for %.0f%% of their time in the profiling window (another process on the cores), which the budget counts as sched; the timed rounds were not starved like that: rerun on a quieter machine",
+			100*win.OSWait))
 	}
 	if w.Time[wallclock.Running] > 0 && w.CPUSamples < minCPUSamples {
 		out = append(out, fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more; good to about ±50/√n points): use a longer --profile-time; off-CPU shares are exact",

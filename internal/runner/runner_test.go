@@ -14,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/wallclock"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -566,5 +567,49 @@ func TestInterruptBetweenRepetitions(t *testing.T) {
 		if n := len(c.Reps); n != 2 {
 			t.Errorf("%s: %d repetitions kept, want the 2 of the rounds before", c.Name, n)
 		}
+	}
+}
+
+// TestWindowWarnings: each of the profiling window's warnings fires on
+// what it is about and on nothing else.
+func TestWindowWarnings(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	if procs < 2 {
+		t.Skip("the starvation case needs two Ps")
+	}
+	timed := func(ns, cpu float64) map[string]store.Stat {
+		return map[string]store.Stat{"ns/op": {Median: ns}, "cpu-ns/op": {Median: cpu}}
+	}
+	busy := &wallclock.Result{CPUSamples: 200}
+	busy.Time[wallclock.Running] = time.Second
+	for _, tc := range []struct {
+		name string
+		sc   store.Case
+		w    *wallclock.Result
+		want []string // a word of each warning, in order
+	}{
+		{"quiet", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 104, Occupancy: 1, Running: 1}}, busy, nil},
+		{"drift", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 125, Occupancy: 1, Running: 1}}, busy, []string{"+25% off"}},
+		{"uneven", store.Case{Threads: 2, Stats: timed(100, 200), Window: &store.Window{NsPerOp: 100, Occupancy: 0.6, Running: 1}}, busy, []string{"busy 60%"}},
+		{"starved", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3}}, busy, []string{"got 1.00 CPUs"}},
+		{"window only starved", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45}}, busy, []string{"+80% off", "45% of their time"}},
+		{"a little OS wait", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, OSWait: 0.04}}, busy, nil},
+		{"few samples", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1}}, func() *wallclock.Result {
+			r := *busy
+			r.CPUSamples = 20
+			return &r
+		}(), []string{"20 CPU samples"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := windowWarnings(&tc.sc, tc.w)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %d warnings %q, want %d", len(got), got, len(tc.want))
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("warning %d = %q, want it to say %q", i, got[i], w)
+				}
+			}
+		})
 	}
 }
