@@ -241,7 +241,7 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(io.Err, "wrote %s (%d bytes)\n", o.Out, cw.n)
+	fmt.Fprintf(io.Err, "wrote %s (%s)\n", o.Out, report.Count(int(cw.n), "byte"))
 	return nil
 }
 

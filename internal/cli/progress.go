@@ -36,7 +36,7 @@ func (p *progress) Phase(name string, total int) {
 	p.endLine()
 	p.phase, p.total, p.done = name, total, 0
 	if !p.inline {
-		fmt.Fprintf(p.io.Err, "perflab: %s (%d cases) %s\n", name, total, p.clock())
+		fmt.Fprintf(p.io.Err, "perflab: %s (%s) %s\n", name, report.Count(total, "case"), p.clock())
 	}
 }
 

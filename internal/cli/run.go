@@ -11,6 +11,7 @@ import (
 
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/pyroscope"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
@@ -286,8 +287,8 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 		save = wrapSaver(w)
 	}
 	r := &runner.Runner{Scenario: s, Opts: opts, Run: run, Save: save, Progress: prog, Rules: rules}
-	fmt.Fprintf(io.Err, "perflab: %s: %d cases, %d rounds of %v each, then profiling; about %s; GOMAXPROCS=%d GOGC=%s\n",
-		s.Name, ncases, o.Count, o.Time, roughly(est), run.Env.GOMAXPROCS, run.Env.GOGC)
+	fmt.Fprintf(io.Err, "perflab: %s: %s, %s of %v each, then profiling; about %s; GOMAXPROCS=%d GOGC=%s\n",
+		s.Name, report.Count(ncases, "case"), report.Count(o.Count, "round"), o.Time, roughly(est), run.Env.GOMAXPROCS, run.Env.GOGC)
 	runErr := r.Execute(ctx)
 	prog.endLine()
 	dir, err := w.Commit()
@@ -329,7 +330,7 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 			}
 		}
 		if len(failed) > 0 {
-			runErr = fmt.Errorf("%d of %d cases failed (the others are measured and saved): %s", len(failed), len(run.Cases), strings.Join(failed, ", "))
+			runErr = fmt.Errorf("%d of %s failed (the others are measured and saved): %s", len(failed), report.Count(len(run.Cases), "case"), strings.Join(failed, ", "))
 		}
 	}
 	return runErr

@@ -116,7 +116,7 @@ func (c *child) signalAndWait(t *testing.T, sig os.Signal, limit time.Duration) 
 	return time.Since(start)
 }
 
-var started = regexp.MustCompile(`^perflab: test-broken-push: \d+ cases`)
+var started = regexp.MustCompile(`^perflab: test-broken-push: \d+ cases?\b`)
 
 // TestSignalsStopRun: SIGTERM during calibration and SIGINT during a long
 // warmup each end `perflab run` within a moment; the run is saved (not

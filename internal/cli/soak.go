@@ -16,6 +16,7 @@ import (
 
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/pyroscope"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/wallclock"
@@ -250,8 +251,8 @@ func soakRun(ctx context.Context, io *IO, o *SoakOptions) error {
 	}
 
 	selector := fmt.Sprintf(`{service_name=%q,run_id=%q}`, o.ServiceName, run.ID)
-	fmt.Fprintf(io.Err, "perflab: soak %s: %d cases round-robin, %v each, for %v, to %s as %s (Ctrl-C stops)\n",
-		s.Name, len(cases), o.Slice, o.Duration, redactURL(url), selector)
+	fmt.Fprintf(io.Err, "perflab: soak %s: %s round-robin, %v each, for %v, to %s as %s (Ctrl-C stops)\n",
+		s.Name, report.Count(len(cases), "case"), o.Slice, o.Duration, redactURL(url), selector)
 	deadline := started.Add(o.Duration)
 	slices := 0
 	var runErr error
@@ -279,7 +280,7 @@ func soakRun(ctx context.Context, io *IO, o *SoakOptions) error {
 	prof.Stop()
 	flushed := bg.Flush(15 * time.Second)
 	st := bg.Stats()
-	fmt.Fprintf(io.Out, "soak of %s: %d slices over %v; %s\n", s.Name, slices, time.Since(started).Round(time.Second), st)
+	fmt.Fprintf(io.Out, "soak of %s: %s over %v; %s\n", s.Name, report.Count(slices, "slice"), time.Since(started).Round(time.Second), st)
 	if st.LastError != "" {
 		fmt.Fprintf(io.Out, "last upload error: %s\n", st.LastError)
 	}

@@ -146,8 +146,8 @@ func metricTitle(c compare.Comparison) string {
 	if len(c.Results) > 0 {
 		test = c.Results[0].Test
 	}
-	return fmt.Sprintf("%s: %d rows; %s; Benjamini–Hochberg at %s; threshold ±%s",
-		unitName(c.Unit), c.Tested, test, pctPlain(c.Options.Alpha), pctPlain(c.Options.Threshold))
+	return fmt.Sprintf("%s: %s; %s; Benjamini–Hochberg at %s; threshold ±%s",
+		unitName(c.Unit), Count(c.Tested, "row"), test, pctPlain(c.Options.Alpha), pctPlain(c.Options.Threshold))
 }
 
 func unitName(u string) string {

@@ -92,3 +92,15 @@ func Ratio(r float64) string {
 func Share(f float64) string {
 	return fmt.Sprintf("%.0f%%", 100*f)
 }
+
+// Count writes n and a noun, singular for one and plural otherwise: "1
+// case", "12 cases", "0 rows". noun is the singular; every noun perflab
+// counts (case, round, repetition, row, CPU, byte, slice) takes an s.
+// Every count in CLI and report text goes through it, so no sentence says
+// "1 cases".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

@@ -23,8 +23,8 @@ type Run struct {
 	Run *store.Run
 	// Status is "complete" or "INCOMPLETE: <why>".
 	Status string
-	// Reps says how many repetitions a median is of: "10", or "up to 10"
-	// for an incomplete run.
+	// Reps says how many repetitions a median is of: "10 repetitions",
+	// or "up to 10 repetitions" for an incomplete run.
 	Reps string
 	// Groups hold the cases of one parameter combination and goroutine
 	// count, in the order the run measured them.
@@ -70,7 +70,7 @@ func Machine(run *store.Run) (summary string, warning string) {
 	if hi-lo >= 0.05 {
 		load += fmt.Sprintf("–%.1f", hi)
 	}
-	summary = fmt.Sprintf("load %s on %d CPUs (perflab's workers included), steal up to %.0f%%", load, run.Env.NumCPU, 100*steal)
+	summary = fmt.Sprintf("load %s on %s (perflab's workers included), steal up to %.0f%%", load, Count(run.Env.NumCPU, "CPU"), 100*steal)
 	if steal > maxSteal {
 		warning = fmt.Sprintf("the hypervisor stole up to %.0f%% of the CPUs during the rounds: other guests share this machine, so times are inflated and noisy", 100*steal)
 	}
@@ -202,18 +202,18 @@ var fixedUnits = map[string]bool{"ns/op": true, "cpu-ns/op": true, "ops/s": true
 
 // Build makes the report of run.
 func Build(run *store.Run) *Run {
-	rep := &Run{Run: run, Status: "complete", Reps: fmt.Sprint(run.Config.Count)}
+	rep := &Run{Run: run, Status: "complete", Reps: Count(run.Config.Count, "repetition")}
 	// --until adds rounds: say how many the cases got.
 	most := 0
 	for _, c := range run.Cases {
 		most = max(most, c.Stats["ns/op"].N)
 	}
 	if most > run.Config.Count {
-		rep.Reps = fmt.Sprintf("up to %d (--until)", most)
+		rep.Reps = "up to " + Count(most, "repetition") + " (--until)"
 	}
 	if !run.Complete {
 		rep.Status = "INCOMPLETE: " + run.Note
-		rep.Reps = fmt.Sprintf("up to %d", max(most, run.Config.Count))
+		rep.Reps = "up to " + Count(max(most, run.Config.Count), "repetition")
 	}
 	byKey := map[string]int{}
 	var warnings warningList

@@ -40,7 +40,7 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 	if rep.Machine != "" {
 		tw.wrap("machine during the rounds: "+rep.Machine, opts.Width, "")
 	}
-	legend := fmt.Sprintf("time/op is the median of %s repetitions ± its 95%% confidence interval.", rep.Reps)
+	legend := fmt.Sprintf("time/op is the median of %s ± its 95%% confidence interval.", rep.Reps)
 	switch {
 	case rep.HasWindow:
 		legend += " The budget splits time/op by the worker goroutines' time in the execution trace of a profiling window; bg gc/op is the GC's background CPU per op, in cpu/op but in no worker's time."

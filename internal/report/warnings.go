@@ -81,7 +81,9 @@ func (l *warningList) list() []Warning {
 }
 
 // String is the warning as one line: "case: message", or for several
-// cases "5 cases: message (a, b, c, and 2 more)".
+// cases "in each of 5 cases: message (a, b, c, and 2 more)". The runner
+// words each message for one case ("its workers"): "in each of" keeps it
+// singular where "5 cases: … its workers" read wrong.
 func (w Warning) String() string {
 	if len(w.Cases) == 1 {
 		return w.Cases[0] + ": " + w.Message
@@ -91,5 +93,5 @@ func (w Warning) String() string {
 	if len(names) > 3 {
 		names, more = names[:3], ", and "+strconv.Itoa(len(w.Cases)-3)+" more"
 	}
-	return strconv.Itoa(len(w.Cases)) + " cases: " + w.Message + " (" + strings.Join(names, ", ") + more + ")"
+	return "in each of " + Count(len(w.Cases), "case") + ": " + w.Message + " (" + strings.Join(names, ", ") + more + ")"
 }

@@ -17,9 +17,9 @@ func TestWarningsGroupAcrossCases(t *testing.T) {
 		got = append(got, w.String())
 	}
 	want := []string{
-		"2 cases: time/op confidence interval ±16–128% is wide: noisy (a, b)",
+		"in each of 2 cases: time/op confidence interval ±16–128% is wide: noisy (a, b)",
 		"c: need >= 6 samples for confidence interval at level 0.95",
-		"2 cases: budget rests on 52–186 wall-clock samples (want 200 or more) (d, e)",
+		"in each of 2 cases: budget rests on 52–186 wall-clock samples (want 200 or more) (d, e)",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got:\n%q\nwant:\n%q", got, want)

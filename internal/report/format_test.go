@@ -1,0 +1,59 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCount(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		n    int
+		noun string
+		want string
+	}{
+		{"zero is plural", 0, "row", "0 rows"},
+		{"one is singular", 1, "case", "1 case"},
+		{"two is plural", 2, "repetition", "2 repetitions"},
+		{"many", 12, "round", "12 rounds"},
+		{"one CPU", 1, "CPU", "1 CPU"},
+		{"CPUs", 2, "CPU", "2 CPUs"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Count(tt.n, tt.noun); got != tt.want {
+				t.Errorf("Count(%d, %q) = %q, want %q", tt.n, tt.noun, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestTextSingular: a run of one repetition on one CPU says so in the
+// singular, and a warning several cases share stays singular ("its").
+func TestTextSingular(t *testing.T) {
+	run := fixture()
+	run.Config.Count, run.Env.NumCPU = 1, 1
+	for i := range run.Cases {
+		if st, ok := run.Cases[i].Stats["ns/op"]; ok {
+			st.N = 1
+			run.Cases[i].Stats["ns/op"] = st
+		}
+	}
+	var b strings.Builder
+	if err := WriteText(&b, Build(run), TextOptions{Width: 200}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, text string
+		want       bool
+	}{
+		{"one repetition", "median of 1 repetition ±", true},
+		{"one CPU", "on 1 CPU (", true},
+		{"grouped warning", "in each of 3 cases: ", true},
+		{"no plural after one", "1 repetitions", false},
+		{"no CPUs after one", "1 CPUs", false},
+	} {
+		if got := strings.Contains(b.String(), tt.text); got != tt.want {
+			t.Errorf("%s: contains %q = %v, want %v:\n%s", tt.name, tt.text, got, tt.want, b.String())
+		}
+	}
+}
