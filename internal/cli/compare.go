@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -23,9 +25,12 @@ type CompareOptions struct {
 	FailOn    string
 	Format    string
 	JSON      bool
+	// metricsSet says --metric was given: a metric it names that no
+	// compared case measured is then a warning (the defaults are not).
+	metricsSet bool
 }
 
-var defaultCompareMetrics = []string{"ns/op", "cpu-ns/op", "B/op", "allocs/op"}
+var defaultCompareMetrics = []string{"time/op", "cpu/op", "B/op", "allocs/op"}
 
 // Exit codes of compare beyond 0, 1 (a regression with --fail-on, or an
 // error) and 2 (usage): the comparison could not be made at all.
@@ -55,7 +60,7 @@ regression exits 1 when any compared metric regressed, 0 otherwise, 2 on a usage
 error and 3 when the comparison could not be made (no shared cases, an empty run) or
 rests on an incomplete run.`,
 		Example: `  perflab compare 20261130-111905-cipher-cache latest
-  perflab compare latest --base mutex --metric ns/op,cpu-ns/op
+  perflab compare latest --base mutex --metric time/op,cpu/op
   perflab compare base-run new-run --fail-on regression --format md > summary.md`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if o.Base == "" && len(args) != 2 || o.Base != "" && len(args) != 1 {
@@ -65,12 +70,13 @@ rests on an incomplete run.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Refs = args
+			o.metricsSet = cmd.Flags().Changed("metric")
 			return runF.or(func(_ context.Context, io *IO, o *CompareOptions) error { return compareRun(io, o) })(cmd.Context(), io, o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Base, "base", "", "compare every variant of one run against this `variant`")
-	f.StringSliceVar(&o.Metrics, "metric", defaultCompareMetrics, "metrics to compare (units as in run.json: ns/op, cpu-ns/op, ops/s, B/op, allocs/op, hits/op, MB/s, …)")
+	f.StringSliceVar(&o.Metrics, "metric", defaultCompareMetrics, "metrics to compare, as the tables name them (time/op, cpu/op, ops/s, B/op, allocs/op, alloc-MB/s, hits/op, …); ns/op and cpu-ns/op, as run.json names them, also work")
 	storeFlag(f, &o.Dir)
 	f.StringVar(&o.Threshold, "threshold", "5%", "smallest change that counts as better or worse, e.g. 5% or 0 for any significant change")
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when the comparison finds this: regression")
@@ -115,9 +121,26 @@ func compareRun(io *IO, o *CompareOptions) error {
 	if err != nil {
 		return err
 	}
-	c.Metrics = compare.Metrics(pairs, o.Metrics, compare.Options{Threshold: thr})
+	units, err := metricUnits(o.Metrics, pairs)
+	if err != nil {
+		return usagef(err)
+	}
+	c.Metrics = compare.Metrics(pairs, units, compare.Options{Threshold: thr})
+	measured := map[string]bool{}
+	for _, m := range c.Metrics {
+		measured[m.Unit] = true
+	}
+	var names []string
+	for _, u := range units {
+		names = append(names, report.MetricName(u))
+		if !measured[u] && o.metricsSet && !c.Unusable && len(c.Metrics) > 0 {
+			// Named, and a metric perflab knows, but no compared case has
+			// it: say so rather than leave the gate one metric short.
+			c.Warnings = append(c.Warnings, fmt.Sprintf("--metric %s: no compared case measured it (not compared)", report.MetricName(u)))
+		}
+	}
 	if !c.Unusable && len(c.Metrics) == 0 {
-		c.Unusable, c.Reason = true, "no shared case measured any of "+strings.Join(o.Metrics, ", ")
+		c.Unusable, c.Reason = true, "no shared case measured any of "+strings.Join(names, ", ")
 	}
 	switch o.Format {
 	case "json":
@@ -141,6 +164,55 @@ func compareRun(io *IO, o *CompareOptions) error {
 		return &ExitError{Code: 1, Err: errors.New("a compared metric regressed beyond the threshold")}
 	}
 	return nil
+}
+
+// metricUnits turns --metric's names into run.json units: the names the
+// tables print, time/op and cpu/op, are aliases of ns/op and cpu-ns/op. A
+// name that is neither one of report.Units nor measured by any compared
+// case is an error, not a silently empty row: in a CI gate a typo would
+// drop the metric from the gate.
+func metricUnits(names []string, pairs []compare.Pair) ([]string, error) {
+	known := map[string]bool{}
+	valid := []string{}
+	addUnit := func(u string) {
+		if !known[u] {
+			known[u] = true
+			valid = append(valid, report.MetricName(u))
+		}
+	}
+	for _, u := range report.Units {
+		addUnit(u)
+	}
+	var extra []string
+	for _, p := range pairs {
+		for _, cs := range []*store.Case{p.A, p.B} {
+			for _, r := range cs.Reps {
+				for u := range r.Metrics {
+					if !known[u] && !slices.Contains(extra, u) {
+						extra = append(extra, u)
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(extra)
+	for _, u := range extra {
+		addUnit(u)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("--metric: name at least one metric: %s", strings.Join(valid, ", "))
+	}
+	var units []string
+	for _, n := range names {
+		u := report.MetricUnit(strings.TrimSpace(n))
+		if !known[u] {
+			return nil, fmt.Errorf("--metric %s: unknown metric %q (want one of %s; ns/op and cpu-ns/op are time/op and cpu/op)", strings.Join(names, ","), n, strings.Join(valid, ", "))
+		}
+		if !slices.Contains(units, u) {
+			units = append(units, u)
+		}
+	}
+	return units, nil
 }
 
 // comparison resolves the references into the pairs to compare and the

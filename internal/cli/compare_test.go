@@ -95,6 +95,17 @@ func TestCompare(t *testing.T) {
 		{"unknown case", []string{"compare", old + "/variant=x", newer, "-o", dir}, 1, []string{`no case "variant=x"`}, nil},
 		{"run with case", []string{"compare", old, newer + "/variant=mutex,keys=128,threads=1", "-o", dir}, 2, []string{"a run with a run"}, nil},
 		{"one ref", []string{"compare", old, "-o", dir}, 2, []string{"give two runs"}, nil},
+		// The tables' names are aliases of run.json's units.
+		{"metric as the table names it", []string{"compare", old, newer, "--metric", "time/op", "-o", dir}, 0,
+			[]string{"time/op: 2 rows", "+50.0%"}, []string{"B/op"}},
+		{"metric alias and unit once", []string{"compare", old, newer, "--metric", "time/op,ns/op", "-o", dir}, 0,
+			[]string{"time/op: 2 rows"}, []string{"B/op"}},
+		// A typo must not silently drop a metric from a gate.
+		{"unknown metric", []string{"compare", old, newer, "--metric", "ns/op,cpu/opp", "--fail-on", "regression", "-o", dir}, 2,
+			[]string{`unknown metric "cpu/opp"`, "time/op, cpu/op, ops/s, B/op"}, []string{"time/op: 2 rows"}},
+		{"no metric", []string{"compare", old, newer, "--metric", "", "-o", dir}, 2, []string{"name at least one metric"}, nil},
+		{"known metric nobody measured", []string{"compare", old, newer, "--metric", "time/op,cpu/op", "-o", dir}, 0,
+			[]string{"time/op: 2 rows", "--metric cpu/op: no compared case measured it"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -150,14 +150,35 @@ func metricTitle(c compare.Comparison) string {
 		unitName(c.Unit), Count(c.Tested, "row"), test, pctPlain(c.Options.Alpha), pctPlain(c.Options.Threshold))
 }
 
-func unitName(u string) string {
-	switch u {
-	case "ns/op":
-		return "time/op"
-	case "cpu-ns/op":
-		return "cpu/op"
+func unitName(u string) string { return MetricName(u) }
+
+// Units are the metrics every measured case has, in run.json's names and
+// the order the tables show them; a scenario may report more (hits/op).
+var Units = []string{"ns/op", "cpu-ns/op", "ops/s", "B/op", "allocs/op", "alloc-MB/s", "gc/op", "gc-cpu-%", "MB/s"}
+
+// metricNames are the names the tables print for units whose run.json
+// name differs.
+var metricNames = map[string]string{"ns/op": "time/op", "cpu-ns/op": "cpu/op"}
+
+// MetricName is the name the tables print for a unit: "time/op" for
+// ns/op, "cpu/op" for cpu-ns/op; other units are their own name.
+func MetricName(unit string) string {
+	if n, ok := metricNames[unit]; ok {
+		return n
 	}
-	return u
+	return unit
+}
+
+// MetricUnit is the run.json unit of a metric named as a table prints it
+// ("time/op" is ns/op) or by its unit; names it does not know are
+// returned unchanged.
+func MetricUnit(name string) string {
+	for u, n := range metricNames {
+		if n == name {
+			return u
+		}
+	}
+	return name
 }
 
 // WriteCompareText renders the comparison for a terminal, fitting width

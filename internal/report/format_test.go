@@ -57,3 +57,26 @@ func TestTextSingular(t *testing.T) {
 		}
 	}
 }
+
+func TestMetricNames(t *testing.T) {
+	for _, tt := range []struct {
+		name, unit, shown string
+	}{
+		{"time", "ns/op", "time/op"},
+		{"cpu", "cpu-ns/op", "cpu/op"},
+		{"bytes", "B/op", "B/op"},
+		{"scenario metric", "hits/op", "hits/op"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := MetricName(tt.unit); got != tt.shown {
+				t.Errorf("MetricName(%q) = %q, want %q", tt.unit, got, tt.shown)
+			}
+			if got := MetricUnit(tt.shown); got != tt.unit {
+				t.Errorf("MetricUnit(%q) = %q, want %q", tt.shown, got, tt.unit)
+			}
+			if got := MetricUnit(tt.unit); got != tt.unit {
+				t.Errorf("MetricUnit(%q) = %q, want it unchanged", tt.unit, got)
+			}
+		})
+	}
+}
