@@ -148,7 +148,9 @@ type Verdict struct {
 	// P is the adjusted p-value; Significant says the fastest is faster
 	// beyond the threshold; CannotTell says there were too few repetitions
 	// for any difference to be significant.
-	P                       float64
+	P float64
+	// N1 and N2 are the fastest's and the runner-up's repetitions, in
+	// the sentence's order: "fastest: X, … than Y (… n=N1+N2)".
 	N1, N2                  int
 	Significant, CannotTell bool
 	// Below says the difference was significant but under the threshold.
@@ -317,7 +319,9 @@ func verdicts(groups []Group) {
 	}
 	for i, r := range c.Results {
 		v := of[i]
-		v.P, v.N1, v.N2, v.Threshold = r.PAdj, r.N1, r.N2, c.Options.Threshold
+		// The pair is (runner-up, fastest): the change is the fastest's
+		// against the runner-up. The sentence names the fastest first.
+		v.P, v.N1, v.N2, v.Threshold = r.PAdj, r.N2, r.N1, c.Options.Threshold
 		v.Significant = r.Verdict == compare.Better
 		v.CannotTell = r.Verdict == compare.CannotTell
 		v.Below = r.Verdict == compare.Same && r.Significant

@@ -146,6 +146,35 @@ func TestVerdict(t *testing.T) {
 	}
 }
 
+// TestVerdictCounts: the verdict's n reads in the sentence's order, the
+// fastest's repetitions first.
+func TestVerdictCounts(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		variant string // whose repetitions are cut to 4
+		want    string
+	}{
+		{"fastest has fewer", "nocache-pool", "n=4+6)"},
+		{"runner-up has fewer", "sum256", "n=6+4)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run := fixture()
+			for i := range run.Cases {
+				if c := &run.Cases[i]; c.Variant == tt.variant {
+					c.Reps = c.Reps[:4]
+				}
+			}
+			v := Build(run).Groups[0].Verdict
+			if v == nil || v.Fastest != "nocache-pool" || v.RunnerUp != "sum256" {
+				t.Fatalf("verdict %+v", v)
+			}
+			if !strings.Contains(v.String(), tt.want) {
+				t.Errorf("verdict %q, want %q", v.String(), tt.want)
+			}
+		})
+	}
+}
+
 // compareFixture compares the fixture run with a copy whose mutex is 30%
 // slower, as two runs: what `perflab compare OLD NEW` renders.
 func compareFixture() *Comparison {
