@@ -60,11 +60,18 @@ func TestRunShowList(t *testing.T) {
 	}
 	// The path the "saved" line prints works wherever a run is taken.
 	runDir := filepath.Join(dir, entries[0].Name())
-	for _, args := range [][]string{{"show", runDir}, {"compare", runDir, "latest", "-o", dir}, {"compare", runDir, "--base", "mutex"}} {
+	// (A run compared with itself is refused: compare two of its cases.)
+	for _, args := range [][]string{{"show", runDir},
+		{"compare", runDir + "/variant=mutex/keys=128/key=ssk/threads=2", "latest/variant=sum256/keys=128/key=ssk/threads=2", "-o", dir},
+		{"compare", runDir, "--base", "mutex"}} {
 		out, errs, code := execute(t, args...)
 		if code != 0 || !strings.Contains(out, "sum256") {
 			t.Errorf("%v: exit %d\n%s%s", args, code, out, errs)
 		}
+	}
+	// The path and latest are one run: refused as such.
+	if out, errs, code := execute(t, "compare", runDir, "latest", "-o", dir); code != 3 || !strings.Contains(out, "both sides are run "+entries[0].Name()) {
+		t.Errorf("compare %s latest: exit %d\n%s%s", runDir, code, out, errs)
 	}
 	list, _, code := execute(t, "show", "--list", "-o", dir)
 	if code != 0 || !strings.Contains(list, "cipher-cache") || !strings.Contains(list, "complete") {

@@ -57,8 +57,8 @@ threshold, "cannot tell" when there were too few repetitions.
 
 A run may be an id, "latest", or a run directory. As a CI gate, --fail-on
 regression exits 1 when any compared metric regressed, 0 otherwise, 2 on a usage
-error and 3 when the comparison could not be made (no shared cases, an empty run) or
-rests on an incomplete run.`,
+error and 3 when the comparison could not be made (no shared cases, an empty run, a
+run against itself) or rests on an incomplete run.`,
 		Example: `  perflab compare 20261130-111905-cipher-cache latest
   perflab compare latest --base mutex --metric time/op,cpu/op
   perflab compare base-run new-run --fail-on regression --format md > summary.md`,
@@ -249,6 +249,12 @@ func comparison(st *store.Store, o *CompareOptions) (*report.Comparison, []compa
 	}
 	same := ra.Run.ID == rb.Run.ID && ra.Store.Root == rb.Store.Root
 	c.A, c.B = ra.Run.ID, rb.Run.ID
+	if same && (ra.Case == nil) == (rb.Case == nil) && (ra.Case == nil || ra.Case.Name == rb.Case.Name) {
+		// Refused, not shown: every row would be +0.0% by construction,
+		// which reads as "no change" and passes a gate. In CI it is
+		// usually a script whose base and head picked the same run.
+		return selfComparison(c, o.Refs, ra), nil, nil
+	}
 	switch {
 	case ra.Case != nil && rb.Case != nil:
 		label := ra.Case.Name
@@ -295,6 +301,22 @@ func comparison(st *store.Store, o *CompareOptions) (*report.Comparison, []compa
 		}
 	}
 	return c, pairs, nil
+}
+
+// selfComparison is the unusable comparison of a run, or a case, with
+// itself.
+func selfComparison(c *report.Comparison, refs []string, r *store.Ref) *report.Comparison {
+	what := "run " + r.Run.ID
+	if r.Case != nil {
+		what = "case " + r.Case.Name + " of run " + r.Run.ID
+	}
+	c.Unusable = true
+	c.Reason = fmt.Sprintf("both sides are %s", what)
+	if refs[0] != refs[1] {
+		c.Reason += fmt.Sprintf(" (%q and %q name the same)", refs[0], refs[1])
+	}
+	c.Reason += ": compared with itself every change is 0 by construction; compare it with another run, or its variants with --base VARIANT"
+	return c
 }
 
 func finish(c *report.Comparison, pairs []compare.Pair, run *store.Run) (*report.Comparison, []compare.Pair, error) {

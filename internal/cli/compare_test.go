@@ -95,6 +95,14 @@ func TestCompare(t *testing.T) {
 		{"unknown case", []string{"compare", old + "/variant=x", newer, "-o", dir}, 1, []string{`no case "variant=x"`}, nil},
 		{"run with case", []string{"compare", old, newer + "/variant=mutex,keys=128,threads=1", "-o", dir}, 2, []string{"a run with a run"}, nil},
 		{"one ref", []string{"compare", old, "-o", dir}, 2, []string{"give two runs"}, nil},
+		// A run against itself is refused: +0.0% everywhere would pass a
+		// gate whose base and head picked the same run.
+		{"run against itself", []string{"compare", newer, "latest", "--fail-on", "regression", "-o", dir}, 3,
+			[]string{"both sides are run " + newer, `"latest" name the same`, "--base VARIANT"}, []string{"time/op:", "+0.0%"}},
+		{"case against itself", []string{"compare", newer + "/variant=mutex,keys=128,threads=1", newer + "/variant=mutex/keys=128/threads=1", "-o", dir}, 3,
+			[]string{"both sides are case variant=mutex/keys=128/threads=1 of run " + newer}, []string{"+0.0%"}},
+		{"two cases of one run", []string{"compare", newer + "/variant=sum256/keys=128/threads=1", newer + "/variant=mutex/keys=128/threads=1", "-o", dir}, 0,
+			[]string{"paired by round", "+50.0%"}, nil},
 		// The tables' names are aliases of run.json's units.
 		{"metric as the table names it", []string{"compare", old, newer, "--metric", "time/op", "-o", dir}, 0,
 			[]string{"time/op: 2 rows", "+50.0%"}, []string{"B/op"}},

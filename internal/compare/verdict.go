@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/perflab/perflab/internal/store"
 	"golang.org/x/perf/benchmath"
@@ -96,8 +97,10 @@ type Comparison struct {
 	// be significant at all. Advice, when set, says that a change in one
 	// row alone cannot be significant after correction, and what --count
 	// would let it be.
+	// AdviceFor names the sides where Advice says A and B.
 	Resolvable bool
 	Advice     string
+	advice     *advice
 }
 
 // Metrics compares pairs on each unit, each unit a comparison of its own
@@ -151,7 +154,8 @@ func One(pairs []Pair, unit string, opts Options) Comparison {
 			all = all && r.Significant
 		}
 		if best*float64(c.Tested) >= opts.Alpha && !all {
-			c.Advice = advice(c, opts)
+			c.advice = newAdvice(c, opts)
+			c.Advice = c.advice.text("A", "B")
 		}
 	}
 	return c
@@ -248,23 +252,109 @@ func verdictOf(r *Result, opts Options) Verdict {
 	return Worse
 }
 
-// advice says what --count would let the correction resolve a change.
-func advice(c Comparison, opts Options) string {
-	r := c.Results[0]
-	paired := r.Test == TestPaired
-	for n := max(r.N1, 2); n <= 200; n++ {
-		var minP float64
-		if paired {
-			minP = minSignedRankP(n)
-		} else {
-			minP = minUP(n, n)
+// advice says why no row's change can be significant after correction,
+// and what --count each side would need, for one comparison.
+type advice struct {
+	paired bool
+	rows   int
+	// n1 and n2 are the fewest repetitions a row has on each side; minP
+	// the smallest p the best-placed row could give.
+	n1, n2 int
+	minP   float64
+	// need is the --count both sides would need (0: none up to 200);
+	// needA and needB what each would need with the other as it is (0:
+	// it has enough already).
+	need, needA, needB int
+}
+
+// maxAdviceCount is the largest --count advice considers.
+const maxAdviceCount = 200
+
+func newAdvice(c Comparison, opts Options) *advice {
+	a := &advice{paired: true, rows: c.Tested, n1: math.MaxInt, n2: math.MaxInt, minP: 1}
+	for _, r := range c.Results {
+		a.paired = a.paired && r.Test == TestPaired
+		a.n1, a.n2 = min(a.n1, r.N1), min(a.n2, r.N2)
+		a.minP = math.Min(a.minP, r.MinP)
+	}
+	resolves := func(n1, n2 int) bool {
+		p := minUP(n1, n2)
+		if a.paired {
+			p = minSignedRankP(min(n1, n2))
 		}
-		if minP*float64(c.Tested) < opts.Alpha {
-			return fmt.Sprintf("with %d+%d repetitions a change in one row alone cannot be significant among %d rows after correction (the smallest possible p is %.2g): use --count %d or more",
-				r.N1, r.N2, c.Tested, r.MinP, n)
+		return p*float64(a.rows) < opts.Alpha
+	}
+	for n := 2; n <= maxAdviceCount; n++ {
+		if resolves(max(n, a.n1), max(n, a.n2)) {
+			a.need = n
+			break
 		}
 	}
-	return fmt.Sprintf("with %d+%d repetitions a change in one row alone cannot be significant among %d rows after correction", r.N1, r.N2, c.Tested)
+	if a.need == 0 || a.paired {
+		return a
+	}
+	// Across runs one side may have plenty already: only the other needs
+	// rerunning, and it may need fewer with the first as it is.
+	if a.n1 < a.need {
+		a.needA = a.need
+		if a.n2 >= a.need {
+			for n := a.n1 + 1; n <= a.need; n++ {
+				if resolves(n, a.n2) {
+					a.needA = n
+					break
+				}
+			}
+		}
+	}
+	if a.n2 < a.need {
+		a.needB = a.need
+		if a.n1 >= a.need {
+			for n := a.n2 + 1; n <= a.need; n++ {
+				if resolves(a.n1, n) {
+					a.needB = n
+					break
+				}
+			}
+		}
+	}
+	return a
+}
+
+// text says the advice, naming the sides a and b.
+func (a *advice) text(nameA, nameB string) string {
+	var b strings.Builder
+	n := fmt.Sprintf("n=%d+%d", a.n1, a.n2)
+	if a.paired {
+		n += ", paired by round,"
+	}
+	if a.rows == 1 {
+		fmt.Fprintf(&b, "with %s no difference can be significant (the smallest possible p is %.2g)", n, a.minP)
+	} else {
+		fmt.Fprintf(&b, "with %s a change in one row alone cannot be significant among %d rows after correction (the smallest possible p is %.2g)", n, a.rows, a.minP)
+	}
+	switch {
+	case a.need == 0:
+	case a.paired || nameA == "" && nameB == "":
+		fmt.Fprintf(&b, ": use --count %d or more", a.need)
+	case a.needA > 0 && a.needB > 0:
+		fmt.Fprintf(&b, ": rerun both %s and %s with --count %d or more", nameA, nameB, a.need)
+	case a.needA > 0:
+		fmt.Fprintf(&b, ": %s has enough (n=%d); rerun %s (n=%d) with --count %d or more", nameB, a.n2, nameA, a.n1, a.needA)
+	case a.needB > 0:
+		fmt.Fprintf(&b, ": %s has enough (n=%d); rerun %s (n=%d) with --count %d or more", nameA, a.n1, nameB, a.n2, a.needB)
+	}
+	return b.String()
+}
+
+// AdviceFor is the comparison's Advice with its sides named a and b (run
+// ids, variants) where it says which side needs more repetitions, or
+// with both names empty, for sides of one run, the --count that run
+// needs; "" when there is no advice.
+func (c Comparison) AdviceFor(a, b string) string {
+	if c.advice == nil {
+		return ""
+	}
+	return c.advice.text(a, b)
 }
 
 // Regressed reports whether any row of any comparison is Worse.

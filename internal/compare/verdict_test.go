@@ -96,3 +96,52 @@ func TestFalseDiscoveryControl(t *testing.T) {
 		t.Errorf("corrected, %.1f%% of comparisons flagged a row, want at most about 5%%", 100*fwe)
 	}
 }
+
+// TestAdvice: when the correction cannot resolve one row's change, the
+// advice says what --count would, and on which side: a side that already
+// has enough repetitions is not asked for more.
+func TestAdvice(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tt := range []struct {
+		name         string
+		rows, n1, n2 int
+		paired       bool
+		nameA, nameB string
+		want, not    []string
+	}{
+		{"one side short", 4, 10, 2, false, "old", "new",
+			[]string{"with n=10+2 ", "among 4 rows", "old has enough (n=10); rerun new (n=2) with --count 3 or more"}, []string{"rerun old", "both"}},
+		{"the other side short", 4, 2, 10, false, "old", "new",
+			[]string{"new has enough (n=10); rerun old (n=2) with --count 3 or more"}, []string{"rerun new"}},
+		{"both short", 4, 3, 3, false, "old", "new",
+			[]string{"rerun both old and new with --count 5 or more"}, nil},
+		{"paired within a run", 2, 6, 6, true, "mutex", "variant",
+			[]string{"n=6+6, paired by round, a change", "use --count 7 or more"}, []string{"rerun"}},
+		{"one row", 1, 3, 3, false, "old", "new",
+			[]string{"with n=3+3 no difference can be significant", "rerun both old and new with --count 4 or more"}, []string{"among", "rows"}},
+		{"one run's cases, unpaired", 4, 10, 2, false, "", "",
+			[]string{"use --count 3 or more"}, []string{"rerun", "has enough"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var pairs []Pair
+			for i := 0; i < tt.rows; i++ {
+				pairs = append(pairs, Pair{A: casesOf("a", noisy(rng, tt.n1, 100, 0.05)), B: casesOf("b", noisy(rng, tt.n2, 100, 0.05)), Paired: tt.paired})
+			}
+			c := One(pairs, "ns/op", Options{})
+			got := c.AdviceFor(tt.nameA, tt.nameB)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("advice %q lacks %q", got, w)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(got, w) {
+					t.Errorf("advice %q has %q", got, w)
+				}
+			}
+			if c.Advice != c.AdviceFor("A", "B") {
+				t.Errorf("Advice %q is not AdviceFor(A, B) %q", c.Advice, c.AdviceFor("A", "B"))
+			}
+		})
+	}
+}

@@ -194,7 +194,7 @@ func WriteCompareText(w io.Writer, c *Comparison, cols int) error {
 	}
 	// Long side names (run ids) are given once and the columns say A and B.
 	headA, headB := c.A, c.B
-	if width(c.A) > 12 || width(c.B) > 12 {
+	if len(c.Metrics) > 0 && (width(c.A) > 12 || width(c.B) > 12) {
 		headA, headB = "A", "B"
 		tw.linef("A: %s", c.A)
 		tw.linef("B: %s", c.B)
@@ -229,8 +229,8 @@ func WriteCompareText(w io.Writer, c *Comparison, cols int) error {
 				tw.linef("    %s → %s  %s  %s  p=%s", av.cells[i], bv.cells[i], ch.cells[i], ve.cells[i], pv.cells[i])
 			}
 		}
-		if m.Advice != "" {
-			tw.wrap("note: "+m.Advice, cols, "  ")
+		if adv := m.AdviceFor(c.A, c.B); adv != "" {
+			tw.wrap("note: "+adv, cols, "  ")
 		}
 		tw.linef("")
 	}
@@ -274,9 +274,9 @@ func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 			}
 			tw.linef("| %s | %s | %s | %s | %s | %.3g |", mdEscape(r.Label), sideText(r, true), sideText(r, false), changeText(r), v, r.PAdj)
 		}
-		if m.Advice != "" {
+		if adv := m.AdviceFor(c.A, c.B); adv != "" {
 			tw.linef("")
-			tw.linef("_Note: %s_", mdEscape(m.Advice))
+			tw.linef("_Note: %s_", mdEscape(adv))
 		}
 		tw.linef("")
 	}

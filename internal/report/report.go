@@ -315,7 +315,8 @@ func verdicts(groups []Group) {
 	}
 	c := compare.One(pairs, "ns/op", compare.Options{})
 	if len(groups) > 0 && c.Advice != "" {
-		groups[len(groups)-1].Advice = "verdicts: " + c.Advice
+		// Both sides are cases of this run: one --count for the run.
+		groups[len(groups)-1].Advice = "verdicts: " + c.AdviceFor("", "")
 	}
 	for i, r := range c.Results {
 		v := of[i]
