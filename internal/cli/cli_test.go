@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -184,6 +185,17 @@ func TestRunInterruptedIsSavedIncomplete(t *testing.T) {
 	}
 	if run.Complete || len(run.Cases) != 1 || len(run.Cases[0].Reps) == 0 {
 		t.Fatalf("stored run complete=%v cases=%d, want incomplete with the measured reps", run.Complete, len(run.Cases))
+	}
+	// The stored note is short and says where: not the message printed
+	// at the interrupt, which says what was kept.
+	if !regexp.MustCompile(`^interrupted in round \d+/1000$`).MatchString(run.Note) {
+		t.Errorf("note %q, want \"interrupted in round N/1000\"", run.Note)
+	}
+	if !strings.Contains(err.Error(), "the rounds measured so far are saved") {
+		t.Errorf("the interrupt's message %q does not say what was kept", err)
+	}
+	if !strings.Contains(out.String(), "INCOMPLETE: interrupted in round") {
+		t.Errorf("table header:\n%s", out.String())
 	}
 }
 

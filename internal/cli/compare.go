@@ -234,8 +234,8 @@ func comparison(st *store.Store, o *CompareOptions) (*report.Comparison, []compa
 		c.A, c.B = o.Base, "variant"
 		c.Warnings = caseWarnings(ref.Run, nil)
 		if !ref.Run.Complete {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("run %s is incomplete: %s", ref.Run.ID, ref.Run.Note))
-			c.Incomplete = fmt.Sprintf("run %s (%s)", ref.Run.ID, orWhy(ref.Run.Note))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("run %s is incomplete: %s", ref.Run.ID, ref.Run.Why()))
+			c.Incomplete = fmt.Sprintf("run %s (%s)", ref.Run.ID, orWhy(ref.Run.Why()))
 		}
 		return finish(c, pairs, ref.Run)
 	}
@@ -294,10 +294,10 @@ func comparison(st *store.Store, o *CompareOptions) (*report.Comparison, []compa
 	}
 	for _, r := range []*store.Run{ra.Run, rb.Run} {
 		if !r.Complete && c.Incomplete == "" {
-			c.Incomplete = fmt.Sprintf("run %s (%s)", r.ID, orWhy(r.Note))
+			c.Incomplete = fmt.Sprintf("run %s (%s)", r.ID, orWhy(r.Why()))
 		}
 		if !r.Measured() {
-			c.Unusable, c.Reason = true, fmt.Sprintf("run %s measured nothing (%s)", r.ID, orWhy(r.Note))
+			c.Unusable, c.Reason = true, fmt.Sprintf("run %s measured nothing (%s)", r.ID, orWhy(r.Why()))
 		}
 	}
 	return c, pairs, nil
@@ -321,7 +321,7 @@ func selfComparison(c *report.Comparison, refs []string, r *store.Ref) *report.C
 
 func finish(c *report.Comparison, pairs []compare.Pair, run *store.Run) (*report.Comparison, []compare.Pair, error) {
 	if !run.Measured() {
-		c.Unusable, c.Reason = true, fmt.Sprintf("run %s measured nothing (%s)", run.ID, orWhy(run.Note))
+		c.Unusable, c.Reason = true, fmt.Sprintf("run %s measured nothing (%s)", run.ID, orWhy(run.Why()))
 	}
 	return c, pairs, nil
 }

@@ -291,6 +291,12 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 		s.Name, report.Count(ncases, "case"), report.Count(o.Count, "round"), o.Time, roughly(est), run.Env.GOMAXPROCS, run.Env.GOGC)
 	runErr := r.Execute(ctx)
 	prog.endLine()
+	if errors.Is(runErr, runner.ErrInterrupted) {
+		// The runner's note is the message printed now, which says what
+		// was kept; the stored note says by what and where, short enough
+		// for the run's header line.
+		run.Note = interruptedNote(ctx, run, prog)
+	}
 	dir, err := w.Commit()
 	if err != nil {
 		return errors.Join(runErr, err)
@@ -334,6 +340,21 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 		}
 	}
 	return runErr
+}
+
+// interruptedNote is the stored note of a run the context ended:
+// "interrupted by SIGINT in round 3/10".
+func interruptedNote(ctx context.Context, run *store.Run, prog *progress) string {
+	by := ""
+	var sig *signalError
+	if errors.As(context.Cause(ctx), &sig) {
+		by = sig.Error()
+	}
+	where := prog.where()
+	if !run.Measured() {
+		where = "before any case was measured"
+	}
+	return store.InterruptedNote(by, where)
 }
 
 // wrapSaver, when set (by tests), wraps the store's writer a run saves

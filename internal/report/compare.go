@@ -64,7 +64,7 @@ func EnvWarnings(a, b *store.Run) []string {
 	}
 	for _, r := range []*store.Run{a, b} {
 		if !r.Complete {
-			out = append(out, fmt.Sprintf("run %s is incomplete: %s", r.ID, firstLine(r.Note)))
+			out = append(out, fmt.Sprintf("run %s is incomplete: %s", r.ID, r.Why()))
 		}
 	}
 	return out

@@ -21,8 +21,12 @@ import (
 // Run is the report of one stored run.
 type Run struct {
 	Run *store.Run
-	// Status is "complete" or "INCOMPLETE: <why>".
+	// Status is "complete" or "INCOMPLETE: <why>" (store.Run.Why).
 	Status string
+	// NoBudget says why some or all cases have no time budget when the
+	// reason is the run's, not the case's: "--profile none", or an
+	// interrupt before or during profiling ("" otherwise).
+	NoBudget string
 	// Reps says how many repetitions a median is of: "10 repetitions",
 	// or "up to 10 repetitions" for an incomplete run.
 	Reps string
@@ -214,8 +218,16 @@ func Build(run *store.Run) *Run {
 		rep.Reps = "up to " + Count(most, "repetition") + " (--until)"
 	}
 	if !run.Complete {
-		rep.Status = "INCOMPLETE: " + run.Note
-		rep.Reps = "up to " + Count(max(most, run.Config.Count), "repetition")
+		rep.Status = "INCOMPLETE"
+		if why := run.Why(); why != "" {
+			rep.Status += ": " + why
+		}
+		// As many as the best-measured case got, not the --count it
+		// did not reach.
+		if most == 0 {
+			most = run.Config.Count
+		}
+		rep.Reps = "up to " + Count(most, "repetition")
 	}
 	byKey := map[string]int{}
 	var warnings warningList
@@ -278,12 +290,39 @@ func Build(run *store.Run) *Run {
 		}
 		rep.Notes = append(rep.Notes, allocNotes(g.Title(), cases)...)
 	}
+	rep.NoBudget = noBudget(run)
 	rep.Warnings = warnings.list()
 	var stealWarning string
 	if rep.Machine, stealWarning = Machine(run); stealWarning != "" {
 		rep.Warnings = append(rep.Warnings, Warning{Message: stealWarning, Cases: []string{"run " + run.ID}})
 	}
 	return rep
+}
+
+// noBudget says why a run's measured cases lack a time budget, when the
+// run is the reason.
+func noBudget(run *store.Run) string {
+	measured, budgets := 0, 0
+	for _, c := range run.Cases {
+		if c.Status != store.StatusOK || len(c.Reps) == 0 {
+			continue
+		}
+		measured++
+		if len(c.Budget) > 0 {
+			budgets++
+		}
+	}
+	switch {
+	case measured == 0 || budgets == measured:
+		return ""
+	case len(run.Config.Profile) == 0:
+		return "No time budget: the run was made with --profile none."
+	case run.Complete:
+		return ""
+	case budgets == 0:
+		return "No time budget: the run was interrupted before profiling."
+	}
+	return fmt.Sprintf("Time budget for %d of %s: the run was interrupted while profiling.", budgets, Count(measured, "case"))
 }
 
 // verdicts compares each group's fastest measured variant with its

@@ -27,7 +27,15 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 	}
 	tw := &textWriter{w: w}
 	run := rep.Run
-	tw.linef("%s  %s  %s", run.ID, run.Env.GoVersion, rep.Status)
+	// An incomplete run's reason may be long (a lost profile names its
+	// case): then it goes under the header, wrapped to the width.
+	head := fmt.Sprintf("%s  %s  %s", run.ID, run.Env.GoVersion, rep.Status)
+	if status, why, ok := strings.Cut(rep.Status, ": "); ok && width(head) > opts.Width {
+		tw.linef("%s  %s  %s:", run.ID, run.Env.GoVersion, status)
+		tw.wrap(why, opts.Width, "  ")
+	} else {
+		tw.linef("%s", head)
+	}
 	machine := fmt.Sprintf("cpu: %s  GOMAXPROCS=%d GOGC=%s", run.Env.CPU, run.Env.GOMAXPROCS, run.Env.GOGC)
 	if run.Env.Commit != "" {
 		dirty := ""
@@ -46,6 +54,9 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 		legend += " The budget splits time/op by the worker goroutines' time in the execution trace of a profiling window; bg gc/op is the GC's background CPU per op, in cpu/op but in no worker's time."
 	case rep.HasBudget:
 		legend += " The budget is % of time/op."
+	}
+	if rep.NoBudget != "" {
+		legend += " " + rep.NoBudget
 	}
 	tw.wrap(legend, opts.Width, "")
 

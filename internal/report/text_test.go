@@ -237,3 +237,69 @@ func TestCompareGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestTextIncomplete: an incomplete run's header fits 80 columns, with a
+// note stored now or the long one older runs have, and the legend says
+// when the run itself is why cases have no budget.
+func TestTextIncomplete(t *testing.T) {
+	const legacy = "interrupted: the rounds measured so far are saved and the run is marked incomplete (by SIGINT)"
+	for _, tt := range []struct {
+		name    string
+		note    string
+		profile []string
+		budgets int // cases that keep their budget, -1 all
+		golden  string
+		head    string   // the output's first line or lines
+		want    []string // in the output, with spaces and line breaks as one space
+	}{
+		{"legacy note, before profiling", legacy, []string{"wall", "cpu"}, 0, "table-interrupted-80.txt",
+			"20261201-120000-cipher-cache  go1.26.8  INCOMPLETE: interrupted by SIGINT\ncpu:",
+			[]string{"No time budget: the run was interrupted before profiling."}},
+		{"short note", "interrupted by SIGINT in round 3/10", []string{"wall"}, -1, "",
+			"20261201-120000-cipher-cache  go1.26.8  INCOMPLETE:\n  interrupted by SIGINT in round 3/10\ncpu:", nil},
+		{"while profiling", "interrupted by SIGTERM while profiling case 3/6", []string{"wall"}, 2, "",
+			"20261201-120000-cipher-cache  go1.26.8  INCOMPLETE:\n  interrupted by SIGTERM while profiling case 3/6\ncpu:",
+			[]string{"Time budget for 2 of 6 cases: the run was interrupted while profiling."}},
+		{"profile none", "interrupted by SIGINT in round 2/6", nil, 0, "", "",
+			[]string{"No time budget: the run was made with --profile none."}},
+		{"lost profiles", "incomplete: the profiles of 1 of 6 profiled cases were not all saved: variant=mutex/keys=1024/key=ssk/threads=1: no space left on device", []string{"wall"}, -1, "",
+			"20261201-120000-cipher-cache  go1.26.8  INCOMPLETE:\n  incomplete: the profiles of 1 of 6 profiled cases were not all saved:\n    variant=mutex/keys=1024/key=ssk/threads=1: no space left on device\ncpu:", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run := fixture()
+			run.Complete, run.Note, run.Config.Profile = false, tt.note, tt.profile
+			kept := 0
+			for i := range run.Cases {
+				c := &run.Cases[i]
+				if c.Status != store.StatusOK {
+					continue
+				}
+				if tt.budgets >= 0 && kept >= tt.budgets {
+					c.Budget, c.Window = nil, nil
+				}
+				kept++
+			}
+			var b bytes.Buffer
+			if err := WriteText(&b, Build(run), TextOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if tt.golden != "" {
+				golden(t, tt.golden, b.Bytes())
+			}
+			if !strings.HasPrefix(b.String(), tt.head) {
+				t.Errorf("output does not begin with %q:\n%s", tt.head, b.String())
+			}
+			words := strings.Join(strings.Fields(b.String()), " ")
+			for _, w := range tt.want {
+				if !strings.Contains(words, w) {
+					t.Errorf("output lacks %q:\n%s", w, b.String())
+				}
+			}
+			for i, line := range strings.Split(b.String(), "\n") {
+				if n := width(line); n > 80 {
+					t.Errorf("line %d is %d columns: %q", i+1, n, line)
+				}
+			}
+		})
+	}
+}
