@@ -117,7 +117,7 @@ func compareRun(io *IO, o *CompareOptions) error {
 		return usagef(fmt.Errorf("--fail-on %q: want regression", o.FailOn))
 	}
 	st := store.Open(store.Dir(o.Dir))
-	c, pairs, err := comparison(st, o)
+	c, pairs, err := comparison(io, st, o)
 	if err != nil {
 		return err
 	}
@@ -217,11 +217,11 @@ func metricUnits(names []string, pairs []compare.Pair) ([]string, error) {
 
 // comparison resolves the references into the pairs to compare and the
 // report's sides, cases only one side has and warnings.
-func comparison(st *store.Store, o *CompareOptions) (*report.Comparison, []compare.Pair, error) {
+func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison, []compare.Pair, error) {
 	c := &report.Comparison{}
 	var pairs []compare.Pair
 	if o.Base != "" {
-		ref, err := st.Resolve(o.Refs[0])
+		ref, err := resolve(io, st, o.Refs[0])
 		if err != nil {
 			return nil, nil, err
 		}
@@ -239,11 +239,16 @@ func comparison(st *store.Store, o *CompareOptions) (*report.Comparison, []compa
 		}
 		return finish(c, pairs, ref.Run)
 	}
-	ra, err := st.Resolve(o.Refs[0])
+	ra, err := resolve(io, st, o.Refs[0])
 	if err != nil {
 		return nil, nil, err
 	}
-	rb, err := st.Resolve(o.Refs[1])
+	resolveB := resolve
+	if o.Refs[1] == o.Refs[0] {
+		// Said once for both.
+		resolveB = func(_ *IO, st *store.Store, ref string) (*store.Ref, error) { return st.Resolve(ref) }
+	}
+	rb, err := resolveB(io, st, o.Refs[1])
 	if err != nil {
 		return nil, nil, err
 	}

@@ -134,3 +134,55 @@ func TestCompare(t *testing.T) {
 		})
 	}
 }
+
+// TestLatestSkipsUnmeasured: latest passes by newer runs that measured
+// nothing, and says so on stderr; the listing says such a run failed.
+func TestLatestSkipsUnmeasured(t *testing.T) {
+	dir := t.TempDir()
+	st := store.Open(dir)
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	good := storeRun(t, st, t0, map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99}})
+	failed := &store.Run{ID: store.NewID(t0.Add(time.Hour), "cipher-cache"), Scenario: "cipher-cache", Started: t0.Add(time.Hour), Complete: true}
+	for _, v := range []string{"mutex", "sum256"} {
+		failed.Cases = append(failed.Cases, store.Case{Name: "variant=" + v + "/keys=128/threads=1", Variant: v, Threads: 1, Status: store.StatusFailed, Error: "boom"})
+	}
+	w, err := st.Create(failed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	note := "perflab: latest is " + good + ", not newer " + failed.ID + ": all 2 cases failed"
+	for _, tt := range []struct {
+		name      string
+		args      []string
+		out, errs string
+		notInErrs string
+		code      int
+	}{
+		{"show latest", []string{"show", "-o", dir}, good, note, "", 0},
+		{"show by id", []string{"show", failed.ID, "-o", dir}, failed.ID, "", "latest is", 0},
+		{"compare with latest", []string{"compare", good + "/variant=mutex/keys=128/threads=1", "latest/variant=mutex/keys=128/threads=1", "-o", dir}, "", note, "", 3},
+		{"list", []string{"show", "--list", "-o", dir}, "failed (all 2 cases)", "", "latest is", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errs, code := execute(t, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.code, out, errs)
+			}
+			if !strings.Contains(out, tt.out) {
+				t.Errorf("stdout lacks %q:\n%s", tt.out, out)
+			}
+			if !strings.Contains(errs, tt.errs) {
+				t.Errorf("stderr lacks %q:\n%s", tt.errs, errs)
+			}
+			if tt.notInErrs != "" && strings.Contains(errs, tt.notInErrs) {
+				t.Errorf("stderr has %q:\n%s", tt.notInErrs, errs)
+			}
+			if n := strings.Count(errs, "latest is"); n > 1 {
+				t.Errorf("the note is given %d times:\n%s", n, errs)
+			}
+		})
+	}
+}

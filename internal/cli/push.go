@@ -143,7 +143,7 @@ func pushRun(ctx context.Context, io *IO, o *PushOptions) error {
 	default:
 		return usagef(fmt.Errorf("--timestamp %q: want profile or now", o.Timestamp))
 	}
-	ref, err := store.Open(store.Dir(o.Out)).Resolve(o.Run)
+	ref, err := resolve(io, store.Open(store.Dir(o.Out)), o.Run)
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func showRun(_ context.Context, io *IO, o *ShowOptions) error {
 	if o.List {
 		return listRuns(io, st)
 	}
-	r, err := st.Resolve(o.Ref)
+	r, err := resolve(io, st, o.Ref)
 	if err != nil {
 		return err
 	}
@@ -72,10 +72,7 @@ func listRuns(io *IO, st *store.Store) error {
 	tw := tabwriter.NewWriter(io.Out, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSCENARIO\tCASES\tSTATUS\tCOMMIT")
 	for _, r := range runs {
-		status := "complete"
-		if !r.Complete {
-			status = "incomplete"
-		}
+		status := report.ListStatus(r)
 		// The scenario and commit are read from run.json: escaped.
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.12s\n", r.ID, report.Safe(r.Scenario), len(r.Cases), status, report.Safe(r.Env.Commit))
 	}

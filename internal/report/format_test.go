@@ -3,6 +3,8 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/perflab/perflab/internal/store"
 )
 
 func TestCount(t *testing.T) {
@@ -76,6 +78,36 @@ func TestMetricNames(t *testing.T) {
 			}
 			if got := MetricUnit(tt.unit); got != tt.unit {
 				t.Errorf("MetricUnit(%q) = %q, want it unchanged", tt.unit, got)
+			}
+		})
+	}
+}
+
+func TestListStatus(t *testing.T) {
+	ok := store.Case{Status: store.StatusOK, Reps: []store.Rep{{Ops: 1}}}
+	failed := store.Case{Status: store.StatusFailed}
+	skipped := store.Case{Status: store.StatusSkipped}
+	for _, tt := range []struct {
+		name       string
+		complete   bool
+		cases      []store.Case
+		status     string
+		unmeasured string
+	}{
+		{"complete", true, []store.Case{ok, ok}, "complete", ""},
+		{"one failed", true, []store.Case{ok, failed}, "complete, 1 failed", ""},
+		{"all failed", true, []store.Case{failed, failed, failed}, "failed (all 3 cases)", "all 3 cases failed"},
+		{"its one case failed", true, []store.Case{failed}, "failed", "its one case failed"},
+		{"interrupted", false, []store.Case{ok, skipped}, "incomplete", ""},
+		{"interrupted before measuring", false, []store.Case{skipped, skipped}, "incomplete, empty", "interrupted before any case was measured"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &store.Run{Complete: tt.complete, Cases: tt.cases}
+			if got := ListStatus(r); got != tt.status {
+				t.Errorf("ListStatus = %q, want %q", got, tt.status)
+			}
+			if got := Unmeasured(r); got != tt.unmeasured {
+				t.Errorf("Unmeasured = %q, want %q", got, tt.unmeasured)
 			}
 		})
 	}

@@ -419,3 +419,56 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// ListStatus is a run's status in a listing: "complete", "complete, 2
+// failed", "failed (all 12 cases)", "incomplete" or "incomplete, empty".
+// A run whose every case failed is not "complete": it measured nothing,
+// and `latest` passes it by.
+func ListStatus(r *store.Run) string {
+	failed := 0
+	for _, c := range r.Cases {
+		if c.Status == store.StatusFailed {
+			failed++
+		}
+	}
+	switch {
+	case !r.Complete && !r.Measured():
+		return "incomplete, empty"
+	case !r.Complete:
+		return "incomplete"
+	case !r.Measured() && failed == 1 && len(r.Cases) == 1:
+		return "failed"
+	case !r.Measured() && failed == len(r.Cases) && failed > 0:
+		return fmt.Sprintf("failed (all %d cases)", failed)
+	case !r.Measured():
+		return "complete, nothing measured"
+	case failed > 0:
+		return fmt.Sprintf("complete, %d failed", failed)
+	}
+	return "complete"
+}
+
+// Unmeasured says why a run measured nothing: "all 12 cases failed",
+// "interrupted before any case was measured"; "" when it measured
+// something.
+func Unmeasured(r *store.Run) string {
+	if r.Measured() {
+		return ""
+	}
+	failed := 0
+	for _, c := range r.Cases {
+		if c.Status == store.StatusFailed {
+			failed++
+		}
+	}
+	switch {
+	case !r.Complete:
+		return "interrupted before any case was measured"
+	case failed == len(r.Cases) && failed > 0:
+		if failed == 1 {
+			return "its one case failed"
+		}
+		return "all " + Count(failed, "case") + " failed"
+	}
+	return "no case was measured"
+}
