@@ -66,3 +66,50 @@ func TestListFits80(t *testing.T) {
 		}
 	}
 }
+
+func TestAnnouncement(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		cases int
+		count int
+		prof  []string
+		est   time.Duration
+		want  string
+	}{
+		{"profiled", 24, 10, []string{"wall", "cpu"}, 130 * time.Second,
+			"cipher-cache: 24 cases, 10 rounds of 50ms each, then profiling; about 2m10s"},
+		{"--profile none", 2, 3, []string{}, 2 * time.Second,
+			"cipher-cache: 2 cases, 3 rounds of 50ms each, no profiling; about 2s"},
+		{"one case, one round", 1, 1, nil, time.Second,
+			"cipher-cache: 1 case, 1 round of 50ms each, no profiling; about 1s"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := announcement("cipher-cache", tt.cases, tt.count, 50*time.Millisecond, tt.prof, tt.est); got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestInterruptedWhere: the stored note of an interrupted run says the
+// phase it was in.
+func TestInterruptedWhere(t *testing.T) {
+	for _, tt := range []struct {
+		phase       string
+		done, total int
+		want        string
+	}{
+		{"setup and warmup", 1, 4, "during setup"},
+		{"round 3/10", 2, 4, "in round 3/10"},
+		{"round 12 (until ±3%)", 0, 4, "in round 12 (until ±3%)"},
+		{"profiling", 1, 4, "while profiling case 2/4"},
+		{"", 0, 0, ""},
+	} {
+		t.Run(tt.phase, func(t *testing.T) {
+			p := &progress{phase: tt.phase, done: tt.done, total: tt.total}
+			if got := p.where(); got != tt.want {
+				t.Errorf("where() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

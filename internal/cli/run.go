@@ -287,8 +287,7 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 		save = wrapSaver(w)
 	}
 	r := &runner.Runner{Scenario: s, Opts: opts, Run: run, Save: save, Progress: prog, Rules: rules}
-	fmt.Fprintf(io.Err, "perflab: %s: %s, %s of %v each, then profiling; about %s; GOMAXPROCS=%d GOGC=%s\n",
-		s.Name, report.Count(ncases, "case"), report.Count(o.Count, "round"), o.Time, roughly(est), run.Env.GOMAXPROCS, run.Env.GOGC)
+	fmt.Fprintf(io.Err, "perflab: %s; GOMAXPROCS=%d GOGC=%s\n", announcement(s.Name, ncases, o.Count, o.Time, prof, est), run.Env.GOMAXPROCS, run.Env.GOGC)
 	runErr := r.Execute(ctx)
 	prog.endLine()
 	if errors.Is(runErr, runner.ErrInterrupted) {
@@ -340,6 +339,18 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 		}
 	}
 	return runErr
+}
+
+// announcement says what a run is about to do and how long it should
+// take: "cipher-cache: 24 cases, 10 rounds of 200ms each, then profiling;
+// about 2m10s". With --profile none there is no profiling to announce.
+func announcement(scenario string, cases, count int, rep time.Duration, prof []string, est time.Duration) string {
+	then := "then profiling"
+	if len(prof) == 0 {
+		then = "no profiling"
+	}
+	return fmt.Sprintf("%s: %s, %s of %v each, %s; about %s",
+		scenario, report.Count(cases, "case"), report.Count(count, "round"), rep, then, roughly(est))
 }
 
 // interruptedNote is the stored note of a run the context ended:
