@@ -217,3 +217,33 @@ func TestMultiScenarioRuns(t *testing.T) {
 		t.Errorf("both scenarios should be stored:\n%s", list)
 	}
 }
+
+// TestFlagValueErrors: a bad flag value is a usage error in the user's
+// terms, without strconv's words.
+func TestFlagValueErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"threads", []string{"--threads", "x"}, `--threads: "x" is not a whole number`},
+		{"one of threads", []string{"--threads", "1,x"}, `--threads 1,x: "x" is not a whole number`},
+		{"empty threads", []string{"--threads", ""}, `--threads: "" is not a whole number`},
+		{"seed", []string{"--seed", "abc"}, `--seed: "abc" is not a whole number (0 or more)`},
+		{"negative seed", []string{"--seed", "-1"}, `--seed: "-1" is not a whole number (0 or more)`},
+		{"count out of range", []string{"--count", "99999999999999999999"}, `--count: "99999999999999999999" is out of range`},
+		{"count", []string{"--count", "2.5"}, `--count: "2.5" is not a whole number`},
+		{"duration", []string{"--time", "soon"}, `--time: "soon" is not a duration, such as 200ms, 1.5s or 2m`},
+		{"bool", []string{"--json=maybe"}, `--json: "maybe" is not true or false`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errs, code := execute(t, append([]string{"run", "cipher-cache", "-o", t.TempDir()}, tt.args...)...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			if !strings.Contains(errs, tt.want) || strings.Contains(errs, "strconv") || strings.Contains(errs, "parsing") {
+				t.Errorf("stderr %q, want %q", errs, tt.want)
+			}
+		})
+	}
+}

@@ -2,8 +2,12 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // usageError marks an error in how perflab was called (exit code 2).
@@ -23,5 +27,52 @@ func isUsageError(err error) bool {
 	return errors.As(err, &u)
 }
 
-// flagErrors wraps cobra's flag parsing errors as usage errors.
-func flagErrors(c *cobra.Command, err error) error { return usagef(err) }
+// flagErrors wraps cobra's flag parsing errors as usage errors, saying
+// what a bad value should have been in the user's terms: pflag's own
+// words end in strconv's (`strconv.Atoi: parsing "x": invalid syntax`).
+func flagErrors(c *cobra.Command, err error) error {
+	var iv *pflag.InvalidValueError
+	if errors.As(err, &iv) {
+		return usagef(invalidValue(iv))
+	}
+	return usagef(err)
+}
+
+// invalidValue says what is wrong with a flag's value: `--threads: "x" is
+// not a whole number`.
+func invalidValue(iv *pflag.InvalidValueError) error {
+	f, value := iv.GetFlag(), iv.GetValue()
+	name := "--" + f.Name
+	typ := f.Value.Type()
+	want := ""
+	switch {
+	case strings.HasPrefix(typ, "uint"):
+		want = "a whole number (0 or more)"
+	case strings.HasPrefix(typ, "int"):
+		want = "a whole number"
+	case strings.HasPrefix(typ, "float"):
+		want = "a number"
+	case typ == "bool":
+		want = "true or false"
+	case strings.HasPrefix(typ, "duration"):
+		want = "a duration, such as 200ms, 1.5s or 2m"
+	}
+	bad := value
+	var ne *strconv.NumError
+	if errors.As(iv, &ne) {
+		bad = ne.Num // the one element of a list that is wrong
+		if errors.Is(ne.Err, strconv.ErrRange) {
+			want = "in range"
+		}
+	}
+	if bad != value {
+		name += " " + value
+	}
+	if want == "" {
+		return fmt.Errorf("%s: invalid value %q: %v", name, value, errors.Unwrap(iv))
+	}
+	if want == "in range" {
+		return fmt.Errorf("%s: %q is out of range", name, bad)
+	}
+	return fmt.Errorf("%s: %q is not %s", name, bad, want)
+}
