@@ -103,6 +103,15 @@ func TestRunErrors(t *testing.T) {
 		{"bad profile", []string{"run", "cipher-cache", "--profile", "heap"}, 2, `unknown profile "heap"`},
 		{"bad flag", []string{"run", "cipher-cache", "--frobnicate"}, 2, "unknown flag"},
 		{"no scenario", []string{"run"}, 2, "name a scenario to run"},
+		// Conflicting or empty selections are errors, not silently one
+		// way or every variant.
+		{"threads twice", []string{"run", "cipher-cache", "--threads", "2", "-p", "threads=1"}, 2, "--threads 2 and -p threads=1 both give goroutine counts"},
+		{"empty variant", []string{"run", "cipher-cache", "--variant", ""}, 2, "--variant is empty"},
+		{"empty variant in a list", []string{"run", "cipher-cache", "--variant", "mutex,"}, 2, "--variant mutex,: an empty variant name"},
+		// What a user might type after the scenario, as if a scenario.
+		{"variant as a scenario", []string{"run", "cipher-cache", "mutex"}, 2, `unknown scenario "mutex": it is a variant of cipher-cache; to run only it, use --variant mutex`},
+		{"variant alone", []string{"run", "nocache-pool"}, 2, `unknown scenario "nocache-pool": it is a variant of cipher-cache (perflab run cipher-cache --variant nocache-pool)`},
+		{"parameter as a scenario", []string{"run", "cipher-cache", "keys=128"}, 2, `for a parameter, use -p keys=128`},
 		{"unwritable store", append([]string{"run", "cipher-cache", "--variant", "sum256", "-p", "keys=128", "--threads", "1", "-o", filepath.Join(file, "runs")}, fast...), 1, "run store"},
 		{"show missing run", []string{"show", "nope", "-o", t.TempDir()}, 1, `no run "nope"`},
 		{"show traversal", []string{"show", "../etc", "-o", t.TempDir()}, 1, "invalid run id"},

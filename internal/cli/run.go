@@ -42,6 +42,9 @@ type RunOptions struct {
 	Push        string
 	PushTimeout time.Duration
 	pusher      *pyroscope.Client
+	// variantsSet says --variant was given: an empty one is an error,
+	// not "every variant".
+	variantsSet bool
 }
 
 func newRunCmd(io *IO, runF runFunc[RunOptions]) *cobra.Command {
@@ -67,6 +70,7 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Scenarios = args
 			opts.Args = io.Args
+			opts.variantsSet = cmd.Flags().Changed("variant")
 			return runF.or(runRun)(cmd.Context(), io, opts)
 		},
 	}
@@ -114,7 +118,10 @@ func (o *RunOptions) selection(s *perflab.Scenario, strict bool) (perflab.Select
 		}
 		list := strings.Split(values, ",")
 		if name == "threads" {
-			sel.Threads = nil
+			if len(o.Threads) > 0 {
+				// One would silently win over the other.
+				return sel, fmt.Errorf("--threads %s and -p %s both give goroutine counts: give them once", joinInts(o.Threads), p)
+			}
 			for _, v := range list {
 				n, err := strconv.Atoi(v)
 				if err != nil {
@@ -133,6 +140,52 @@ func (o *RunOptions) selection(s *perflab.Scenario, strict bool) (perflab.Select
 		sel.Params[name] = append(sel.Params[name], list...)
 	}
 	return sel, nil
+}
+
+// checkVariants fails for an empty --variant, which would otherwise run
+// every variant, and an empty name in its list.
+func (o *RunOptions) checkVariants() error {
+	if o.variantsSet && len(o.Variants) == 0 {
+		return errors.New("--variant is empty: name the variants to run, or leave --variant out for all (see perflab list)")
+	}
+	for _, v := range o.Variants {
+		if strings.TrimSpace(v) == "" {
+			return fmt.Errorf("--variant %s: an empty variant name", strings.Join(o.Variants, ","))
+		}
+	}
+	return nil
+}
+
+// unknownScenario is Lookup's error for name, with a hint when name is
+// not a scenario but something else a user might type after one: a
+// variant (perflab run cipher-cache mutex) or a parameter (keys=128).
+// names are the scenario arguments.
+func unknownScenario(name string, names []string, err error) error {
+	if k, v, ok := strings.Cut(name, "="); ok && k != "" && v != "" {
+		return fmt.Errorf("unknown scenario %q: for a parameter, use -p %s", name, name)
+	}
+	var named []*perflab.Scenario
+	for _, n := range names {
+		if s, err := perflab.Lookup(n); err == nil {
+			named = append(named, s)
+		}
+	}
+	variantOf := func(list []*perflab.Scenario) []string {
+		var of []string
+		for _, s := range list {
+			if _, err := s.Variant(name); err == nil {
+				of = append(of, s.Name)
+			}
+		}
+		return of
+	}
+	if of := variantOf(named); len(of) > 0 {
+		return fmt.Errorf("unknown scenario %q: it is a variant of %s; to run only it, use --variant %s", name, strings.Join(of, ", "), name)
+	}
+	if of := variantOf(perflab.Scenarios()); len(of) > 0 {
+		return fmt.Errorf("unknown scenario %q: it is a variant of %s (perflab run %s --variant %s)", name, strings.Join(of, ", "), of[0], name)
+	}
+	return err
 }
 
 // checkKnown fails for a -p name or --variant that none of the scenarios
@@ -183,12 +236,15 @@ func (o *RunOptions) profiles() ([]string, error) {
 
 func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 	// Check everything the user typed before measuring anything.
+	if err := o.checkVariants(); err != nil {
+		return usagef(err)
+	}
 	var scenarios []*perflab.Scenario
 	var plans []plan
 	for _, name := range o.Scenarios {
 		s, err := perflab.Lookup(name)
 		if err != nil {
-			return usagef(err)
+			return usagef(unknownScenario(name, o.Scenarios, err))
 		}
 		sel, err := o.selection(s, len(o.Scenarios) == 1)
 		if err != nil {
