@@ -221,12 +221,30 @@ func WriteCompareText(w io.Writer, c *Comparison, cols int) error {
 		if t.total() <= cols {
 			t.write(tw, 0)
 		} else {
-			// Too wide beside its label: each row under its label.
+			// Too wide beside its label: each row under its label, and
+			// when a row is too wide even so ("~ (not beyond 5%)" with a
+			// wide interval), every row's verdict on a line of its own,
+			// so that the block keeps one shape.
+			split := false
+			for i := range t.msgs {
+				one := fmt.Sprintf("    %s → %s  %s  %s  p=%s", av.cells[i], bv.cells[i], ch.cells[i], ve.cells[i], pv.cells[i])
+				split = split || width(one) > cols
+			}
 			tw.linef("  case")
-			tw.linef("    %s → %s  change [95%% CI]  verdict  p (adj.)", headA, headB)
+			if split {
+				tw.linef("    %s → %s  change [95%% CI]", headA, headB)
+				tw.linef("      verdict  p (adj.)")
+			} else {
+				tw.linef("    %s → %s  change [95%% CI]  verdict  p (adj.)", headA, headB)
+			}
 			for i := range t.msgs {
 				tw.linef("  %s", label.cells[i])
-				tw.linef("    %s → %s  %s  %s  p=%s", av.cells[i], bv.cells[i], ch.cells[i], ve.cells[i], pv.cells[i])
+				if split {
+					tw.linef("    %s → %s  %s", av.cells[i], bv.cells[i], ch.cells[i])
+					tw.linef("      %s  p=%s", ve.cells[i], pv.cells[i])
+				} else {
+					tw.linef("    %s → %s  %s  %s  p=%s", av.cells[i], bv.cells[i], ch.cells[i], ve.cells[i], pv.cells[i])
+				}
 			}
 		}
 		if adv := m.AdviceFor(c.A, c.B); adv != "" {
