@@ -118,12 +118,15 @@ func makeRun(t testing.TB, st *store.Store, rng *rand.Rand, started time.Time, s
 		}
 	}
 	if !complete {
-		// A variant that panicked, and one that does not apply here.
+		// A variant that panicked, one that does not apply here, and one
+		// the interrupted run never reached.
 		r.Cases = append(r.Cases,
 			store.Case{Name: "variant=panicky/keys=128/key=ssk/threads=4", Variant: "panicky", Params: map[string]string{"keys": "128", "key": "ssk"}, Threads: 4,
 				Status: store.StatusFailed, Error: "panic: " + hostile},
 			store.Case{Name: "variant=sharded/keys=128/key=ssk/threads=4", Variant: "sharded", Params: map[string]string{"keys": "128", "key": "ssk"}, Threads: 4,
-				Status: store.StatusNotApplicable, Error: "no sharding below 256 keys"})
+				Status: store.StatusNotApplicable, Error: "no sharding below 256 keys"},
+			store.Case{Name: "variant=sum256/keys=128/key=ssk/threads=4", Variant: "sum256", Params: map[string]string{"keys": "128", "key": "ssk"}, Threads: 4,
+				Status: store.StatusSkipped})
 	}
 	if err := w.Checkpoint(); err != nil { // writes results.txt
 		t.Fatal(err)

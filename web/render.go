@@ -28,13 +28,16 @@ func parsePages() map[string]*template.Template {
 }
 
 var funcs = template.FuncMap{
-	"fmtValue":  fmtValue,
-	"fmtTime":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-	"pct":       func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
-	"slug":      store.Slug,
-	"short":     func(s string, n int) string { return shorten(s, n) },
-	"breakable": breakable,
-	"query":     func(k, v string) template.URL { return template.URL(k + "=" + url.QueryEscape(v)) },
+	"fmtValue":    fmtValue,
+	"fmtTime":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"pct":         func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
+	"slug":        store.Slug,
+	"short":       func(s string, n int) string { return shorten(s, n) },
+	"breakable":   breakable,
+	"query":       func(k, v string) template.URL { return template.URL(k + "=" + url.QueryEscape(v)) },
+	"status":      statusNote,
+	"hasPrefix":   strings.HasPrefix,
+	"skippedNote": func() string { return skippedNote },
 }
 
 // render executes a page into a buffer first, so a template error becomes a
@@ -106,4 +109,31 @@ func paramString(run *store.Run, c *store.Case) string {
 		parts = append(parts, p.Name+"="+p.Value)
 	}
 	return strings.Join(parts, " ")
+}
+
+// skippedNote explains the store's "skipped": the runner marks every case
+// skipped before the rounds and a case stays so only if the run stopped
+// (Ctrl-C, an error) before measuring it.
+const skippedNote = "not measured (the run stopped before this case ran)"
+
+// statusNote says what became of a case that has no results, opening with
+// its store.Status word as the CLI's table does (internal/report writes
+// "skipped", "failed: …", "n/a: …"), so both name a case alike; "" for a
+// measured case.
+func statusNote(c *store.Case) string {
+	switch c.Status {
+	case store.StatusOK:
+		return ""
+	case store.StatusSkipped:
+		return string(c.Status) + ": " + skippedNote
+	case store.StatusNotApplicable:
+		if c.Error != "" {
+			return "n/a at these parameters: " + c.Error
+		}
+		return "n/a at these parameters"
+	}
+	if c.Error != "" {
+		return string(c.Status) + ": " + c.Error
+	}
+	return string(c.Status)
 }

@@ -67,9 +67,11 @@ func TestRoutes(t *testing.T) {
 		{"runs filter no match", "/?scenario=nothing", 200, []string{"No runs of nothing"}},
 		{"run", "/runs/" + full.ID, 200, []string{"keys=128 key=ssk threads=4", "time/op", "±", "<svg class=\"chart\"", "Scaling", "rwmutex"}},
 		{"latest", "/runs/latest", 302, nil},
-		{"run with failures", "/runs/" + small.ID, 200, []string{"failed: panic: &lt;/script&gt;", "n/a at these parameters: no sharding below 256 keys", "incomplete"}},
+		// A skipped case is called so, as the CLI's table calls it.
+		{"run with failures", "/runs/" + small.ID, 200, []string{"failed: panic: &lt;/script&gt;", "n/a at these parameters: no sharding below 256 keys", "incomplete", "skipped: not measured (the run stopped before this case ran)"}},
 		{"failed case", caseURL(small, 2), 200, []string{"This case failed", "has no profiles"}},
 		{"n/a case", caseURL(small, 3), 200, []string{"does not apply"}},
+		{"skipped case", caseURL(small, 4), 200, []string{"This case was skipped: not measured"}},
 		{"case", c0, 200, []string{"Top functions by self", "blockSHANI", "wall.pb.gz", "aria-current", "Profiling window: 1.01 s", "busy 97.0% of the window", "180 CPU samples", `<script type="application/json" id="flame-data">{"v":1,`}},
 		{"case cpu", c0 + "?kind=cpu", 200, []string{"cpu.pb.gz"}},
 		{"case mutex", c0 + "?kind=mutex", 200, []string{"delay (nanoseconds)"}},
