@@ -283,6 +283,35 @@ func TestBrowser(t *testing.T) {
 		b.noConsoleErrors()
 	})
 
+	// The run table of the default cipher-cache run, at its widest, fits a
+	// 1280 px window with its budget column (the README says so), and in
+	// its stacked layout 1024 px: no sideways scrolling, of the page or of
+	// a table's box; no figure, interval, name, warning sign or budget
+	// label wrapped or outside its cell; the same column widths in every
+	// group.
+	t.Run("run table layout", func(t *testing.T) {
+		b.t = t
+		root := t.TempDir()
+		wide := writeWideRun(t, root)
+		srv := httptest.NewServer(New(root, Options{Logf: t.Logf}))
+		defer srv.Close()
+		base := b.base
+		b.base = srv.URL
+		defer func() { b.base = base; b.viewport(1280, 900, false) }()
+		for _, width := range []int64{1280, 1024} {
+			b.viewport(width, 900, false)
+			b.open("/runs/" + wide.ID)
+			if n := eval[int](b, `document.querySelectorAll("table.results").length`); n != 4 {
+				t.Fatalf("%d px: %d result tables, want 4", width, n)
+			}
+			for _, p := range eval[[]string](b, runTableProblems) {
+				t.Errorf("%d px: %s", width, p)
+			}
+			b.shot(fmt.Sprintf("run-table-%d", width))
+		}
+		b.noConsoleErrors()
+	})
+
 	t.Run("flame", func(t *testing.T) {
 		b.t = t
 		c := &run.Cases[4] // rwmutex, keys=128, threads=4
@@ -526,3 +555,38 @@ func deepProfile(t testing.TB, depth int) []byte {
 	}
 	return buf.Bytes()
 }
+
+// runTableProblems lists what does not fit on a run page: the page or a
+// table wider than its box, a cell's content outside the cell, a piece of
+// text that wrapped, or column widths that differ between the groups.
+const runTableProblems = `(() => {
+	const out = [];
+	const page = document.documentElement.scrollWidth;
+	if (page > innerWidth) out.push("the page is " + page + " px wide in a " + innerWidth + " px window");
+	const widths = [];
+	document.querySelectorAll("table.results").forEach((t, ti) => {
+		const box = t.parentElement;
+		if (box.scrollWidth > box.clientWidth) out.push("table " + ti + " is " + box.scrollWidth + " px wide in a " + box.clientWidth + " px box");
+		const boxR = box.getBoundingClientRect();
+		widths.push(Array.from(t.rows[0].cells).map(c => Math.round(c.getBoundingClientRect().width)).join(","));
+		t.querySelectorAll("td").forEach(td => {
+			const cell = td.getBoundingClientRect();
+			const range = document.createRange();
+			range.selectNodeContents(td);
+			const over = Array.from(range.getClientRects()).some(r => r.width > 0 &&
+				(r.left < cell.left - 0.5 || r.right > cell.right + 0.5 || r.right > boxR.right + 0.5));
+			if (over) out.push("table " + ti + ": " + JSON.stringify(td.textContent.trim().slice(0, 40)) + " is not inside its cell");
+		});
+		// Each piece of text is one line; a name and its warning sign share it.
+		t.querySelectorAll(".v, .err, .budget-text, .kinds, td.variant .name a, .warning").forEach(e => {
+			if (e.getClientRects().length > 1) out.push("table " + ti + ": " + JSON.stringify(e.textContent) + " wraps");
+		});
+		t.querySelectorAll("td.variant .name").forEach(n => {
+			const a = n.querySelector("a"), w = n.querySelector(".warning");
+			if (w && Math.abs(a.getBoundingClientRect().top - w.getBoundingClientRect().top) > 2)
+				out.push("table " + ti + ": the warning sign of " + a.textContent + " is on a line of its own");
+		});
+	});
+	if (new Set(widths).size > 1) out.push("column widths differ between groups: " + widths.join(" | "));
+	return out;
+})()`

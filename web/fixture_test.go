@@ -227,3 +227,68 @@ func TestWriteFixture(t *testing.T) {
 	}
 	writeFixture(t, filepath.Clean(dir))
 }
+
+// writeWideRun stores a run shaped like the default `perflab run
+// cipher-cache` at its widest, for the run table's layout test: six
+// variants (nocache-pool the longest name), keys × threads 1,4, ten
+// repetitions with wide intervals on every metric, "<0.001" B/op and
+// allocs/op, hits/op for the caches only, every case with a warning of its
+// own, and budgets whose two largest shares make the longest label
+// ("sched 50% · other 49%").
+func writeWideRun(t testing.TB, root string) *store.Run {
+	t.Helper()
+	st := store.Open(root)
+	rng := rand.New(rand.NewPCG(3, 4))
+	started := time.Date(2026, 12, 1, 12, 21, 0, 0, time.UTC)
+	variants := []string{"mutex", "rwmutex", "sharded", "nocache-pool", "nocache", "sum256"}
+	r := &store.Run{
+		ID: store.NewID(started, "cipher-cache"), Scenario: "cipher-cache", Started: started, Finished: started.Add(2 * time.Minute), Complete: true,
+		Env: store.Env{GoVersion: "go1.26.8", GOOS: "linux", GOARCH: "amd64", CPU: "AMD EPYC", NumCPU: 2, GOMAXPROCS: 2, GOGC: "100", Hostname: "vm"},
+		Config: store.Config{Args: []string{"run", "cipher-cache"}, Variants: variants, Threads: []int{1, 4}, Count: 10,
+			Time: store.Duration(200 * time.Millisecond), Profile: []string{"wall", "cpu", "mutex", "block"}},
+	}
+	w, err := st.Create(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keys := range []string{"128", "1024"} {
+		for _, th := range []int{1, 4} {
+			for vi, v := range variants {
+				name := fmt.Sprintf("variant=%s/keys=%s/key=ssk/threads=%d", v, keys, th)
+				slug := store.Slug(name)
+				ns := []float64{223.6, 226.8, 210.1, 109.5, 115.4, 114.5}[vi] * float64(th)
+				bytes, allocs := []float64{70.1, 70.2, 69.9, 0.0004, 32, 0}[vi], []float64{0.876, 0.877, 0.874, 0.0002, 1, 0}[vi]
+				c := store.Case{Name: name, Variant: v, Params: map[string]string{"keys": keys, "key": "ssk"}, Threads: th, Status: store.StatusOK,
+					Profiles: map[string]string{}}
+				for range 10 {
+					// Up to ±80% between repetitions: every interval is
+					// two digits wide.
+					x := func(m float64) float64 { return m * (1 + 0.8*(rng.Float64()-0.5)) }
+					met := map[string]float64{"ns/op": x(ns), "cpu-ns/op": x(ns * 1.2), "ops/s": x(1e9 / ns), "B/op": x(bytes), "allocs/op": x(allocs)}
+					if vi < 3 {
+						met["hits/op"] = x(0.121)
+					}
+					c.Reps = append(c.Reps, store.Rep{Ops: 100000, Metrics: met})
+				}
+				c.Stats = stats(c.Reps)
+				c.Budget = map[string]float64{"work": ns * 0.01, "sched": ns * (0.5 - 0.01*float64(vi)), "other": ns * (0.49 - 0.01*float64(vi))}
+				c.Warnings = []string{fmt.Sprintf("the profiling window's time/op was +%d%% off the timed median", 13+vi)}
+				for _, kind := range []string{"wall", "cpu", "mutex", "block"} {
+					rel := "cases/" + slug + "/" + kind + ".pb.gz"
+					if err := w.WriteFile(rel, testProfile(t, kind, vi)); err != nil {
+						t.Fatal(err)
+					}
+					c.Profiles[kind] = rel
+				}
+				r.Cases = append(r.Cases, c)
+			}
+		}
+	}
+	if err := w.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/perflab/perflab/internal/report"
@@ -137,16 +138,21 @@ type runView struct {
 	Run        *store.Run
 	HasResults bool
 	// Warnings are the case warnings every case shares, shown once.
-	Warnings   []string
-	NoCI       bool
-	Machine    string
-	Load       string
-	Units      []string
-	UnitLabels []string
-	Groups     []caseGroup
-	Scaling    []lineChart
-	Legend     []legendItem
-	Cases      []caseOption
+	Warnings []string
+	NoCI     bool
+	Machine  string
+	Load     string
+	Units    []string
+	// Cols are the run table's metric columns, VariantCol the width class
+	// of its first: every group's table has the same widths (tableWidths).
+	Cols       []tableCol
+	VariantCol string
+	// Span is how many columns a case without results leaves to its note.
+	Span    int
+	Groups  []caseGroup
+	Scaling []lineChart
+	Legend  []legendItem
+	Cases   []caseOption
 }
 
 type caseGroup struct {
@@ -218,6 +224,107 @@ type cell struct {
 	Text, Err, Title string
 }
 
+// tableCol is a metric column of the run table: its heading and its width
+// classes, Width with each interval beside its figure and Stacked with it
+// under the figure (the layout below 1240 px, where rows are two lines high
+// anyway).
+type tableCol struct {
+	Label, Width, Stacked string
+}
+
+// The run table is one table per parameter group, laid out with fixed
+// column widths so that every group's columns line up and the widths do
+// not depend on which group has the longest figure. The widths are chosen
+// here, from the longest text each column holds anywhere in the run, in
+// units of the font's "0" (CSS ch; digits are exactly 1ch with tabular
+// figures) and given as classes (col.w3 … col.w24 in style.css: the
+// Content-Security-Policy forbids style attributes). The budget column's
+// width is fixed in the stylesheet. An estimate that falls short only
+// wraps a cell's interval under its figure; it never overlaps a neighbour.
+const (
+	minCol, maxCol = 3, 24
+	// maxVariantCol: a longer variant name wraps rather than squeeze the
+	// figures.
+	maxVariantCol = 22
+	errScale      = 0.85 // .err and the profile links are 0.85em
+	headScale     = 0.95 // headings: 0.85rem, bold
+	warnCh        = 0.35 + 1.45
+)
+
+// tableWidths gives the variant column's width class and each unit's
+// column.
+func tableWidths(units []string, groups map[string]*caseGroup) (string, []tableCol) {
+	variant := textCh("variant") * headScale
+	need := make([]float64, len(units))
+	stacked := make([]float64, len(units))
+	for i, u := range units {
+		need[i] = textCh(unitLabel(u)) * headScale
+		stacked[i] = need[i]
+	}
+	for _, g := range groups {
+		for _, row := range g.Rows {
+			name := textCh(row.Case.Variant)
+			if row.Case.Variant == "" {
+				name = textCh(row.Case.Name)
+			}
+			if len(row.Warnings) > 0 {
+				name += warnCh
+			}
+			variant = max(variant, name, textCh(strings.Join(row.Kinds, " "))*errScale)
+			if statusNote(row.Case) != "" {
+				continue // its note spans the metric columns
+			}
+			for i, c := range row.Cells {
+				w, e := textCh(c.Text), textCh(c.Err)*errScale
+				if c.Err != "" {
+					w += textCh(" ") + e
+				}
+				need[i] = max(need[i], w)
+				stacked[i] = max(stacked[i], textCh(c.Text), e)
+			}
+		}
+	}
+	cols := make([]tableCol, len(units))
+	for i, u := range units {
+		cols[i] = tableCol{Label: unitLabel(u), Width: widthClass("w", need[i], maxCol), Stacked: widthClass("s", stacked[i], maxCol)}
+	}
+	return widthClass("w", variant, maxVariantCol), cols
+}
+
+// widthClass rounds a width in ch up, with half a ch to spare, to one of
+// the stylesheet's width classes: "w" for the wide layout, "s" for the
+// stacked one.
+func widthClass(layout string, ch float64, limit int) string {
+	n := min(max(int(math.Ceil(ch+0.5)), minCol), limit)
+	return layout + strconv.Itoa(n)
+}
+
+// textCh estimates how wide s is in the UI's sans-serif font, in ch, from
+// measured widths (DejaVu Sans in Chromium; other system fonts are close):
+// digits 1, '.' 0.5, '%' 1.5, '±' '<' '∞' 1.3, '⚠' 1.4, lower-case letters
+// 0.6–1.45. It errs wide: a column a little too wide costs a few pixels, a
+// column too narrow wraps.
+func textCh(s string) float64 {
+	var w float64
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			w++
+		case r == ' ':
+			w += 0.35
+		case strings.ContainsRune(".,:;·|!'ijlft", r):
+			w += 0.6
+		case strings.ContainsRune("mwMW%@", r):
+			w += 1.5
+		case r < 0x80:
+			w += 1.05
+		default: // ±, ∞, ⚠, —, µ and anything wider
+			w += 1.6
+		}
+	}
+	return w
+}
+
 type budgetPart struct {
 	Category, Color string
 	NS, Share       float64
@@ -247,9 +354,6 @@ func buildRunView(run *store.Run) runView {
 	v.Load, steal = report.Machine(run)
 	if steal != "" {
 		v.Warnings = append(v.Warnings, steal)
-	}
-	for _, u := range v.Units {
-		v.UnitLabels = append(v.UnitLabels, unitLabel(u))
 	}
 	colors := variantColors(run)
 	cats := map[string]bool{}
@@ -287,6 +391,8 @@ func buildRunView(run *store.Run) runView {
 		g.Rows = append(g.Rows, row)
 		v.Cases = append(v.Cases, caseOption{Value: run.ID + "/" + row.Slug, Label: c.Name})
 	}
+	v.VariantCol, v.Cols = tableWidths(v.Units, byKey)
+	v.Span = len(v.Cols) + 1
 	for _, key := range order {
 		g := byKey[key]
 		g.Time = timeChart(g.Rows, colors)
