@@ -119,15 +119,8 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Groups = s.caseGroups(v.A, v.B)
 	if v.AValue == "" && v.BValue == "" {
-		// Nothing picked yet: offer two different cases, not one against
-		// itself (the first two of the newest run).
-		var opts []caseOption
-		for _, g := range v.Groups {
-			opts = append(opts, g.Options...)
-		}
-		if len(opts) >= 2 {
-			v.AValue, v.BValue = opts[0].Value, opts[1].Value
-		}
+		runs, _, _ := s.runs.list()
+		v.AValue, v.BValue = defaultPair(runs)
 	}
 	if v.A != nil && v.B != nil {
 		v.Rows, v.Warnings = compareStats(v.A, v.B)
@@ -166,6 +159,88 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.render(w, r, http.StatusOK, "compare", v)
 }
+
+// defaultPair is what the compare page offers before anything is picked,
+// as "RUN/CASE" values. Only measured cases of complete runs qualify while
+// there are any: the newest run may be an interrupted one whose cases have
+// nothing to compare. Then, in this order:
+//
+//   - the same case in the newest complete run and the complete run of the
+//     same scenario before it: before and after a change, what perflab is
+//     for (`perflab compare OLD NEW`);
+//   - with a single such run, its first two variants at the same
+//     parameters and goroutine count (`compare RUN --base VARIANT`): a
+//     comparison of implementations, not of one variant against itself
+//     at another goroutine count;
+//   - any two measured cases.
+//
+// It returns "", "" when there are not two measured cases.
+func defaultPair(runs []*store.Run) (a, b string) {
+	var pool []*store.Run
+	for _, complete := range []bool{true, false} {
+		for _, r := range runs {
+			if r.Complete == complete && slices.ContainsFunc(r.Cases, measured) {
+				pool = append(pool, r)
+			}
+		}
+		if len(pool) > 0 {
+			break
+		}
+	}
+	if len(pool) == 0 {
+		return "", ""
+	}
+	ref := func(r *store.Run, c *store.Case) string { return r.ID + "/" + store.Slug(c.Name) }
+	newest := pool[0]
+	for _, older := range pool[1:] {
+		if older.Scenario != newest.Scenario {
+			continue
+		}
+		for i := range newest.Cases {
+			c := &newest.Cases[i]
+			if o, ok := older.Case(c.Name); ok && measured(*c) && measured(*o) {
+				return ref(older, o), ref(newest, c)
+			}
+		}
+	}
+	if x, y := variantPair(newest); x != nil {
+		return ref(newest, x), ref(newest, y)
+	}
+	var all []string
+	for _, r := range pool {
+		for i := range r.Cases {
+			if measured(r.Cases[i]) {
+				all = append(all, ref(r, &r.Cases[i]))
+			}
+		}
+	}
+	if len(all) < 2 {
+		return "", ""
+	}
+	return all[0], all[1]
+}
+
+// variantPair returns the run's first two measured cases of different
+// variants at the same parameters and goroutine count, in the run's
+// order, or nil, nil.
+func variantPair(run *store.Run) (a, b *store.Case) {
+	for i := range run.Cases {
+		x := &run.Cases[i]
+		if !measured(*x) {
+			continue
+		}
+		for j := i + 1; j < len(run.Cases); j++ {
+			y := &run.Cases[j]
+			if measured(*y) && y.Variant != x.Variant && report.GroupKey(run, y) == report.GroupKey(run, x) {
+				return x, y
+			}
+		}
+	}
+	return nil, nil
+}
+
+// measured reports whether a case has results to compare.
+func measured(c store.Case) bool { return c.Status == store.StatusOK }
 
 // caseGroups offers the cases of the newest runs, and of the runs being
 // compared, for the two pickers.

@@ -109,3 +109,77 @@ func TestCompareFlameUnion(t *testing.T) {
 		})
 	}
 }
+
+func TestDefaultPair(t *testing.T) {
+	// mk makes a run whose cases are "variant@threads", each measured
+	// unless it ends in "!" (skipped).
+	mk := func(id, scenario string, complete bool, cases ...string) *store.Run {
+		r := &store.Run{ID: id, Scenario: scenario, Complete: complete}
+		for _, c := range cases {
+			st := store.StatusOK
+			if strings.HasSuffix(c, "!") {
+				st, c = store.StatusSkipped, strings.TrimSuffix(c, "!")
+			}
+			v, th, _ := strings.Cut(c, "@")
+			n := map[string]int{"1": 1, "4": 4}[th]
+			r.Cases = append(r.Cases, store.Case{Name: "variant=" + v + "/threads=" + th, Variant: v, Threads: n, Status: st})
+		}
+		return r
+	}
+	tests := []struct {
+		name string
+		runs []*store.Run // newest first
+		a, b string
+	}{
+		{
+			name: "the same case before and after, past an interrupted run",
+			runs: []*store.Run{
+				mk("r3", "cc", false, "mutex@1", "rwmutex@1"),
+				mk("r2", "cc", true, "mutex@1!", "mutex@4", "rwmutex@4"),
+				mk("r1", "cc", true, "mutex@1", "mutex@4", "rwmutex@4"),
+			},
+			a: "r1/variant=mutex,threads=4", b: "r2/variant=mutex,threads=4",
+		},
+		{
+			name: "one complete run: two variants at the same goroutine count",
+			runs: []*store.Run{
+				mk("r2", "cc", false, "mutex@1", "rwmutex@1"),
+				mk("r1", "cc", true, "mutex@1", "mutex@4", "rwmutex@1", "rwmutex@4"),
+			},
+			a: "r1/variant=mutex,threads=1", b: "r1/variant=rwmutex,threads=1",
+		},
+		{
+			name: "the run before is of another scenario",
+			runs: []*store.Run{
+				mk("r2", "cc", true, "mutex@1", "mutex@4", "rwmutex@4"),
+				mk("r1", "uuid", true, "mutex@1", "mutex@4"),
+			},
+			a: "r2/variant=mutex,threads=4", b: "r2/variant=rwmutex,threads=4",
+		},
+		{
+			name: "only interrupted runs: their measured cases",
+			runs: []*store.Run{
+				mk("r2", "cc", false, "mutex@1!", "rwmutex@1!"),
+				mk("r1", "cc", false, "mutex@1!", "mutex@4", "rwmutex@4"),
+			},
+			a: "r1/variant=mutex,threads=4", b: "r1/variant=rwmutex,threads=4",
+		},
+		{
+			name: "one variant: any two cases",
+			runs: []*store.Run{mk("r1", "cc", true, "mutex@1", "mutex@4")},
+			a:    "r1/variant=mutex,threads=1", b: "r1/variant=mutex,threads=4",
+		},
+		{
+			name: "nothing measured",
+			runs: []*store.Run{mk("r1", "cc", false, "mutex@1!", "mutex@4!")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := defaultPair(tt.runs)
+			if a != tt.a || b != tt.b {
+				t.Errorf("defaultPair = %q, %q; want %q, %q", a, b, tt.a, tt.b)
+			}
+		})
+	}
+}

@@ -153,6 +153,9 @@ type runView struct {
 	Scaling []lineChart
 	Legend  []legendItem
 	Cases   []caseOption
+	// CompareA and CompareB are the compare form's first choice: two
+	// variants at the same parameters (variantPair).
+	CompareA, CompareB string
 }
 
 type caseGroup struct {
@@ -398,6 +401,11 @@ func buildRunView(run *store.Run) runView {
 		g.Time = timeChart(g.Rows, colors)
 		g.Budget = budgetChart(g.Rows)
 		v.Groups = append(v.Groups, *g)
+	}
+	if x, y := variantPair(run); x != nil {
+		v.CompareA, v.CompareB = run.ID+"/"+store.Slug(x.Name), run.ID+"/"+store.Slug(y.Name)
+	} else if len(v.Cases) > 1 {
+		v.CompareA, v.CompareB = v.Cases[0].Value, v.Cases[1].Value
 	}
 	v.Scaling = scalingCharts(run, colors)
 	for _, c := range categoryOrder(cats) {

@@ -92,7 +92,13 @@ func TestRoutes(t *testing.T) {
 		{"file type refused", "/runs/" + full.ID + "/files/cases/x/wall.exe", 404, []string{"none of those"}},
 		{"broken profile", "/runs/" + f.broken + "/cases/variant=x", 200, []string{"the wall profile of variant=x: decompressing profile"}},
 		{"broken flame json", "/runs/" + f.broken + "/cases/variant=x/flame.json", 422, []string{"error"}},
-		{"compare picker", "/compare", 200, []string{"<optgroup", full.ID}},
+		// Not the newest run (small, interrupted), nor mutex at one
+		// goroutine count against mutex at another: two variants at the
+		// same parameters of the newest complete run.
+		{"compare picker", "/compare", 200, []string{"<optgroup", full.ID,
+			`value="` + full.ID + `/variant=mutex,keys=128,key=ssk,threads=1" selected`, `value="` + full.ID + `/variant=rwmutex,keys=128,key=ssk,threads=1" selected`}},
+		{"run compare form", "/runs/" + full.ID, 200, []string{
+			`value="` + full.ID + `/variant=mutex,keys=128,key=ssk,threads=1" selected`, `value="` + full.ID + `/variant=rwmutex,keys=128,key=ssk,threads=1" selected`}},
 		{"compare", "/compare?" + pair, 200, []string{"verdict", "p=", "Differential flame graph"}},
 		{"compare one side", "/compare?a=" + url.QueryEscape(full.ID+"/"+store.Slug(full.Cases[0].Name)), 400, []string{"pick the new case"}},
 		{"compare bad ref", "/compare?a=nope&b=nope", 400, []string{"does not name a case"}},
