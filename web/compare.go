@@ -17,11 +17,16 @@ import (
 )
 
 type compareView struct {
-	A, B     *compareSide
-	AValue   string
-	BValue   string
-	Groups   []optionGroup
-	Rows     []compareRow
+	A, B   *compareSide
+	AValue string
+	BValue string
+	Groups []optionGroup
+	Rows   []compareRow
+	// Unmeasured says, one sentence a side, that a case picked has no
+	// results (skipped, failed, n/a): then there is no table to show.
+	Unmeasured []string
+	// NoShared says the two cases have results but no metric in common.
+	NoShared bool
 	Warnings []string
 	Kind     string
 	Kinds    []string
@@ -123,7 +128,16 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		v.AValue, v.BValue = defaultPair(runs)
 	}
 	if v.A != nil && v.B != nil {
+		for _, p := range []struct {
+			name string
+			side *compareSide
+		}{{"base", v.A}, {"new", v.B}} {
+			if note := statusNote(p.side.Case); note != "" {
+				v.Unmeasured = append(v.Unmeasured, fmt.Sprintf("Nothing to compare: the %s case, %s in run %s, has no results — %s.", p.name, p.side.Case.Name, p.side.Run.ID, note))
+			}
+		}
 		v.Rows, v.Warnings = compareStats(v.A, v.B)
+		v.NoShared = len(v.Rows) == 0 && len(v.Unmeasured) == 0
 		for _, k := range profileKinds(v.A.Case) {
 			if v.B.Case.Profiles[k] != "" {
 				v.Kinds = append(v.Kinds, k)
@@ -257,9 +271,17 @@ func (s *Server) caseGroups(sides ...*compareSide) []optionGroup {
 	var groups []optionGroup
 	for _, run := range runs {
 		g := optionGroup{Label: run.ID}
+		if !run.Complete {
+			g.Label += " (incomplete)"
+		}
 		for _, c := range run.Cases {
-			// The closed select shows only the option: name the run too.
-			g.Options = append(g.Options, caseOption{Value: run.ID + "/" + store.Slug(c.Name), Label: c.Name + " · " + run.ID})
+			// The closed select shows only the option: name the run too,
+			// and say when a case has nothing to compare.
+			label := c.Name + " · " + run.ID
+			if !measured(c) {
+				label += " · " + string(c.Status)
+			}
+			g.Options = append(g.Options, caseOption{Value: run.ID + "/" + store.Slug(c.Name), Label: label})
 		}
 		groups = append(groups, g)
 	}

@@ -183,3 +183,21 @@ func TestDefaultPair(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareUnmeasured: a skipped case gives a plain sentence in place of
+// the table, not an empty table under a generic warning.
+func TestCompareUnmeasured(t *testing.T) {
+	srv, f := newTestServer(t)
+	a := f.full.ID + "/" + store.Slug(f.full.Cases[0].Name)
+	b := f.small.ID + "/" + store.Slug(f.small.Cases[4].Name)
+	status, _, body := get(t, srv.URL+"/compare?a="+url.QueryEscape(a)+"&b="+url.QueryEscape(b))
+	if status != 200 {
+		t.Fatalf("status %d", status)
+	}
+	if strings.Contains(body, `<table class="compare">`) {
+		t.Error("an unmeasured case still gets the (empty) comparison table")
+	}
+	if !strings.Contains(body, `class="unmeasured"`) || !strings.Contains(body, "was skipped") && !strings.Contains(body, "skipped: not measured") {
+		t.Error("the page does not say the new case was not measured")
+	}
+}

@@ -100,6 +100,11 @@ func TestRoutes(t *testing.T) {
 		{"run compare form", "/runs/" + full.ID, 200, []string{
 			`value="` + full.ID + `/variant=mutex,keys=128,key=ssk,threads=1" selected`, `value="` + full.ID + `/variant=rwmutex,keys=128,key=ssk,threads=1" selected`}},
 		{"compare", "/compare?" + pair, 200, []string{"verdict", "p=", "Differential flame graph"}},
+		// A case the interrupted run never measured: say so, not an
+		// empty table.
+		{"compare unmeasured", "/compare?a=" + url.QueryEscape(full.ID+"/"+store.Slug(full.Cases[0].Name)) + "&b=" + url.QueryEscape(small.ID+"/"+store.Slug(small.Cases[4].Name)), 200, []string{
+			"Nothing to compare: the new case, variant=sum256/keys=128/key=ssk/threads=4 in run " + small.ID + ", has no results — skipped: not measured (the run stopped before this case ran).",
+			`<span class="tag warn">skipped</span>`, "variant=sum256/keys=128/key=ssk/threads=4 · " + small.ID + " · skipped", small.ID + " (incomplete)"}},
 		{"compare one side", "/compare?a=" + url.QueryEscape(full.ID+"/"+store.Slug(full.Cases[0].Name)), 400, []string{"pick the new case"}},
 		{"compare bad ref", "/compare?a=nope&b=nope", 400, []string{"does not name a case"}},
 		{"compare missing run", "/compare?a=20990101-000000-x/y&b=20990101-000000-x/y", 404, nil},
