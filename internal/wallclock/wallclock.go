@@ -720,37 +720,55 @@ func (a *accountant) osWait() {
 	a.res.OSWait = wait
 	a.res.Time[Running] -= wait
 	a.res.Time[Runnable] += wait
-	a.offTime(key{frame: profiles.StateFrame(profiles.Sched, "runnable (its thread waited for a CPU: the OS ran something else)"), state: Runnable}, wait)
 }
+
+// osWaitFrame is the state frame of the time a goroutine was running to Go
+// while its thread waited for a CPU.
+var osWaitFrame = profiles.StateFrame(profiles.Sched, "runnable (its thread waited for a CPU: the OS ran something else)")
 
 // build assembles the pprof profile.
 func (a *accountant) build() *profile.Profile {
 	b := newBuilder()
-	running := a.res.Time[Running]
-	if running > 0 {
-		if a.res.CPUSamples == 0 {
-			b.add(int64(running), Running, []trace.StackFrame{{Func: profiles.StateFrame(profiles.Other, "running, no CPU samples")}}, trace.NoStack)
-		} else {
-			// Each sample stands for an equal share of the running time; the
-			// rounding remainder goes to the last one so the total is exact.
-			per := float64(running) / float64(a.res.CPUSamples)
-			var given int64
-			n := 0
-			for s, count := range a.samples {
-				n++
-				v := int64(per * float64(count))
-				if n == len(a.samples) {
-					v = int64(running) - given
-				}
-				given += v
-				b.add(v, Running, nil, s)
-			}
-		}
-	}
+	// The OS wait was running time to Go: it goes where the running time
+	// goes, at the CPU samples' stacks under a sched frame, so that a
+	// goroutine's flame tower holds it (the kernel does not say which
+	// goroutine its thread held while it waited).
+	b.spread(a, a.res.Time[Running], Running, nil)
+	b.spread(a, a.res.OSWait, Runnable, []trace.StackFrame{{Func: osWaitFrame}})
 	for k, d := range a.off {
 		b.add(int64(d), k.state, []trace.StackFrame{{Func: k.frame}}, k.stack)
 	}
 	return b.p
+}
+
+// spread adds d of time in state st over a's CPU samples' stacks, each
+// sample an equal share, under leaf; without samples, all of it at no stack
+// (running time under a frame that says so).
+func (b *builder) spread(a *accountant, d time.Duration, st State, leaf []trace.StackFrame) {
+	if d <= 0 {
+		return
+	}
+	if a.res.CPUSamples == 0 || len(a.samples) == 0 {
+		if leaf == nil {
+			leaf = []trace.StackFrame{{Func: profiles.StateFrame(profiles.Other, "running, no CPU samples")}}
+		}
+		b.add(int64(d), st, leaf, trace.NoStack)
+		return
+	}
+	// Each sample stands for an equal share; the rounding remainder goes
+	// to the last one so the total is exact.
+	per := float64(d) / float64(a.res.CPUSamples)
+	var given int64
+	n := 0
+	for s, count := range a.samples {
+		n++
+		v := int64(per * float64(count))
+		if n == len(a.samples) {
+			v = int64(d) - given
+		}
+		given += v
+		b.add(v, st, leaf, s)
+	}
 }
 
 type funcKey struct{ name, file string }

@@ -471,3 +471,45 @@ func TestOSWaitBySamples(t *testing.T) {
 		t.Errorf("OSWait = %v, want %v (95 ms running − 90 ms CPU)", a.res.OSWait, want)
 	}
 }
+
+// TestOSWaitAtSampleStacks: the time a goroutine ran to Go while its thread
+// waited for a CPU is in the profile at its own stacks, as its running time
+// is, under the OS-wait frame: a flame graph shows it in the goroutine's
+// tower, not as a root of its own.
+func TestOSWaitAtSampleStacks(t *testing.T) {
+	before := ReadSchedStats()
+	if before == nil {
+		t.Skip("no per-thread scheduler statistics here")
+	}
+	data := traced(t, func() { spin(200 * time.Millisecond) })
+	after := ReadSchedStats()
+	// As if the kernel had kept every thread waiting 40 ms more.
+	for tid, st := range after {
+		st.Wait += 40 * time.Millisecond
+		after[tid] = st
+	}
+	res, err := FromTrace(bytes.NewReader(data), Options{Region: region, Sched: &SchedStats{Before: before, After: after}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OSWait <= 0 || res.CPUSamples == 0 {
+		t.Fatalf("OS wait %v, %d CPU samples: the test needs both", res.OSWait, res.CPUSamples)
+	}
+	var atOSWait time.Duration
+	for _, s := range res.Profile.Sample {
+		if s.Location[0].Line[0].Function.Name != osWaitFrame {
+			continue
+		}
+		atOSWait += time.Duration(s.Value[0])
+		if len(s.Location) < 2 {
+			t.Errorf("OS wait of %v at no stack", time.Duration(s.Value[0]))
+			continue
+		}
+		if root := s.Location[len(s.Location)-1].Line[0].Function.Name; !strings.HasSuffix(root, "wallclock.traced.func1") {
+			t.Errorf("OS wait under root %q, want the goroutine's function", root)
+		}
+	}
+	if atOSWait != res.OSWait {
+		t.Errorf("the profile holds %v of OS wait, the result says %v", atOSWait, res.OSWait)
+	}
+}
