@@ -53,13 +53,18 @@ func (r *Rules) OffCPU(stack []string, reason string) Category {
 	return Wait
 }
 
-// Yielded returns the category of time a goroutine spent runnable after it
-// stopped running without blocking (a preemption or a yield) at stack: Lock
-// when it yielded inside a lock (sync.Mutex's handoff to a starving waiter
-// yields the unlocker's P), else Sched.
+// Yielded returns the category of time a goroutine spent runnable, wanting
+// a CPU it did not have, after it was stopped at stack without blocking: a
+// preemption, a yield, or the kernel taking its thread off the core. Inside
+// a synchronisation call it is that call's: Lock when it yielded inside a
+// lock (sync.Mutex's handoff to a starving waiter yields the unlocker's P,
+// a spinning waiter is preempted in lockSlow), Wait inside a wait (waking a
+// receiver's thread in a send); the call's time is what the caller waited.
+// Anywhere else it is Sched.
 func (r *Rules) Yielded(stack []string) Category {
-	if r.Classify(stack) == Lock {
-		return Lock
+	switch c := r.Classify(stack); c {
+	case Lock, Wait:
+		return c
 	}
 	return Sched
 }

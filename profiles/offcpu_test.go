@@ -54,6 +54,17 @@ func TestYielded(t *testing.T) {
 	if got := r.Yielded([]string{"crypto/internal/fips140/sha256.blockSHANI", "main.worker"}); got != Sched {
 		t.Errorf("preempted while hashing = %s, want sched", got)
 	}
+	spin := "runtime.procyieldAsm < runtime.procyield < internal/sync.(*Mutex).lockSlow < internal/sync.(*Mutex).Lock < sync.(*Mutex).Lock < main.worker"
+	if got := r.Yielded(strings.Split(spin, " < ")); got != Lock {
+		t.Errorf("stopped while spinning for a mutex = %s, want lock", got)
+	}
+	wake := "runtime.futex < runtime.futexwakeup < runtime.notewakeup < runtime.startm < runtime.wakep < runtime.ready < runtime.goready < runtime.send < runtime.chansend < runtime.chansend1 < main.worker"
+	if got := r.Yielded(strings.Split(wake, " < ")); got != Wait {
+		t.Errorf("stopped while a send woke its receiver = %s, want wait", got)
+	}
+	if got := r.Yielded([]string{"runtime.Gosched", "main.worker"}); got != Sched {
+		t.Errorf("runtime.Gosched = %s, want sched", got)
+	}
 }
 
 func TestStateFrameClassifies(t *testing.T) {

@@ -324,6 +324,9 @@ func (a *accountant) category(s trace.Stack, reason string, yield bool) profiles
 	} else {
 		c = a.rules.OffCPU(names(s), reason)
 	}
+	if a.cats == nil {
+		a.cats = map[catKey]profiles.Category{}
+	}
 	a.cats[k] = c
 	return c
 }
@@ -722,19 +725,23 @@ func (a *accountant) osWait() {
 	a.res.Time[Runnable] += wait
 }
 
-// osWaitFrame is the state frame of the time a goroutine was running to Go
-// while its thread waited for a CPU.
-var osWaitFrame = profiles.StateFrame(profiles.Sched, "runnable (its thread waited for a CPU: the OS ran something else)")
+// osWaitState is the state frame text of the time a goroutine was running
+// to Go while its thread waited for a CPU.
+const osWaitState = "runnable (its thread waited for a CPU: the OS ran something else)"
 
 // build assembles the pprof profile.
 func (a *accountant) build() *profile.Profile {
 	b := newBuilder()
 	// The OS wait was running time to Go: it goes where the running time
-	// goes, at the CPU samples' stacks under a sched frame, so that a
-	// goroutine's flame tower holds it (the kernel does not say which
-	// goroutine its thread held while it waited).
+	// goes, at the CPU samples' stacks (the kernel says how long a thread
+	// waited, not where its goroutine was), so that a goroutine's flame
+	// tower holds it. Its category is a preemption's at that stack: sched,
+	// but lock where the goroutine was inside a lock — a spinning waiter,
+	// an Unlock waking the next — and wait inside a wait.
 	b.spread(a, a.res.Time[Running], Running, nil)
-	b.spread(a, a.res.OSWait, Runnable, []trace.StackFrame{{Func: osWaitFrame}})
+	b.spread(a, a.res.OSWait, Runnable, func(s trace.Stack) []trace.StackFrame {
+		return []trace.StackFrame{{Func: profiles.StateFrame(a.category(s, "", true), osWaitState)}}
+	})
 	for k, d := range a.off {
 		b.add(int64(d), k.state, []trace.StackFrame{{Func: k.frame}}, k.stack)
 	}
@@ -742,17 +749,24 @@ func (a *accountant) build() *profile.Profile {
 }
 
 // spread adds d of time in state st over a's CPU samples' stacks, each
-// sample an equal share, under leaf; without samples, all of it at no stack
-// (running time under a frame that says so).
-func (b *builder) spread(a *accountant, d time.Duration, st State, leaf []trace.StackFrame) {
+// sample an equal share, under leaf(stack) if leaf is set; without samples,
+// all of it at no stack, under leaf(NoStack) or a frame that says so.
+func (b *builder) spread(a *accountant, d time.Duration, st State, leaf func(trace.Stack) []trace.StackFrame) {
 	if d <= 0 {
 		return
 	}
-	if a.res.CPUSamples == 0 || len(a.samples) == 0 {
+	frames := func(s trace.Stack) []trace.StackFrame {
 		if leaf == nil {
-			leaf = []trace.StackFrame{{Func: profiles.StateFrame(profiles.Other, "running, no CPU samples")}}
+			return nil
 		}
-		b.add(int64(d), st, leaf, trace.NoStack)
+		return leaf(s)
+	}
+	if a.res.CPUSamples == 0 || len(a.samples) == 0 {
+		f := frames(trace.NoStack)
+		if f == nil {
+			f = []trace.StackFrame{{Func: profiles.StateFrame(profiles.Other, "running, no CPU samples")}}
+		}
+		b.add(int64(d), st, f, trace.NoStack)
 		return
 	}
 	// Each sample stands for an equal share; the rounding remainder goes
@@ -767,7 +781,7 @@ func (b *builder) spread(a *accountant, d time.Duration, st State, leaf []trace.
 			v = int64(d) - given
 		}
 		given += v
-		b.add(v, st, leaf, s)
+		b.add(v, st, frames(s), s)
 	}
 }
 

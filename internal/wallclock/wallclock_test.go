@@ -370,7 +370,7 @@ func TestSystemGoroutine(t *testing.T) {
 func TestOSWait(t *testing.T) {
 	ms := time.Millisecond
 	a := &accountant{
-		res: &Result{},
+		res: &Result{}, rules: profiles.DefaultRules(),
 		off: map[key]time.Duration{}, samples: map[xtrace.Stack]int{},
 		sched: &SchedStats{
 			Before: map[int64]SchedStat{1: {Run: 100 * ms, Wait: 10 * ms}, 2: {}},
@@ -454,7 +454,7 @@ func TestStartRegion(t *testing.T) {
 func TestOSWaitBySamples(t *testing.T) {
 	ms := time.Millisecond
 	a := &accountant{
-		res: &Result{}, off: map[key]time.Duration{}, samples: map[xtrace.Stack]int{},
+		res: &Result{}, rules: profiles.DefaultRules(), off: map[key]time.Duration{}, samples: map[xtrace.Stack]int{},
 		sched: &SchedStats{
 			Before: map[int64]SchedStat{1: {}},
 			After:  map[int64]SchedStat{1: {Run: 100 * ms, Wait: 60 * ms}},
@@ -497,7 +497,7 @@ func TestOSWaitAtSampleStacks(t *testing.T) {
 	}
 	var atOSWait time.Duration
 	for _, s := range res.Profile.Sample {
-		if s.Location[0].Line[0].Function.Name != osWaitFrame {
+		if !strings.HasSuffix(s.Location[0].Line[0].Function.Name, "] "+osWaitState) {
 			continue
 		}
 		atOSWait += time.Duration(s.Value[0])
