@@ -83,8 +83,12 @@ type liveCase struct {
 	workers []perflab.Worker
 	bytes   int64 // per op, from perflab.Byteser; 0 if not reported
 	n       int   // ops per worker per repetition, from calibration
-	labels  *pprof.LabelSet
-	failed  error
+	// bytesPerGC is the bytes allocated per GC cycle in the timed
+	// repetitions (B/op over gc/op), which the profiling window holds its
+	// GC to; 0 leaves the window's GC alone.
+	bytesPerGC float64
+	labels     *pprof.LabelSet
+	failed     error
 	// opsPerMicro adds an ops/µs metric (Scenario.OpsPerMicrosecond).
 	opsPerMicro bool
 	// stop is the run's context: when it ends, a repetition stops

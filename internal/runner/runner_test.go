@@ -593,6 +593,8 @@ func TestWindowWarnings(t *testing.T) {
 		{"uneven", store.Case{Threads: 2, Stats: timed(100, 200), Window: &store.Window{NsPerOp: 100, Occupancy: 0.6, Running: 1}}, busy, []string{"busy 60%"}},
 		{"starved", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3}}, busy, []string{"got 1.00 CPUs"}},
 		{"window only starved", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45}}, busy, []string{"+80% off", "45% of their time"}},
+		{"GC pacing differed", store.Case{Threads: 1, Stats: map[string]store.Stat{"ns/op": {Median: 100}, "cpu-ns/op": {Median: 100}, "gc/op": {Median: 1e-4}}, Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, GCPerOp: 0.3e-4}}, busy, []string{"0.30× the timed"}},
+		{"GC pacing held", store.Case{Threads: 1, Stats: map[string]store.Stat{"ns/op": {Median: 100}, "cpu-ns/op": {Median: 100}, "gc/op": {Median: 1e-4}}, Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, GCPerOp: 1.1e-4}}, busy, nil},
 		{"a little OS wait", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, OSWait: 0.04}}, busy, nil},
 		{"few samples", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1}}, func() *wallclock.Result {
 			r := *busy

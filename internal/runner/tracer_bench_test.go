@@ -111,6 +111,7 @@ func pairedWindows(tb testing.TB, r *Runner, c *liveCase, pairs int) (traced, un
 			var err error
 			if on {
 				tw := r.tracedWindow(c, true)
+				tw.close()
 				ops, elapsed, err = tw.ops, tw.elapsed, tw.err
 				if err == nil && !tw.traceOn {
 					err = errors.New("the execution tracer did not start")

@@ -25,6 +25,11 @@ type Window struct {
 	// mark workers per operation: GC work that is in cpu/op but in no
 	// worker's wall time, so it is shown beside the budget, not in it.
 	BackgroundGCNsPerOp float64 `json:"background_gc_ns_per_op"`
+	// GCPerOp is the GC cycles that ended during the window per operation,
+	// to compare with the timed repetitions' gc/op: a small heap's GC
+	// runs as often as the heap's size makes it, profilers' buffers
+	// included.
+	GCPerOp float64 `json:"gc_per_op,omitempty"`
 	// OSWait is the share of the workers' time their thread waited for a
 	// CPU while Go had them running (another process on the cores), read
 	// from the kernel's per-thread figures; it is in Runnable and in sched.
