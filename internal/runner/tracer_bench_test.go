@@ -101,6 +101,15 @@ func tracerVerdict(name string, traced, untraced []float64) compare.Result {
 // throughput, ops/s, and each pair's ratio of throughputs by the process's
 // CPU time (getrusage, which includes the tracer's own work).
 func pairedWindows(tb testing.TB, r *Runner, c *liveCase, pairs int) (traced, untraced, cpuRatio []float64) {
+	// The runner paces its window's GC to the timed rounds' bytes per
+	// cycle; here to an untraced window's, so both sides collect alike.
+	cycles0, allocs0 := readUint64(gcCyclesMetric), readUint64(heapAllocsMetric)
+	if _, _, err := r.runFor(c, r.Opts.ProfileTime); err != nil {
+		tb.Fatal(err)
+	}
+	if cycles := readUint64(gcCyclesMetric) - cycles0; cycles > 0 {
+		c.bytesPerGC = float64(readUint64(heapAllocsMetric)-allocs0) / float64(cycles)
+	}
 	for pair := 0; pair < pairs; pair++ {
 		var wallOps, cpuOps [2]float64
 		for k := 0; k < 2; k++ {
