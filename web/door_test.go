@@ -129,4 +129,14 @@ func TestIncompleteNoteShown(t *testing.T) {
 	if !strings.Contains(body, "incomplete") || !strings.Contains(body, "no space left on device") {
 		t.Errorf("run page does not give the reason")
 	}
+	// A run stored with the long note of older versions reads as new ones do.
+	dir = filepath.Join(f.root, "20200101-000001-old")
+	os.Mkdir(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "run.json"), []byte(`{"id":"20200101-000001-old","scenario":"x","started":"2020-01-01T00:00:01Z","complete":false,
+		"note":"interrupted: the rounds measured so far are saved and the run is marked incomplete (by SIGINT)",
+		"config":{"count":1,"time":"1s","warmup":"0s","profile":[],"profile_time":"1s","seed":1},"cases":[]}`), 0o644)
+	_, _, body = get(t, srv.URL+"/runs/20200101-000001-old")
+	if !strings.Contains(body, "interrupted by SIGINT") || strings.Contains(body, "rounds measured so far") {
+		t.Errorf("run page gives the old long note, not its short form")
+	}
 }
