@@ -480,12 +480,12 @@ func (r *Runner) runFor(c *liveCase, d time.Duration) (int64, time.Duration, err
 	return r.runPaced(c, d, 0)
 }
 
-// minPacedCycles is the GC cycles a repetition must have run for runPaced
-// to steer GOGC by it.
-const minPacedCycles = 8
+// minPacedCycles is the GC cycles runPaced counts between two steps of
+// GOGC: the quantisation of a span's cycles is at most one in this many.
+const minPacedCycles = 16
 
-// runPaced is runFor that, when bytesPerGC is positive, steers GOGC after
-// every repetition, outside the timed region, so that the GC runs about once
+// runPaced is runFor that, when bytesPerGC is positive, steers GOGC between
+// repetitions, outside the timed region, so that the GC runs about once
 // per bytesPerGC allocated, as it did in the timed repetitions. matchRunway
 // aims at that from the heap's figures before the window; the heap the
 // window then marks is larger still (what is allocated while a longer
@@ -496,20 +496,28 @@ func (r *Runner) runPaced(c *liveCase, d time.Duration, bytesPerGC float64) (int
 	var ops int64
 	var elapsed time.Duration
 	gogc := int64(readUint64(gogcMetric))
+	cycles0, allocs0 := readUint64(gcCyclesMetric), readUint64(heapAllocsMetric)
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
-		cycles0, allocs0 := readUint64(gcCyclesMetric), readUint64(heapAllocsMetric)
 		took, err := c.runWorkers(c.n, nil, nil, nil)
 		if err != nil {
 			return ops, elapsed, err
 		}
 		ops += int64(c.n) * int64(len(c.workers))
 		elapsed += took
+		// Steered by spans of at least minPacedCycles cycles, with half
+		// the correction each time: a repetition holds a whole number of
+		// cycles (9 or 13 of about 11 in a 100 ms repetition of
+		// cipher-cache's mutex), and steering by each with the whole
+		// correction swung GOGC between 59 and 74 and the window
+		// collected more often than the untraced one.
 		if cycles := readUint64(gcCyclesMetric) - cycles0; bytesPerGC > 0 && gogc > 0 && cycles >= minPacedCycles {
 			// Above the minimum heap a cycle's allocation is
-			// proportional to GOGC; a step is at most 2× either way.
+			// proportional to GOGC.
 			got := float64(readUint64(heapAllocsMetric)-allocs0) / float64(cycles)
-			gogc = max(1, int64(float64(gogc)*min(2, max(0.5, bytesPerGC/got))))
+			step := min(1.25, max(0.8, math.Sqrt(bytesPerGC/got)))
+			gogc = max(1, int64(math.Round(float64(gogc)*step)))
 			debug.SetGCPercent(int(gogc))
+			cycles0, allocs0 = readUint64(gcCyclesMetric), readUint64(heapAllocsMetric)
 		}
 	}
 	return ops, elapsed, nil

@@ -61,7 +61,7 @@ func BenchmarkTracerOverhead(b *testing.B) {
 					if err := r.setupCase(c); err != nil {
 						b.Fatal(err)
 					}
-					traced, untraced, cpu := pairedWindows(b, r, c, tracerPairs)
+					traced, untraced, cpu, gc := pairedWindows(b, r, c, tracerPairs)
 					if cl, ok := c.cs.(interface{ Close() error }); ok {
 						cl.Close()
 					}
@@ -70,9 +70,14 @@ func BenchmarkTracerOverhead(b *testing.B) {
 					b.ReportMetric(1+res.ChangeLo, "ci-lo")
 					b.ReportMetric(1+res.ChangeHi, "ci-hi")
 					b.ReportMetric(median(cpu), "traced/untraced-cpu")
+					if len(gc) > 0 {
+						// GC cycles per op: near 1 when the window's
+						// pacing holds, as the runner's does.
+						b.ReportMetric(median(gc), "traced/untraced-gc")
+					}
 					if res.Verdict == compare.Worse {
-						b.Errorf("%s: throughput with the tracer on is %.3f of off (95%% interval %.3f–%.3f, %d pairs): slower than the %.0f%% target",
-							c.name, 1+res.Change, 1+res.ChangeLo, 1+res.ChangeHi, len(traced), 100*maxTracerOverhead)
+						b.Errorf("%s: throughput with the tracer on is %.3f of off (95%% interval %.3f–%.3f, %d pairs; CPU %.3f, GC cycles per op %.2f×): slower than the %.0f%% target",
+							c.name, 1+res.Change, 1+res.ChangeLo, 1+res.ChangeHi, len(traced), median(cpu), median(gc), 100*maxTracerOverhead)
 					}
 				}
 			})
@@ -100,7 +105,7 @@ func tracerVerdict(name string, traced, untraced []float64) compare.Result {
 // so drift in machine load falls on both sides, and returns each window's
 // throughput, ops/s, and each pair's ratio of throughputs by the process's
 // CPU time (getrusage, which includes the tracer's own work).
-func pairedWindows(tb testing.TB, r *Runner, c *liveCase, pairs int) (traced, untraced, cpuRatio []float64) {
+func pairedWindows(tb testing.TB, r *Runner, c *liveCase, pairs int) (traced, untraced, cpuRatio, gcRatio []float64) {
 	// The runner paces its window's GC to the timed rounds' bytes per
 	// cycle; here to an untraced window's, so both sides collect alike.
 	cycles0, allocs0 := readUint64(gcCyclesMetric), readUint64(heapAllocsMetric)
@@ -111,10 +116,10 @@ func pairedWindows(tb testing.TB, r *Runner, c *liveCase, pairs int) (traced, un
 		c.bytesPerGC = float64(readUint64(heapAllocsMetric)-allocs0) / float64(cycles)
 	}
 	for pair := 0; pair < pairs; pair++ {
-		var wallOps, cpuOps [2]float64
+		var wallOps, cpuOps, gcOps [2]float64
 		for k := 0; k < 2; k++ {
 			on := (pair+k)%2 == 0
-			cpu0 := processCPU()
+			cpu0, gc0 := processCPU(), readUint64(gcCyclesMetric)
 			var ops int64
 			var elapsed time.Duration
 			var err error
@@ -137,11 +142,15 @@ func pairedWindows(tb testing.TB, r *Runner, c *liveCase, pairs int) (traced, un
 				side = 0
 			}
 			wallOps[side], cpuOps[side] = float64(ops)/elapsed.Seconds(), float64(ops)/used.Seconds()
+			gcOps[side] = float64(readUint64(gcCyclesMetric)-gc0) / float64(ops)
 		}
 		traced, untraced = append(traced, wallOps[0]), append(untraced, wallOps[1])
 		cpuRatio = append(cpuRatio, cpuOps[0]/cpuOps[1])
+		if gcOps[1] > 0 {
+			gcRatio = append(gcRatio, gcOps[0]/gcOps[1])
+		}
 	}
-	return traced, untraced, cpuRatio
+	return traced, untraced, cpuRatio, gcRatio
 }
 
 // BenchmarkTracerHandoff measures what the execution tracer adds to one
