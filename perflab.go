@@ -162,7 +162,10 @@ type Worker interface {
 // Counter is implemented by a Worker that counts scenario events. Counts
 // are cumulative; the harness takes the difference across each repetition,
 // sums it over workers and reports it per operation in unit name+"/op"
-// (for example hits/op, which for a cache lookup is the hit ratio).
+// (for example hits/op, which for a cache lookup is the hit ratio). The
+// profiling window's counts per operation are stored too (run.json's
+// window.counts), so a scenario that times itself can hold the budget,
+// which comes from that window, against its own figures.
 type Counter interface {
 	Counts() map[string]int64
 }

@@ -98,7 +98,9 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 
 	var wall *wallclock.Result
 	if want["wall"] || want["cpu"] {
+		counts0 := sumCounts(c.workers)
 		tw := r.tracedWindow(c, want["wall"])
+		counts := sumCounts(c.workers)
 		defer tw.close()
 		if tw.err != nil {
 			return tw.err
@@ -122,6 +124,14 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 				return err
 			}
 			sc.Window = window(wall, tw.ops, tw.elapsed, len(c.workers))
+			for name, v := range counts {
+				if tw.ops > 0 {
+					if sc.Window.Counts == nil {
+						sc.Window.Counts = map[string]float64{}
+					}
+					sc.Window.Counts[name+"/op"] = float64(v-counts0[name]) / float64(tw.ops)
+				}
+			}
 			if tw.ops > 0 {
 				sc.Window.GCPerOp = float64(tw.gcCycles) / float64(tw.ops)
 			}

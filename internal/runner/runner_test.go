@@ -615,3 +615,26 @@ func TestWindowWarnings(t *testing.T) {
 		})
 	}
 }
+
+// TestWindowCounts: a scenario's own counters are kept for the profiling
+// window too, per operation, so a self-timing scenario can check the
+// budget against what it measured in the same window.
+func TestWindowCounts(t *testing.T) {
+	s := newFake("counts", perflab.Variant{Name: "alloc", New: func(perflab.Params) (perflab.Case, error) {
+		return perflab.CaseFunc(func(int) perflab.Worker { return &countingWorker{} }), nil
+	}})
+	run := &store.Run{}
+	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{}, Rules: profiles.DefaultRules(), NoFlame: true,
+		Opts: Options{Selection: perflab.Selection{Threads: []int{1}}, Count: 2, Time: 5 * time.Millisecond, Warmup: time.Millisecond,
+			ProfileTime: 50 * time.Millisecond, Profile: []string{"wall"}}}
+	if err := r.Execute(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w := run.Cases[0].Window
+	if w == nil {
+		t.Fatal("no window")
+	}
+	if got := w.Counts["events/op"]; got != 1 {
+		t.Errorf("window events/op = %v, want exactly 1 (counts %v)", got, w.Counts)
+	}
+}

@@ -40,4 +40,9 @@ type Window struct {
 	// Goroutines is the number of worker goroutines traced (each timed
 	// repetition starts its own).
 	Goroutines int `json:"goroutines"`
+	// Counts are the scenario's own counters (perflab.Counter) over the
+	// window, per operation, by name ("hits/op"): what a self-timing
+	// scenario measured of itself in the window the budget comes from,
+	// to check the budget against.
+	Counts map[string]float64 `json:"counts,omitempty"`
 }
