@@ -149,7 +149,9 @@ var ErrNotApplicable = errors.New("not applicable")
 // parameter matrix.
 type Case interface {
 	// NewWorker returns the state of worker goroutine id (0 ≤ id < threads).
-	// It is called outside the timed region.
+	// It is called outside the timed region, once for each id in order,
+	// all before any worker runs: a case whose workers depend on how many
+	// there are (a barrier, a token ring) knows the count by the first Run.
 	NewWorker(id int) Worker
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"runtime"
 	"strings"
@@ -636,5 +637,36 @@ func TestWindowCounts(t *testing.T) {
 	}
 	if got := w.Counts["events/op"]; got != 1 {
 		t.Errorf("window events/op = %v, want exactly 1 (counts %v)", got, w.Counts)
+	}
+}
+
+// TestWorkersBuiltBeforeRuns: Case.NewWorker is called for every id, in
+// order, before any worker runs, as perflab.Case promises.
+func TestWorkersBuiltBeforeRuns(t *testing.T) {
+	var built []int
+	var bad []string
+	var mu sync.Mutex
+	s := newFake("built", perflab.Variant{Name: "v", New: func(perflab.Params) (perflab.Case, error) {
+		built = nil
+		return perflab.CaseFunc(func(id int) perflab.Worker {
+			built = append(built, id)
+			return perflab.WorkerFunc(func(int) {
+				mu.Lock()
+				defer mu.Unlock()
+				if len(built) != 3 {
+					bad = append(bad, fmt.Sprintf("a worker ran with %d of 3 workers built", len(built)))
+				}
+			})
+		}), nil
+	}})
+	s.Threads = []int{3}
+	run := &store.Run{}
+	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{},
+		Opts: Options{Count: 1, Time: time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
+	if err := r.Execute(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(built) != "[0 1 2]" || len(bad) > 0 {
+		t.Errorf("built %v; %q", built, bad)
 	}
 }
