@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/profiles"
 	xtrace "golang.org/x/exp/trace"
 )
@@ -483,9 +484,12 @@ func TestOSWaitAtSampleStacks(t *testing.T) {
 	}
 	data := traced(t, func() { spin(200 * time.Millisecond) })
 	after := ReadSchedStats()
-	// As if the kernel had kept every thread waiting 40 ms more.
+	// As if the kernel had kept every thread off its core 40 ms more: that
+	// much less CPU, that much more run-queue wait.
 	for tid, st := range after {
-		st.Wait += 40 * time.Millisecond
+		take := min(40*time.Millisecond, st.Run-before[tid].Run)
+		st.Run -= take
+		st.Wait += take
 		after[tid] = st
 	}
 	res, err := FromTrace(bytes.NewReader(data), Options{Region: region, Sched: &SchedStats{Before: before, After: after}})
@@ -495,19 +499,42 @@ func TestOSWaitAtSampleStacks(t *testing.T) {
 	if res.OSWait <= 0 || res.CPUSamples == 0 {
 		t.Fatalf("OS wait %v, %d CPU samples: the test needs both", res.OSWait, res.CPUSamples)
 	}
-	var atOSWait time.Duration
+	// The OS wait sits where the running time does: at the same stacks,
+	// one frame deeper. (Under -race some samples' stacks end in racecall
+	// or a stand-in such as runtime._System; running time sits there too.)
+	key := func(locs []*profile.Location) string {
+		var b strings.Builder
+		for _, l := range locs {
+			b.WriteString(l.Line[0].Function.Name + ";")
+		}
+		return b.String()
+	}
+	running := map[string]bool{}
+	for _, s := range res.Profile.Sample {
+		if s.Label["state"][0] == "running" {
+			running[key(s.Location)] = true
+		}
+	}
+	var atOSWait, atGoroutine time.Duration
 	for _, s := range res.Profile.Sample {
 		if !strings.HasSuffix(s.Location[0].Line[0].Function.Name, "] "+osWaitState) {
 			continue
 		}
-		atOSWait += time.Duration(s.Value[0])
+		v := time.Duration(s.Value[0])
+		atOSWait += v
 		if len(s.Location) < 2 {
-			t.Errorf("OS wait of %v at no stack", time.Duration(s.Value[0]))
+			t.Errorf("OS wait of %v at no stack", v)
 			continue
 		}
-		if root := s.Location[len(s.Location)-1].Line[0].Function.Name; !strings.HasSuffix(root, "wallclock.traced.func1") {
-			t.Errorf("OS wait under root %q, want the goroutine's function", root)
+		if !running[key(s.Location[1:])] {
+			t.Errorf("OS wait of %v at a stack with no running time: %s", v, key(s.Location))
 		}
+		if strings.HasSuffix(s.Location[len(s.Location)-1].Line[0].Function.Name, "wallclock.traced.func1") {
+			atGoroutine += v
+		}
+	}
+	if atGoroutine < atOSWait/2 {
+		t.Errorf("only %v of %v OS wait is under the goroutine's own function", atGoroutine, atOSWait)
 	}
 	if atOSWait != res.OSWait {
 		t.Errorf("the profile holds %v of OS wait, the result says %v", atOSWait, res.OSWait)
