@@ -237,6 +237,10 @@ type decoder struct {
 	strs   []byte  // string arena
 	strEnd []int32 // string i is strs[strEnd[i-1]:strEnd[i]]
 	maxStr int64   // largest string index referred to
+	// single holds the last value of the profile's singular string
+	// fields (drop_frames 7, keep_frames 8, default_sample_type 14,
+	// doc_url 15), by field number.
+	single [16]int64
 	first  bool    // a string was read
 
 	sampleTypes [][2]int64
@@ -402,7 +406,8 @@ func (d *decoder) field(field, wire, u uint64, body []byte) error {
 		if err := need(0); err != nil {
 			return err
 		}
-		d.ref(int64(u))
+		// The last of each counts (see valueType): checked in finish.
+		d.single[field] = int64(u)
 		if field == 14 {
 			d.defaultType = int64(u)
 		}
@@ -531,10 +536,13 @@ func (d *decoder) valueType(b []byte) ([2]int64, error) {
 				return errType
 			}
 			vt[field-1] = int64(u)
-			d.ref(int64(u))
 		}
 		return nil
 	})
+	// A field given twice keeps its last value, as pprof's decoder does,
+	// so only the last is a reference to check.
+	d.ref(vt[0])
+	d.ref(vt[1])
 	return vt, err
 }
 
@@ -614,6 +622,7 @@ func (d *decoder) sample(b []byte) error {
 
 func (d *decoder) mappingMsg(b []byte) error {
 	var id uint64
+	var strs [2]int64 // filename, build_id: the last of each counts
 	err := fields(b, func(field, wire, u uint64, _ []byte) error {
 		if field >= 1 && field <= 10 {
 			if wire != 0 {
@@ -622,8 +631,8 @@ func (d *decoder) mappingMsg(b []byte) error {
 			switch field {
 			case 1:
 				id = u
-			case 5, 6: // filename, build_id
-				d.ref(int64(u))
+			case 5, 6:
+				strs[field-5] = int64(u)
 			}
 		}
 		return nil
@@ -631,6 +640,8 @@ func (d *decoder) mappingMsg(b []byte) error {
 	if err != nil {
 		return err
 	}
+	d.ref(strs[0])
+	d.ref(strs[1])
 	if id == 0 {
 		return errors.New("found mapping with reserved ID=0")
 	}
@@ -644,6 +655,7 @@ func (d *decoder) mappingMsg(b []byte) error {
 func (d *decoder) function(b []byte) error {
 	var id uint64
 	var name int64
+	var other [2]int64 // system_name, filename
 	err := fields(b, func(field, wire, u uint64, _ []byte) error {
 		if field >= 1 && field <= 5 {
 			if wire != 0 {
@@ -654,9 +666,8 @@ func (d *decoder) function(b []byte) error {
 				id = u
 			case 2:
 				name = int64(u)
-				d.ref(name)
 			case 3, 4:
-				d.ref(int64(u))
+				other[field-3] = int64(u)
 			}
 		}
 		return nil
@@ -664,6 +675,10 @@ func (d *decoder) function(b []byte) error {
 	if err != nil {
 		return err
 	}
+	// The last of each field counts (see valueType).
+	d.ref(name)
+	d.ref(other[0])
+	d.ref(other[1])
 	if id == 0 {
 		return errors.New("found function with reserved ID=0")
 	}
@@ -734,6 +749,9 @@ func (d *decoder) str(i int64) string {
 
 // finish resolves ids and string indexes into a Source.
 func (d *decoder) finish() (*Source, error) {
+	for _, i := range d.single {
+		d.ref(i)
+	}
 	if !d.first || d.maxStr >= int64(len(d.strEnd)) {
 		return nil, fmt.Errorf("%w: malformed profile format", profiles.ErrNotProfile)
 	}
