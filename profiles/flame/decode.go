@@ -241,7 +241,7 @@ type decoder struct {
 	// fields (drop_frames 7, keep_frames 8, default_sample_type 14,
 	// doc_url 15), by field number.
 	single [16]int64
-	first  bool    // a string was read
+	first  bool // a string was read
 
 	sampleTypes [][2]int64
 	defaultType int64
