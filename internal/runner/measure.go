@@ -273,9 +273,7 @@ func (c *liveCase) rep(s *sampler) (repResult, error) {
 	if c.bytes > 0 {
 		m["MB/s"] = float64(c.bytes) * fops / 1e6 / wall.Seconds()
 	}
-	for name, v := range sumCounts(c.workers) {
-		m[name+"/op"] = float64(v-countsBefore[name]) / fops
-	}
+	addPerOp(m, countsBefore, sumCounts(c.workers), fops)
 	return repResult{ops: ops, wall: wall, metrics: m}, nil
 }
 
@@ -328,6 +326,14 @@ func (c *liveCase) recalibrate(target time.Duration) error {
 		c.n = max(1, int(float64(c.n)*ratio))
 	}
 	return nil
+}
+
+// addPerOp sets m[name+"/op"] to what each counter counted from before to
+// after, per operation of ops.
+func addPerOp(m map[string]float64, before, after map[string]int64, ops float64) {
+	for name, v := range after {
+		m[name+"/op"] = float64(v-before[name]) / ops
+	}
 }
 
 func sumCounts(workers []perflab.Worker) map[string]int64 {

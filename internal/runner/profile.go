@@ -124,16 +124,12 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 				return err
 			}
 			sc.Window = window(wall, tw.ops, tw.elapsed, len(c.workers))
-			for name, v := range counts {
-				if tw.ops > 0 {
-					if sc.Window.Counts == nil {
-						sc.Window.Counts = map[string]float64{}
-					}
-					sc.Window.Counts[name+"/op"] = float64(v-counts0[name]) / float64(tw.ops)
-				}
-			}
 			if tw.ops > 0 {
 				sc.Window.GCPerOp = float64(tw.gcCycles) / float64(tw.ops)
+				if len(counts) > 0 {
+					sc.Window.Counts = map[string]float64{}
+					addPerOp(sc.Window.Counts, counts0, counts, float64(tw.ops))
+				}
 			}
 			sc.Warnings = append(sc.Warnings, windowWarnings(sc, wall)...)
 		}
