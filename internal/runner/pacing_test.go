@@ -49,10 +49,37 @@ func (w *gcSplitWorker) Run(n int) {
 // 0.22–0.37× the timed GC cycles per op, its time/op came out 15–50% below the timed
 // median (suite-lookup stdlib, cipher-stream stdlib), and the budget, whose
 // shares come from the window, understated gc and alloc.
+//
+// How often a small heap is collected depends on the CPU the collector gets
+// as well: on a loaded machine one window read 0.45× where an idle one reads
+// 0.85–0.92×, and spans of 16 cycles at one GOGC ranged 3.2–7.6 MB a cycle.
+// The fault this test guards against read 0.22–0.37× in every window, so
+// the test passes if one of three windows is in bounds.
 func TestWindowGCPacing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a profiling window of a second")
 	}
+	const attempts = 3
+	for i := 1; ; i++ {
+		ratio, win := gcPacingWindow(t)
+		t.Logf("window %d: %.2f× the untraced GC cycles per op", i, ratio)
+		if win == nil || win.GCPerOp <= 0 {
+			t.Fatalf("the window's GC cycles per op were not recorded: %+v", win)
+		}
+		if ratio >= 0.6 && ratio <= 1.6 {
+			return
+		}
+		if i == attempts {
+			t.Fatalf("in %d windows the last ran %.2f× the GC cycles per op of the untraced repetitions (want 0.6–1.6× in one)", attempts, ratio)
+		}
+	}
+}
+
+// gcPacingWindow runs gcSplitWorker for five timed repetitions and a
+// profiling window, and returns the window's GC cycles per op over the
+// untraced runs', and the window the runner stored.
+func gcPacingWindow(t *testing.T) (float64, *store.Window) {
+	t.Helper()
 	w := &gcSplitWorker{sample: []metrics.Sample{{Name: gcCyclesMetric}}}
 	s := &perflab.Scenario{Name: "gc-pacing", Threads: []int{1}, Variants: []perflab.Variant{{Name: "alloc", New: func(perflab.Params) (perflab.Case, error) {
 		return perflab.CaseFunc(func(int) perflab.Worker { return w }), nil
@@ -68,12 +95,6 @@ func TestWindowGCPacing(t *testing.T) {
 	}
 	untraced := float64(w.untraced[0]) / float64(w.untraced[1])
 	traced := float64(w.traced[0]) / float64(w.traced[1])
-	ratio := traced / untraced
-	t.Logf("GC cycles per Mop: untraced %.1f, profiling window %.1f (%.2f×)", untraced*1e6, traced*1e6, ratio)
-	if ratio < 0.6 || ratio > 1.6 {
-		t.Errorf("the profiling window ran %.2f× the GC cycles per op of the untraced repetitions (want 0.6–1.6×)", ratio)
-	}
-	if win := run.Cases[0].Window; win == nil || win.GCPerOp <= 0 {
-		t.Errorf("the window's GC cycles per op were not recorded: %+v", win)
-	}
+	t.Logf("GC cycles per Mop: untraced %.1f, profiling window %.1f", untraced*1e6, traced*1e6)
+	return traced / untraced, run.Cases[0].Window
 }
