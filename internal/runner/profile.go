@@ -211,6 +211,7 @@ func window(w *wallclock.Result, ops int64, elapsed time.Duration, threads int) 
 		out.Blocked = float64(w.Time[wallclock.Blocked]) / t
 		out.Syscall = float64(w.Time[wallclock.Syscall]) / t
 		out.OSWait = float64(w.OSWait) / t
+		out.OSWaitExact = w.OSWaitExact
 	}
 	return out
 }
@@ -320,6 +321,7 @@ type tracedRun struct {
 	traceRemoved   bool // unlinked while open (not possible everywhere)
 	cpuOn, traceOn bool
 	sched          *wallclock.SchedStats
+	switches       *wallclock.SwitchRecorder
 	// gcCycles is the GC cycles that ended during the window.
 	gcCycles uint64
 }
@@ -450,6 +452,12 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 		// worker was running to Go while the OS ran something else.
 		if before := wallclock.ReadSchedStats(); before != nil {
 			tw.sched = &wallclock.SchedStats{Before: before}
+			// Where the kernel lets a process read its own threads'
+			// context switches, each preemption is charged when and
+			// where it happened (see wallclock.StartSwitches).
+			if sw, err := wallclock.StartSwitches(); err == nil {
+				tw.switches = sw
+			}
 		}
 		if f, removed, err := createTraceFile(); err != nil {
 			r.Progress.Warn("execution trace: " + err.Error())
@@ -468,6 +476,15 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 	restore()
 	if tw.traceOn {
 		trace.Stop()
+		if tw.switches != nil {
+			// Lost records would leave preemptions out: the per-thread
+			// totals are then the better figure.
+			if pre, err := tw.switches.Stop(); err == nil && tw.sched != nil {
+				tw.sched.Preempted = pre
+			} else if err != nil {
+				r.Progress.Warn("context switches: " + err.Error() + "; the OS wait is estimated from per-thread totals")
+			}
+		}
 		if tw.sched != nil {
 			if tw.sched.After = wallclock.ReadSchedStats(); tw.sched.After == nil {
 				tw.sched = nil

@@ -31,9 +31,15 @@ type Window struct {
 	// included.
 	GCPerOp float64 `json:"gc_per_op,omitempty"`
 	// OSWait is the share of the workers' time their thread waited for a
-	// CPU while Go had them running (another process on the cores), read
-	// from the kernel's per-thread figures; it is in Runnable and in sched.
+	// CPU while Go had them running or in a system call (another process
+	// on the cores); it is in Runnable and in sched.
 	OSWait float64 `json:"os_wait,omitempty"`
+	// OSWaitExact says OSWait is the sum of the kernel's records of each
+	// preemption of the workers' threads (perf_event_open's context-switch
+	// records), each charged to what its goroutine was doing then; false,
+	// it is estimated from per-thread totals (/proc schedstat), which
+	// cannot tell a wait in a system call from one while running.
+	OSWaitExact bool `json:"os_wait_exact,omitempty"`
 	// CPUSamples is the number of the workers' CPU samples that split
 	// their running time between categories.
 	CPUSamples int `json:"cpu_samples"`

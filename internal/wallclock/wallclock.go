@@ -35,9 +35,11 @@
 package wallclock
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,10 +124,14 @@ type Result struct {
 	BackgroundGC time.Duration
 	// Span is the time from the first to the last event of the trace.
 	Span time.Duration
-	// OSWait is the time counted goroutines were running to Go while their
-	// thread waited for a CPU (Options.Sched); it is in Time[Runnable] and
-	// charged to sched, not in Time[Running].
+	// OSWait is the time counted goroutines were running to Go, or in a
+	// system call, while their thread waited for a CPU (Options.Sched); it
+	// is in Time[Runnable], not in Time[Running] or Time[Syscall].
 	OSWait time.Duration
+	// OSWaitExact says OSWait is the sum of the kernel's preempted
+	// intervals (SchedStats.Preempted), not an estimate from per-thread
+	// totals.
+	OSWaitExact bool
 }
 
 // SchedStat is one thread's kernel scheduling figures
@@ -136,7 +142,20 @@ type SchedStat struct{ Run, Wait time.Duration }
 // SchedStats are every thread's figures, by thread id (the trace's thread
 // ids are the kernel's on Linux), read just before the trace starts and
 // just after it stops.
-type SchedStats struct{ Before, After map[int64]SchedStat }
+//
+// Preempted, when not nil, holds every interval a thread of the process was
+// preempted over the window (StartSwitches): they then decide exactly when,
+// and to which goroutine in which state, the wait happened, and Before and
+// After are not used.
+type SchedStats struct {
+	Before, After map[int64]SchedStat
+	Preempted     []Preemption
+}
+
+// Preemption is an interval thread TID was taken off its CPU while still
+// runnable, waiting for one: From and To are CLOCK_MONOTONIC nanoseconds
+// (Go's nanotime, which the trace's clock snapshots relate to its own).
+type Preemption struct{ TID, From, To int64 }
 
 // Total returns the counted goroutines' total time.
 func (r *Result) Total() time.Duration {
@@ -174,6 +193,7 @@ type gor struct {
 	blockCat   profiles.Category
 	blockWhy   string
 	running    time.Duration // all running time, counted or not
+	sysOS      time.Duration // preempted time in this system call, not yet charged
 	gcWorker   bool
 	thread     trace.ThreadID // the thread it runs on, while running
 	starting   bool           // inside Options.StartRegion
@@ -241,6 +261,11 @@ func FromTrace(r io.Reader, opts Options) (res *Result, err error) {
 	if opts.Sched != nil {
 		a.threadAll, a.threadCounted = map[trace.ThreadID]time.Duration{}, map[trace.ThreadID]time.Duration{}
 		a.samplesAll, a.samplesCounted = map[trace.ThreadID]int{}, map[trace.ThreadID]int{}
+		if opts.Sched.Preempted != nil {
+			a.pre = slices.Clone(opts.Sched.Preempted)
+			slices.SortFunc(a.pre, func(x, y Preemption) int { return cmp.Compare(x.From, y.From) })
+			a.onThread = map[trace.ThreadID]*gor{}
+		}
 	}
 	first, last := trace.Time(-1), trace.Time(0)
 	for {
@@ -256,6 +281,9 @@ func FromTrace(r io.Reader, opts Options) (res *Result, err error) {
 			a.first = first
 		}
 		last = ev.Time()
+		if a.onThread != nil {
+			a.preempted(&ev)
+		}
 		if err := a.event(&ev); err != nil {
 			return nil, err
 		}
@@ -292,6 +320,15 @@ type accountant struct {
 	threadAll, threadCounted map[trace.ThreadID]time.Duration
 	samplesAll               map[trace.ThreadID]int
 	samplesCounted           map[trace.ThreadID]int
+	// With SchedStats.Preempted: the intervals not yet reached, the
+	// trace's clock against CLOCK_MONOTONIC, the goroutine each thread
+	// has, and the preempted time of counted goroutines while running.
+	pre      []Preemption
+	monoLead int64 // CLOCK_MONOTONIC minus trace time, from a clock snapshot
+	clocked  bool
+	onThread map[trace.ThreadID]*gor
+	preRun   time.Duration
+	osRun    time.Duration // OS wait of counted goroutines while running
 }
 
 func (a *accountant) g(id trace.GoID) *gor {
@@ -424,6 +461,16 @@ func (a *accountant) event(ev *trace.Event) error {
 		if to == trace.GoRunning {
 			g.thread = ev.Thread()
 		}
+		if a.onThread != nil {
+			// A goroutine is on its thread while running and in a
+			// system call, which it leaves on the same thread.
+			switch {
+			case to == trace.GoRunning:
+				a.onThread[g.thread] = g
+			case to != trace.GoSyscall && a.onThread[g.thread] == g:
+				delete(a.onThread, g.thread)
+			}
+		}
 		if a.all && fresh && from == trace.GoUndetermined {
 			// The tracer tells of a goroutine that existed before the
 			// trace when it first does something, or at the end: it was
@@ -468,6 +515,7 @@ func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTr
 			g.offFrame = profiles.StateFrame(profiles.Sched, "runnable")
 		}
 	case trace.GoSyscall:
+		g.sysOS = 0
 		c := profiles.Wait
 		if st.Stack != trace.NoStack {
 			c = a.category(st.Stack, "syscall", false)
@@ -530,8 +578,53 @@ func (a *accountant) flush(g *gor, now trace.Time) {
 	case trace.GoRunning:
 		a.res.Time[Running] += d
 	case trace.GoRunnable, trace.GoWaiting, trace.GoSyscall:
+		if os := min(d, g.sysOS); g.state == trace.GoSyscall && os > 0 {
+			// The thread was preempted inside the system call: that
+			// was a wait for a CPU, not for the call.
+			g.sysOS -= os
+			d -= os
+			a.res.Time[Runnable] += os
+			a.res.OSWait += os
+			a.offTime(key{frame: profiles.StateFrame(profiles.Sched, osSyscallState), state: Runnable, stack: g.offStack}, os)
+		}
 		a.res.Time[g.offState] += d
 		a.offTime(key{frame: g.offFrame, state: g.offState, stack: g.offStack}, d)
+	}
+}
+
+// preempted charges the kernel's preempted intervals that began before ev
+// to the goroutine on the thread then: running, the wait goes from running
+// to sched at the end (osWait), as the schedstat estimate's does; in a
+// system call, it leaves the call's time for sched at the call's stack.
+// The trace's clock is related to CLOCK_MONOTONIC by its sync events' clock
+// snapshots (Go 1.25 and later), one per generation; a trace without one
+// leaves the estimate to osWait.
+func (a *accountant) preempted(ev *trace.Event) {
+	if ev.Kind() == trace.EventSync {
+		if snap := ev.Sync().ClockSnapshot; snap != nil {
+			a.monoLead = int64(snap.Mono) - int64(snap.Trace)
+			a.clocked = true
+		}
+	}
+	if !a.clocked {
+		return
+	}
+	now := int64(ev.Time()) + a.monoLead
+	for len(a.pre) > 0 && a.pre[0].From <= now {
+		p := a.pre[0]
+		a.pre = a.pre[1:]
+		g := a.onThread[trace.ThreadID(p.TID)]
+		if g == nil || !g.counted || g.starting || a.all && g.class == undecided {
+			continue // not counted work: an idle thread, the runtime's
+		}
+		d := time.Duration(p.To - p.From)
+		switch g.state {
+		case trace.GoRunning:
+			a.preRun += d
+		case trace.GoSyscall:
+			a.flush(g, trace.Time(p.From-a.monoLead))
+			g.sysOS += d
+		}
 	}
 }
 
@@ -677,6 +770,9 @@ func (a *accountant) finish(end trace.Time) {
 // thread waited in the kernel's run queue (another process, or another of
 // this process's threads, had the CPU) from running to sched, then builds
 // the profile. The tracer cannot see it: to Go the goroutine is running.
+// With the kernel's preempted intervals (SchedStats.Preempted) that time is
+// exact, summed by preempted as the trace is read; without, it is
+// estimated (estimateOSWait).
 //
 // Per thread, the kernel says exactly how much CPU it had over the window
 // (/proc/TID/schedstat); the CPU samples on the thread, each 10 ms of its
@@ -692,6 +788,23 @@ func (a *accountant) osWait() {
 	if a.sched == nil || a.threadAll == nil {
 		return
 	}
+	wait := a.preRun
+	if a.res.OSWaitExact = a.clocked; !a.clocked {
+		wait = a.estimateOSWait()
+	}
+	wait = min(wait, a.res.Time[Running])
+	if wait <= 0 {
+		return
+	}
+	a.osRun = wait
+	a.res.OSWait += wait
+	a.res.Time[Running] -= wait
+	a.res.Time[Runnable] += wait
+}
+
+// estimateOSWait is the running time the counted goroutines' threads
+// waited for a CPU, from the threads' schedstat totals over the window.
+func (a *accountant) estimateOSWait() time.Duration {
 	var wait time.Duration
 	for tid, counted := range a.threadCounted {
 		before, okB := a.sched.Before[int64(tid)]
@@ -716,18 +829,16 @@ func (a *accountant) osWait() {
 		}
 		wait += max(0, min(w, dWait))
 	}
-	wait = min(wait, a.res.Time[Running])
-	if wait <= 0 {
-		return
-	}
-	a.res.OSWait = wait
-	a.res.Time[Running] -= wait
-	a.res.Time[Runnable] += wait
+	return wait
 }
 
 // osWaitState is the state frame text of the time a goroutine was running
-// to Go while its thread waited for a CPU.
-const osWaitState = "runnable (its thread waited for a CPU: the OS ran something else)"
+// to Go while its thread waited for a CPU; osSyscallState of the time its
+// thread waited for one inside a system call.
+const (
+	osWaitState    = "runnable (its thread waited for a CPU: the OS ran something else)"
+	osSyscallState = "runnable in a system call (its thread waited for a CPU)"
+)
 
 // build assembles the pprof profile.
 func (a *accountant) build() *profile.Profile {
@@ -739,7 +850,7 @@ func (a *accountant) build() *profile.Profile {
 	// but lock where the goroutine was inside a lock — a spinning waiter,
 	// an Unlock waking the next — and wait inside a wait.
 	b.spread(a, a.res.Time[Running], Running, nil)
-	b.spread(a, a.res.OSWait, Runnable, func(s trace.Stack) []trace.StackFrame {
+	b.spread(a, a.osRun, Runnable, func(s trace.Stack) []trace.StackFrame {
 		return []trace.StackFrame{{Func: profiles.StateFrame(a.category(s, "", true), osWaitState)}}
 	})
 	for k, d := range a.off {

@@ -1,0 +1,248 @@
+package wallclock
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The kernel's context-switch records (perf_event_open with
+// attr.context_switch; PERF_RECORD_SWITCH, Linux 4.3, with the preemption
+// flag since 4.17) say, for each thread of this process, when it left its
+// CPU, whether it was preempted (still runnable) or went to sleep, and when
+// it came back. A preempted interval is exactly the time the thread waited
+// for a CPU, at a known moment: FromTrace charges it to the goroutine Go had
+// on the thread then, in the state it was in. /proc's per-thread schedstat
+// only gives a total over the window, which had to be split by estimate.
+//
+// Unprivileged use needs perf_event_paranoid ≤ 2 (the kernel's default; some
+// distributions raise it) and no seccomp filter against perf_event_open
+// (Docker's default profile has one): where it fails, StartSwitches says
+// why and the caller keeps to schedstat.
+//
+// golang.org/x/sys/unix gives the system call, the attribute struct and the
+// ring's header page; the records are read here because no Go library reads
+// a perf ring without also wanting BPF (cilium/ebpf's perf reader is for
+// BPF_MAP_TYPE_PERF_EVENT_ARRAY maps).
+
+const (
+	perfRecordLost   = 2
+	perfRecordSwitch = 14
+	miscSwitchOut    = 0x2000
+	miscOutPreempt   = 0x4000
+	// ringPages is each thread's ring, a power of two pages: 128 KiB holds
+	// about 5,400 records (24 bytes each), 27 ms of a thread switching
+	// 100,000 times a second; the ring is drained every switchDrain.
+	ringPages   = 32
+	switchDrain = 5 * time.Millisecond
+	// maxPreemptions bounds what one window keeps (a hostile or pathological
+	// workload must not grow memory without limit): 24 bytes each.
+	maxPreemptions = 1 << 20
+)
+
+type switchRing struct {
+	tid  int
+	fd   int
+	mem  []byte
+	page *unix.PerfEventMmapPage
+	data []byte
+	out  int64 // when the thread was preempted, -1 when it is not
+}
+
+// SwitchRecorder records the preempted intervals of this process's threads
+// from StartSwitches until Stop.
+type SwitchRecorder struct {
+	mu    sync.Mutex
+	rings map[int]*switchRing
+	got   []Preemption
+	lost  uint64
+	over  bool
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// StartSwitches starts recording every thread's preemptions, threads
+// started later included (they are found within switchDrain).
+func StartSwitches() (*SwitchRecorder, error) {
+	r := &SwitchRecorder{rings: map[int]*switchRing{}, stop: make(chan struct{}), done: make(chan struct{})}
+	if err := r.scan(); err != nil {
+		r.close()
+		return nil, err
+	}
+	if len(r.rings) == 0 {
+		return nil, errors.New("no threads found in /proc/self/task")
+	}
+	go r.loop()
+	return r, nil
+}
+
+func openSwitches(tid int) (*switchRing, error) {
+	attr := unix.PerfEventAttr{
+		Type:        unix.PERF_TYPE_SOFTWARE,
+		Config:      unix.PERF_COUNT_SW_DUMMY,
+		Sample_type: unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME,
+		Bits: unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv | unix.PerfBitSampleIDAll |
+			unix.PerfBitUseClockID | unix.PerfBitContextSwitch,
+		Clockid: unix.CLOCK_MONOTONIC, // Go's nanotime, the trace's ClockSnapshot.Mono
+	}
+	attr.Size = uint32(unsafe.Sizeof(attr))
+	fd, err := unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	ps := os.Getpagesize()
+	mem, err := unix.Mmap(fd, 0, ps*(1+ringPages), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return &switchRing{tid: tid, fd: fd, mem: mem, page: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0])), data: mem[ps:], out: -1}, nil
+}
+
+// scan opens a ring for each thread that has none. A thread that exits
+// between the listing and the open is skipped; any other failure on the
+// first scan is the caller's error, later ones only cost that thread.
+func (r *SwitchRecorder) scan() error {
+	dir, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err
+	}
+	first := len(r.rings) == 0
+	for _, e := range dir {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil || r.rings[tid] != nil {
+			continue
+		}
+		ring, err := openSwitches(tid)
+		if errors.Is(err, unix.ESRCH) {
+			continue
+		}
+		if err != nil {
+			if first {
+				return err
+			}
+			continue
+		}
+		r.rings[tid] = ring
+	}
+	return nil
+}
+
+func (r *SwitchRecorder) loop() {
+	defer close(r.done)
+	t := time.NewTicker(switchDrain)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.mu.Lock()
+			r.drainAll()
+			r.scan()
+			r.mu.Unlock()
+		}
+	}
+}
+
+func (r *SwitchRecorder) drainAll() {
+	for _, ring := range r.rings {
+		r.drain(ring)
+	}
+}
+
+// drain reads a ring's records (PERF_RECORD_SWITCH with sample_id_all:
+// pid, tid, time) and pairs each preempted switch-out with the thread's
+// next switch-in.
+func (r *SwitchRecorder) drain(ring *switchRing) {
+	head := atomic.LoadUint64(&ring.page.Data_head)
+	tail := ring.page.Data_tail
+	size := uint64(len(ring.data))
+	var rec [64]byte
+	for tail < head {
+		off := tail % size
+		var hdr [8]byte
+		copyRing(hdr[:], ring.data, off)
+		typ := binary.LittleEndian.Uint32(hdr[:])
+		misc := binary.LittleEndian.Uint16(hdr[4:])
+		n := uint64(binary.LittleEndian.Uint16(hdr[6:]))
+		if n < 8 || tail+n > head {
+			break // torn or corrupt: drop the rest of this read
+		}
+		body := rec[:min(n, uint64(len(rec)))]
+		copyRing(body, ring.data, off)
+		switch typ {
+		case perfRecordSwitch:
+			if len(body) >= 24 {
+				t := int64(binary.LittleEndian.Uint64(body[16:]))
+				switch {
+				case misc&miscSwitchOut == 0:
+					if ring.out >= 0 && t > ring.out {
+						r.add(Preemption{TID: int64(ring.tid), From: ring.out, To: t})
+					}
+					ring.out = -1
+				case misc&miscOutPreempt != 0:
+					ring.out = t
+				default:
+					ring.out = -1
+				}
+			}
+		case perfRecordLost:
+			if len(body) >= 24 {
+				r.lost += binary.LittleEndian.Uint64(body[16:])
+			}
+		}
+		tail += n
+	}
+	atomic.StoreUint64(&ring.page.Data_tail, tail)
+}
+
+func copyRing(dst, ring []byte, off uint64) {
+	n := copy(dst, ring[off:])
+	copy(dst[n:], ring)
+}
+
+func (r *SwitchRecorder) add(p Preemption) {
+	if len(r.got) >= maxPreemptions {
+		r.over = true
+		return
+	}
+	r.got = append(r.got, p)
+}
+
+// Stop ends the recording and returns the preempted intervals. An error
+// means some were lost (the kernel's ring overflowed, or too many to keep):
+// the caller should not take them as the whole.
+func (r *SwitchRecorder) Stop() ([]Preemption, error) {
+	close(r.stop)
+	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.drainAll()
+	r.close()
+	if r.got == nil {
+		r.got = []Preemption{} // none, which is not "not recorded"
+	}
+	switch {
+	case r.lost > 0:
+		return r.got, errors.New("the kernel dropped " + strconv.FormatUint(r.lost, 10) + " context-switch records")
+	case r.over:
+		return r.got, errors.New("more than " + strconv.Itoa(maxPreemptions) + " preemptions in the window")
+	}
+	return r.got, nil
+}
+
+func (r *SwitchRecorder) close() {
+	for tid, ring := range r.rings {
+		unix.Munmap(ring.mem)
+		unix.Close(ring.fd)
+		delete(r.rings, tid)
+	}
+}

@@ -1,0 +1,188 @@
+package wallclock
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/profiles"
+	"golang.org/x/sys/unix"
+)
+
+// threadSchedWait is the calling thread's run-queue wait so far, from the
+// kernel's own accounting (/proc/thread-self/schedstat).
+func monoNow() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
+
+func threadSchedWait(t *testing.T) time.Duration {
+	b, err := os.ReadFile("/proc/thread-self/schedstat")
+	if err != nil {
+		t.Skip("no schedstat:", err)
+	}
+	f := strings.Fields(string(b))
+	v, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(v)
+}
+
+// hogs starts n processes that spin until the test ends: another program
+// on the cores, which the kernel preempts the test's threads for.
+func hogs(t *testing.T, n int) {
+	for i := 0; i < n; i++ {
+		cmd := exec.Command("sh", "-c", "while :; do :; done")
+		if err := cmd.Start(); err != nil {
+			t.Skip("cannot start a CPU hog:", err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	}
+}
+
+// TestPreemptionsExact holds the OS wait from the kernel's context-switch
+// records against a second kernel figure: two goroutines, each locked to
+// its thread, hash (one) and read 256 KiB from /dev/zero (the other, whose
+// time is mostly in the system call) while three other processes spin on
+// two cores. Each thread's schedstat run-queue wait over its region, read
+// by the thread itself, is the truth: the threads never sleep, so all of
+// their wait was preemption. The reader's OS wait must come out of its
+// system-call time into sched.
+func TestPreemptionsExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spins for a second")
+	}
+	hogs(t, 3)
+	rec, err := StartSwitches()
+	if err != nil {
+		t.Skip("no context-switch records here:", err)
+	}
+	const d = 400 * time.Millisecond
+	var tb, cb bytes.Buffer
+	if err := pprof.StartCPUProfile(&cb); err != nil {
+		t.Fatal(err)
+	}
+	if err := trace.Start(&tb); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var truth [2]time.Duration
+	var tids [2]int64
+	var span [2][2]int64     // each region's start and end, CLOCK_MONOTONIC
+	var inCall time.Duration // the reader's wall time inside read(2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			buf := make([]byte, 256<<10)
+			var f *os.File
+			if i == 1 {
+				var err error
+				if f, err = os.Open("/dev/zero"); err != nil {
+					t.Error(err)
+					return
+				}
+				defer f.Close()
+			}
+			tids[i] = int64(unix.Gettid())
+			w0 := threadSchedWait(t)
+			span[i][0] = monoNow()
+			r := trace.StartRegion(context.Background(), region)
+			for end := time.Now().Add(d); time.Now().Before(end); {
+				if f == nil {
+					spin(time.Millisecond)
+					continue
+				}
+				t0 := time.Now()
+				if _, err := unix.Read(int(f.Fd()), buf); err != nil {
+					t.Error(err)
+					break
+				}
+				inCall += time.Since(t0)
+			}
+			r.End()
+			span[i][1] = monoNow()
+			truth[i] = threadSchedWait(t) - w0
+		}()
+	}
+	wg.Wait()
+	trace.Stop()
+	pprof.StopCPUProfile()
+	pre, err := rec.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := FromTrace(&tb, Options{Region: region, Sched: &SchedStats{Preempted: pre}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OSWaitExact {
+		t.Fatalf("the OS wait was estimated: no clock snapshot in the trace?")
+	}
+	want := truth[0] + truth[1]
+	var perThread [2]time.Duration
+	for _, p := range pre {
+		for i, tid := range tids {
+			if from, to := max(p.From, span[i][0]), min(p.To, span[i][1]); p.TID == tid && to > from {
+				perThread[i] += time.Duration(to - from)
+			}
+		}
+	}
+	t.Logf("preempted by thread: hasher %v, reader %v", perThread[0], perThread[1])
+	t.Logf("%d preemptions; OS wait %v, the threads' schedstat %v (hasher %v, reader %v); reader in read(2) %v, syscall state %v",
+		len(pre), res.OSWait, want, truth[0], truth[1], inCall, res.Time[Syscall])
+	if want < 50*time.Millisecond {
+		t.Skipf("the threads waited only %v for a CPU: the machine was not loaded enough to tell", want)
+	}
+	// The recorder against the kernel's own total over each region: a
+	// thread's run-queue wait is its preemptions and the latency of its
+	// wake-ups. A locked thread does sleep now and then: when Go preempts
+	// its goroutine (sysmon, after 10 ms) or takes its P in a call, the
+	// goroutine waits, runnable to Go, for the thread to be handed the P
+	// back and woken. Here that was up to 17% of the hasher's wait.
+	for i, name := range []string{"hasher", "reader"} {
+		if perThread[i] > truth[i]+time.Millisecond || perThread[i] < truth[i]*3/4 {
+			t.Errorf("the %s's thread was preempted %v in its region, its schedstat run-queue wait %v: want 75–100%%", name, perThread[i], truth[i])
+		}
+	}
+	// The hasher's preemptions are all charged (it only ran); the reader's
+	// are, but for those while Go had it runnable, waiting for a P after a
+	// call, which the trace already counts as sched.
+	if all := perThread[0] + perThread[1]; res.OSWait < perThread[0]*95/100 || res.OSWait > all {
+		t.Errorf("OS wait %v: want the hasher's %v at least, the threads' %v at most", res.OSWait, perThread[0], all)
+	}
+	by, _ := profiles.Breakdown(res.Profile, 0, profiles.DefaultRules())
+	var sysSched int64
+	for _, s := range res.Profile.Sample {
+		if strings.Contains(s.Location[0].Line[0].Function.Name, osSyscallState) {
+			sysSched += s.Value[0]
+		}
+	}
+	// Reading /dev/zero is kernel CPU: the reader's thread is preempted
+	// inside the call about as often as the call's share of its time (most
+	// of it, but under -race the detector's work on the buffer is most),
+	// and that wait is sched, not the call's.
+	inSyscall := float64(res.Time[Syscall]+time.Duration(sysSched)) / float64(d)
+	if want := float64(perThread[1]) * inSyscall / 2; float64(sysSched) < want {
+		t.Errorf("sched inside read(2) %v of the reader's %v preempted, %.0f%% of its time in the call", time.Duration(sysSched), perThread[1], 100*inSyscall)
+	}
+	if got := res.Time[Syscall] + time.Duration(sysSched); got > inCall+inCall/10 {
+		t.Errorf("syscall %v + its sched %v exceed the %v the reader timed inside read(2)", res.Time[Syscall], time.Duration(sysSched), inCall)
+	}
+	if by[profiles.Sched] < int64(res.OSWait) {
+		t.Errorf("sched %v, below the OS wait %v", time.Duration(by[profiles.Sched]), res.OSWait)
+	}
+}
