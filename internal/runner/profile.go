@@ -336,6 +336,10 @@ func (tw *tracedRun) traceReader() (io.Reader, error) {
 
 // close removes the window's trace file.
 func (tw *tracedRun) close() {
+	if tw.switches != nil { // the window ended early
+		tw.switches.Stop()
+		tw.switches = nil
+	}
 	if tw.trace == nil {
 		return
 	}
@@ -452,12 +456,6 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 		// worker was running to Go while the OS ran something else.
 		if before := wallclock.ReadSchedStats(); before != nil {
 			tw.sched = &wallclock.SchedStats{Before: before}
-			// Where the kernel lets a process read its own threads'
-			// context switches, each preemption is charged when and
-			// where it happened (see wallclock.StartSwitches).
-			if sw, err := wallclock.StartSwitches(); err == nil {
-				tw.switches = sw
-			}
 		}
 		if f, removed, err := createTraceFile(); err != nil {
 			r.Progress.Warn("execution trace: " + err.Error())
@@ -467,6 +465,14 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 			r.Progress.Warn("execution trace: " + err.Error())
 		} else {
 			tw.trace, tw.traceRemoved, tw.traceOn = f, removed, true
+			// Where the kernel lets a process read its own threads'
+			// context switches, each preemption is charged when and
+			// where it happened (see wallclock.StartSwitches).
+			if sw, err := wallclock.StartSwitches(); err == nil && tw.sched != nil {
+				tw.switches = sw
+			} else if err == nil {
+				sw.Stop()
+			}
 		}
 	}
 	restore := matchRunway(want, readUint64(heapAllocsMetric)-allocs0)
@@ -479,7 +485,9 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 		if tw.switches != nil {
 			// Lost records would leave preemptions out: the per-thread
 			// totals are then the better figure.
-			if pre, err := tw.switches.Stop(); err == nil && tw.sched != nil {
+			pre, err := tw.switches.Stop()
+			tw.switches = nil
+			if err == nil && tw.sched != nil {
 				tw.sched.Preempted = pre
 			} else if err != nil {
 				r.Progress.Warn("context switches: " + err.Error() + "; the OS wait is estimated from per-thread totals")

@@ -64,8 +64,10 @@ type SwitchRecorder struct {
 	got   []Preemption
 	lost  uint64
 	over  bool
-	stop  chan struct{}
-	done  chan struct{}
+	// corrupt is set when a ring held a record no kernel writes.
+	corrupt bool
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 // StartSwitches starts recording every thread's preemptions, threads
@@ -173,8 +175,13 @@ func (r *SwitchRecorder) drain(ring *switchRing) {
 		typ := binary.LittleEndian.Uint32(hdr[:])
 		misc := binary.LittleEndian.Uint16(hdr[4:])
 		n := uint64(binary.LittleEndian.Uint16(hdr[6:]))
-		if n < 8 || tail+n > head {
-			break // torn or corrupt: drop the rest of this read
+		if n < 8 || n%8 != 0 || tail+n > head {
+			// The kernel publishes whole records only: this ring is
+			// corrupt. Skip to its head, and say so at Stop, or the
+			// ring would stay stuck here and fill.
+			r.corrupt = true
+			tail = head
+			break
 		}
 		body := rec[:min(n, uint64(len(rec)))]
 		copyRing(body, ring.data, off)
@@ -233,6 +240,8 @@ func (r *SwitchRecorder) Stop() ([]Preemption, error) {
 	switch {
 	case r.lost > 0:
 		return r.got, errors.New("the kernel dropped " + strconv.FormatUint(r.lost, 10) + " context-switch records")
+	case r.corrupt:
+		return r.got, errors.New("a context-switch ring held a malformed record")
 	case r.over:
 		return r.got, errors.New("more than " + strconv.Itoa(maxPreemptions) + " preemptions in the window")
 	}

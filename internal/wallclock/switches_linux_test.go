@@ -3,11 +3,13 @@ package wallclock
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,12 +23,6 @@ import (
 
 // threadSchedWait is the calling thread's run-queue wait so far, from the
 // kernel's own accounting (/proc/thread-self/schedstat).
-func monoNow() int64 {
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return ts.Nano()
-}
-
 func threadSchedWait(t *testing.T) time.Duration {
 	b, err := os.ReadFile("/proc/thread-self/schedstat")
 	if err != nil {
@@ -38,6 +34,13 @@ func threadSchedWait(t *testing.T) time.Duration {
 		t.Fatal(err)
 	}
 	return time.Duration(v)
+}
+
+// monoNow is CLOCK_MONOTONIC, the clock of the kernel's switch records.
+func monoNow() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
 }
 
 // hogs starts n processes that spin until the test ends: another program
@@ -188,5 +191,51 @@ func TestPreemptionsExact(t *testing.T) {
 	}
 	if by[profiles.Sched] < int64(res.OSWait) {
 		t.Errorf("sched %v, below the OS wait %v", time.Duration(by[profiles.Sched]), res.OSWait)
+	}
+}
+
+// TestSwitchRingDrain reads a ring laid out as the kernel writes it: a
+// preempted switch-out paired with the next switch-in, a sleep (not a
+// preemption) left out, a record wrapping the ring's end, and a malformed
+// record that must not leave the ring stuck.
+func TestSwitchRingDrain(t *testing.T) {
+	const size = 128
+	page := new(unix.PerfEventMmapPage)
+	ring := &switchRing{tid: 7, page: page, data: make([]byte, size), out: -1}
+	var head uint64
+	put := func(misc uint16, n uint16, at int64) {
+		rec := make([]byte, n)
+		binary.LittleEndian.PutUint32(rec, perfRecordSwitch)
+		binary.LittleEndian.PutUint16(rec[4:], misc)
+		binary.LittleEndian.PutUint16(rec[6:], n)
+		if n >= 24 {
+			binary.LittleEndian.PutUint64(rec[16:], uint64(at))
+		}
+		for i, b := range rec {
+			ring.data[(head+uint64(i))%size] = b
+		}
+		head += uint64(n)
+	}
+	r := &SwitchRecorder{}
+	put(miscSwitchOut|miscOutPreempt, 24, 100) // preempted at 100
+	put(0, 24, 150)                            // back at 150
+	put(miscSwitchOut, 24, 200)                // went to sleep
+	put(0, 24, 900)                            // woken
+	put(miscSwitchOut|miscOutPreempt, 24, 1000)
+	page.Data_head = head
+	r.drain(ring)
+	put(0, 24, 1010) // wraps the 128-byte ring's end
+	page.Data_head = head
+	r.drain(ring)
+	want := []Preemption{{TID: 7, From: 100, To: 150}, {TID: 7, From: 1000, To: 1010}}
+	if !slices.Equal(r.got, want) {
+		t.Errorf("preemptions %v, want %v", r.got, want)
+	}
+	put(0, 12, 0) // no kernel writes a record of 12 bytes
+	put(miscSwitchOut|miscOutPreempt, 24, 2000)
+	page.Data_head = head
+	r.drain(ring)
+	if !r.corrupt || page.Data_tail != head {
+		t.Errorf("after a malformed record: corrupt %v, tail %d of head %d", r.corrupt, page.Data_tail, head)
 	}
 }

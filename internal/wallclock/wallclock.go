@@ -515,7 +515,9 @@ func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTr
 			g.offFrame = profiles.StateFrame(profiles.Sched, "runnable")
 		}
 	case trace.GoSyscall:
-		g.sysOS = 0
+		if from != trace.GoSyscall { // not a new generation's status
+			g.sysOS = 0
+		}
 		c := profiles.Wait
 		if st.Stack != trace.NoStack {
 			c = a.category(st.Stack, "syscall", false)
@@ -622,7 +624,9 @@ func (a *accountant) preempted(ev *trace.Event) {
 		case trace.GoRunning:
 			a.preRun += d
 		case trace.GoSyscall:
-			a.flush(g, trace.Time(p.From-a.monoLead))
+			if at := trace.Time(p.From - a.monoLead); at > g.since {
+				a.flush(g, at)
+			}
 			g.sysOS += d
 		}
 	}
