@@ -64,9 +64,14 @@ func storeProfile(t testing.TB, root string, data []byte) (runID, slug string) {
 	return run.ID, slug
 }
 
-// heapPeak samples HeapInuse every 2 ms until stop is closed and returns
-// the highest value seen.
+// heapPeak collects garbage, then samples HeapInuse every 2 ms until stop
+// is closed and returns the highest value seen above the heap it started
+// from.
 func heapPeak(stop <-chan struct{}) <-chan uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapInuse
 	out := make(chan uint64, 1)
 	go func() {
 		var peak uint64
@@ -78,7 +83,7 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 			peak = max(peak, ms.HeapInuse)
 			select {
 			case <-stop:
-				out <- peak
+				out <- peak - before
 				return
 			case <-tick.C:
 			}
@@ -105,10 +110,6 @@ func TestConcurrentGETsBuildOnce(t *testing.T) {
 	base := srv.URL + "/runs/" + id + "/cases/" + slug
 	paths := []string{"/flame.svg", "/folded", "/flame.json", "", "/flame.svg?type=samples", "/folded?type=samples"}
 
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	before := ms.HeapInuse
 	stop := make(chan struct{})
 	peak := heapPeak(stop)
 	var wg sync.WaitGroup
@@ -132,7 +133,7 @@ func TestConcurrentGETsBuildOnce(t *testing.T) {
 	}
 	wg.Wait()
 	close(stop)
-	heap := <-peak - before
+	heap := <-peak
 	used, most := s.mem.usage()
 	t.Logf("32 clients: heap peak %d MB above the start, budget %d MB held now, %d MB at most, %d trees built", heap>>20, used>>20, most>>20, s.trees.builds.Load())
 	if most > budget {
@@ -172,10 +173,6 @@ func TestConcurrentUploadsBounded(t *testing.T) {
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	before := ms.HeapInuse
 	stop := make(chan struct{})
 	peak := heapPeak(stop)
 	var wg sync.WaitGroup
@@ -193,7 +190,7 @@ func TestConcurrentUploadsBounded(t *testing.T) {
 	}
 	wg.Wait()
 	close(stop)
-	heap := <-peak - before
+	heap := <-peak
 	used, most := s.mem.usage()
 	t.Logf("8 uploads of %d KB (300k samples): heap peak %d MB above the start; budget %d MB held, %d MB at most", gz.Len()>>10, heap>>20, used>>20, most>>20)
 	if most > budget {

@@ -468,10 +468,8 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 			// Where the kernel lets a process read its own threads'
 			// context switches, each preemption is charged when and
 			// where it happened (see wallclock.StartSwitches).
-			if sw, err := wallclock.StartSwitches(); err == nil && tw.sched != nil {
-				tw.switches = sw
-			} else if err == nil {
-				sw.Stop()
+			if tw.sched != nil {
+				tw.switches, _ = wallclock.StartSwitches()
 			}
 		}
 	}
@@ -487,9 +485,9 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 			// totals are then the better figure.
 			pre, err := tw.switches.Stop()
 			tw.switches = nil
-			if err == nil && tw.sched != nil {
+			if err == nil {
 				tw.sched.Preempted = pre
-			} else if err != nil {
+			} else {
 				r.Progress.Warn("context switches: " + err.Error() + "; the OS wait is estimated from per-thread totals")
 			}
 		}
