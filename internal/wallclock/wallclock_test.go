@@ -546,3 +546,135 @@ func TestOSWaitAtSampleStacks(t *testing.T) {
 		t.Errorf("the profile holds %v of OS wait, the result says %v", atOSWait, res.OSWait)
 	}
 }
+
+// TestWakePreemption: a preemption that begins as a goroutine wakes another
+// (the kernel running the woken goroutine's thread on the waker's core) is
+// the wake-up's cost, charged at the waking stack — lock inside Unlock —
+// and one that begins later, while the goroutine works on, goes where the
+// running time goes. The kernel's records are laid by hand at known offsets
+// from the trace's own wake-up events, so where each must land is known.
+func TestWakePreemption(t *testing.T) {
+	var mu sync.Mutex
+	work := func() {
+		for end := time.Now().Add(150 * time.Millisecond); time.Now().Before(end); {
+			mu.Lock()
+			spin(time.Millisecond)
+			mu.Unlock() // wakes the other when it is parked in Lock
+			spin(time.Millisecond)
+		}
+	}
+	data := traced(t, func() {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := trace.StartRegion(context.Background(), region)
+			work()
+			r.End()
+		}()
+		work()
+		wg.Wait()
+	})
+	// The trace's clock against CLOCK_MONOTONIC, and each wake-up inside
+	// Unlock by a goroutine that was running, with its thread.
+	type wake struct {
+		at  int64
+		tid int64
+	}
+	var wakes []wake
+	var lead int64
+	clocked := false
+	tr, err := xtrace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := tr.ReadEvent()
+		if err != nil {
+			break
+		}
+		switch ev.Kind() {
+		case xtrace.EventSync:
+			if snap := ev.Sync().ClockSnapshot; snap != nil && !clocked {
+				lead, clocked = int64(snap.Mono)-int64(snap.Trace), true
+			}
+		case xtrace.EventStateTransition:
+			st := ev.StateTransition()
+			if st.Resource.Kind != xtrace.ResourceGoroutine {
+				continue
+			}
+			from, to := st.Goroutine()
+			if from != xtrace.GoWaiting || to != xtrace.GoRunnable || ev.Goroutine() == xtrace.NoGoroutine {
+				continue
+			}
+			for f := range ev.Stack().Frames() {
+				if f.Func == "sync.(*Mutex).Unlock" {
+					wakes = append(wakes, wake{int64(ev.Time()), int64(ev.Thread())})
+					break
+				}
+			}
+		}
+	}
+	if !clocked {
+		t.Skip("no clock snapshot in the trace (Go 1.25 or later has one)")
+	}
+	if len(wakes) < 10 {
+		t.Fatalf("only %d wake-ups inside Unlock: the test needs more", len(wakes))
+	}
+	const took = 20 * time.Microsecond
+	for _, tc := range []struct {
+		name  string
+		after time.Duration // from the wake-up to the preemption
+		woke  bool          // charged at the wake-up
+	}{
+		{"at the wake-up", 3 * time.Microsecond, true},
+		{"later", 3*wakeWindow + 3*time.Microsecond, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var pre []Preemption
+			for _, w := range wakes {
+				from := w.at + lead + int64(tc.after)
+				pre = append(pre, Preemption{TID: w.tid, From: from, To: from + int64(took)})
+			}
+			res, err := FromTrace(bytes.NewReader(data), Options{Region: region, Sched: &SchedStats{Preempted: pre}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.OSWaitExact {
+				t.Fatal("the preemptions were not used")
+			}
+			// The waker spins for a millisecond after Unlock: it is
+			// running at each laid preemption, so all of them count.
+			if want := took * time.Duration(len(wakes)); res.OSWait != want {
+				t.Errorf("OS wait %v, want %v (%d preemptions of %v)", res.OSWait, want, len(wakes), took)
+			}
+			var atWake, atRun time.Duration
+			for _, s := range res.Profile.Sample {
+				leaf := s.Location[0].Line[0].Function.Name
+				v := time.Duration(s.Value[0])
+				switch {
+				case strings.HasSuffix(leaf, "] "+osWakeState):
+					atWake += v
+					if !strings.HasPrefix(leaf, "[lock]") {
+						t.Errorf("%v at %q: a preemption inside Unlock is lock", v, leaf)
+					}
+					unlock := false
+					for _, l := range s.Location[1:] {
+						unlock = unlock || l.Line[0].Function.Name == "sync.(*Mutex).Unlock"
+					}
+					if !unlock {
+						t.Errorf("%v of wake-up preemption at a stack without Unlock", v)
+					}
+				case strings.HasSuffix(leaf, "] "+osWaitState):
+					atRun += v
+				}
+			}
+			if tc.woke && (atWake != res.OSWait || atRun != 0) {
+				t.Errorf("at the wake-up: %v charged there, %v where the running time is; want all %v at the wake-up", atWake, atRun, res.OSWait)
+			}
+			if !tc.woke && (atWake != 0 || atRun != res.OSWait) {
+				t.Errorf("later: %v charged at the wake-up, %v where the running time is; want all %v with the running time", atWake, atRun, res.OSWait)
+			}
+		})
+	}
+}
