@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/perflab/perflab/profiles"
+	xtrace "golang.org/x/exp/trace"
 	"golang.org/x/sys/unix"
 )
 
@@ -170,10 +171,15 @@ func TestPreemptionsExact(t *testing.T) {
 		t.Errorf("OS wait %v: want the hasher's %v at least, the threads' %v at most", res.OSWait, perThread[0], all)
 	}
 	by, _ := profiles.Breakdown(res.Profile, 0, profiles.DefaultRules())
-	var sysSched int64
+	var sysSched, sysSelf int64
 	for _, s := range res.Profile.Sample {
-		if strings.Contains(s.Location[0].Line[0].Function.Name, osSyscallState) {
+		switch leaf := s.Location[0].Line[0].Function.Name; {
+		case strings.Contains(leaf, osSyscallState):
 			sysSched += s.Value[0]
+		case strings.Contains(leaf, osSelfSyscallState):
+			// A thread of the process, just woken, took the CPU as
+			// the call began: the call's time (see wakeWindow).
+			sysSelf += s.Value[0]
 		}
 	}
 	// Reading /dev/zero is kernel CPU: the reader's thread is preempted
@@ -187,8 +193,8 @@ func TestPreemptionsExact(t *testing.T) {
 	if got := res.Time[Syscall] + time.Duration(sysSched); got > inCall+inCall/10 {
 		t.Errorf("syscall %v + its sched %v exceed the %v the reader timed inside read(2)", res.Time[Syscall], time.Duration(sysSched), inCall)
 	}
-	if by[profiles.Sched] < int64(res.OSWait) {
-		t.Errorf("sched %v, below the OS wait %v", time.Duration(by[profiles.Sched]), res.OSWait)
+	if by[profiles.Sched] < int64(res.OSWait)-sysSelf {
+		t.Errorf("sched %v, below the OS wait %v less the %v a call's own wake-up cost", time.Duration(by[profiles.Sched]), res.OSWait, time.Duration(sysSelf))
 	}
 }
 
@@ -197,43 +203,200 @@ func TestPreemptionsExact(t *testing.T) {
 // preemption) left out, a record wrapping the ring's end, and a malformed
 // record that must not leave the ring stuck.
 func TestSwitchRingDrain(t *testing.T) {
-	const size = 128
-	page := new(unix.PerfEventMmapPage)
-	ring := &switchRing{tid: 7, page: page, data: make([]byte, size), out: -1}
+	const size = 176 // five records and half of one
+	ring := &switchRing{tid: 7, page: new(unix.PerfEventMmapPage), data: make([]byte, size), out: -1}
 	var head uint64
 	put := func(misc uint16, n uint16, at int64) {
-		rec := make([]byte, n)
-		binary.LittleEndian.PutUint32(rec, perfRecordSwitch)
-		binary.LittleEndian.PutUint16(rec[4:], misc)
-		binary.LittleEndian.PutUint16(rec[6:], n)
-		if n >= 24 {
-			binary.LittleEndian.PutUint64(rec[16:], uint64(at))
-		}
-		for i, b := range rec {
-			ring.data[(head+uint64(i))%size] = b
-		}
-		head += uint64(n)
+		head = putSwitch(ring, head, misc, n, at, 0)
 	}
 	r := &SwitchRecorder{}
-	put(miscSwitchOut|miscOutPreempt, 24, 100) // preempted at 100
-	put(0, 24, 150)                            // back at 150
-	put(miscSwitchOut, 24, 200)                // went to sleep
-	put(0, 24, 900)                            // woken
-	put(miscSwitchOut|miscOutPreempt, 24, 1000)
-	page.Data_head = head
+	put(miscSwitchOut|miscOutPreempt, 32, 100) // preempted at 100
+	put(0, 32, 150)                            // back at 150
+	put(miscSwitchOut, 32, 200)                // went to sleep
+	put(0, 32, 900)                            // woken
+	put(miscSwitchOut|miscOutPreempt, 32, 1000)
+	ring.page.Data_head = head
 	r.drain(ring)
-	put(0, 24, 1010) // wraps the 128-byte ring's end
-	page.Data_head = head
+	put(0, 32, 1010) // wraps the ring's end
+	ring.page.Data_head = head
 	r.drain(ring)
 	want := []Preemption{{TID: 7, From: 100, To: 150}, {TID: 7, From: 1000, To: 1010}}
 	if !slices.Equal(r.got, want) {
 		t.Errorf("preemptions %v, want %v", r.got, want)
 	}
 	put(0, 12, 0) // no kernel writes a record of 12 bytes
-	put(miscSwitchOut|miscOutPreempt, 24, 2000)
-	page.Data_head = head
+	put(miscSwitchOut|miscOutPreempt, 32, 2000)
+	ring.page.Data_head = head
 	r.drain(ring)
-	if !r.corrupt || page.Data_tail != head {
-		t.Errorf("after a malformed record: corrupt %v, tail %d of head %d", r.corrupt, page.Data_tail, head)
+	if !r.corrupt || ring.page.Data_tail != head {
+		t.Errorf("after a malformed record: corrupt %v, tail %d of head %d", r.corrupt, ring.page.Data_tail, head)
+	}
+}
+
+// putSwitch lays one PERF_RECORD_SWITCH with sample_id_all (pid, tid, time,
+// cpu) in ring at head, as the kernel writes it, and returns the new head.
+func putSwitch(ring *switchRing, head uint64, misc, n uint16, at int64, cpu uint32) uint64 {
+	rec := make([]byte, n)
+	binary.LittleEndian.PutUint32(rec, perfRecordSwitch)
+	binary.LittleEndian.PutUint16(rec[4:], misc)
+	binary.LittleEndian.PutUint16(rec[6:], n)
+	if n >= 32 {
+		binary.LittleEndian.PutUint32(rec[12:], uint32(ring.tid))
+		binary.LittleEndian.PutUint64(rec[16:], uint64(at))
+		binary.LittleEndian.PutUint32(rec[24:], cpu)
+	}
+	size := uint64(len(ring.data))
+	for i, b := range rec {
+		ring.data[(head+uint64(i))%size] = b
+	}
+	return head + uint64(n)
+}
+
+// TestSwitchSelf: a preemption is Self when another thread of the process,
+// woken from a sleep, came onto the same CPU within selfGap — not when the
+// thread that came on was only back from a preemption of its own (its turn
+// in the run queue), nor on another CPU, nor much later.
+func TestSwitchSelf(t *testing.T) {
+	const us = int64(time.Microsecond)
+	gap := int64(selfGap)
+	a := &switchRing{tid: 7, page: new(unix.PerfEventMmapPage), data: make([]byte, 4096), out: -1}
+	b := &switchRing{tid: 8, page: new(unix.PerfEventMmapPage), data: make([]byte, 4096), out: -1}
+	var ha, hb uint64
+	out, in := uint16(miscSwitchOut|miscOutPreempt), uint16(0)
+	sleep := uint16(miscSwitchOut)
+	// 1: a preempted on CPU 1; b, asleep, comes on there 1 µs later.
+	hb = putSwitch(b, hb, sleep, 32, 0, 1)
+	ha = putSwitch(a, ha, out, 32, 1000*us, 1)
+	hb = putSwitch(b, hb, in, 32, 1000*us+us, 1)
+	ha = putSwitch(a, ha, in, 32, 1100*us, 1)
+	// 2: b comes on right after, but it had been preempted: its turn.
+	hb = putSwitch(b, hb, out, 32, 1150*us, 1)
+	ha = putSwitch(a, ha, out, 32, 2000*us, 1)
+	hb = putSwitch(b, hb, in, 32, 2000*us+us, 1)
+	ha = putSwitch(a, ha, in, 32, 2100*us, 1)
+	// 3: b, woken, comes on another CPU.
+	hb = putSwitch(b, hb, sleep, 32, 2200*us, 0)
+	ha = putSwitch(a, ha, out, 32, 3000*us, 1)
+	hb = putSwitch(b, hb, in, 32, 3000*us+us, 0)
+	ha = putSwitch(a, ha, in, 32, 3100*us, 1)
+	// 4: b, woken, comes on the same CPU after another program ran.
+	hb = putSwitch(b, hb, sleep, 32, 3200*us, 1)
+	ha = putSwitch(a, ha, out, 32, 4000*us, 1)
+	hb = putSwitch(b, hb, in, 32, 4000*us+2*gap, 1)
+	ha = putSwitch(a, ha, in, 32, 4100*us, 1)
+	a.page.Data_head, b.page.Data_head = ha, hb
+	r := &SwitchRecorder{}
+	// b's ring drained first: the order of rings must not matter.
+	r.drain(b)
+	r.drain(a)
+	r.self()
+	var self []bool
+	for _, p := range r.got {
+		if p.TID == 7 {
+			self = append(self, p.Self)
+		}
+	}
+	if want := []bool{true, false, false, false}; !slices.Equal(self, want) {
+		t.Errorf("Self of a's preemptions %v, want %v", self, want)
+	}
+}
+
+// TestSyscallWakePreemption: a preemption inside a system call is a wait
+// for a CPU (sched), unless it began as the call started and the CPU went
+// to a thread of the process just woken — the call's own wake-up of it (a
+// pipe's write waking the network poller) — which stays the call's time.
+// The kernel's records are laid by hand at known offsets from the trace's
+// own system calls, 1 ms sleeps in nanosleep(2).
+func TestSyscallWakePreemption(t *testing.T) {
+	data := traced(t, func() {
+		for range 50 {
+			unix.Nanosleep(&unix.Timespec{Nsec: int64(time.Millisecond)}, nil)
+		}
+	})
+	type call struct{ at, tid int64 }
+	var calls []call
+	var lead int64
+	clocked := false
+	tr, err := xtrace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := tr.ReadEvent()
+		if err != nil {
+			break
+		}
+		switch ev.Kind() {
+		case xtrace.EventSync:
+			if snap := ev.Sync().ClockSnapshot; snap != nil && !clocked {
+				lead, clocked = int64(snap.Mono)-int64(snap.Trace), true
+			}
+		case xtrace.EventStateTransition:
+			st := ev.StateTransition()
+			if st.Resource.Kind != xtrace.ResourceGoroutine {
+				continue
+			}
+			if from, to := st.Goroutine(); from != xtrace.GoRunning || to != xtrace.GoSyscall {
+				continue
+			}
+			for f := range st.Stack.Frames() {
+				if f.Func == "golang.org/x/sys/unix.Nanosleep" {
+					calls = append(calls, call{int64(ev.Time()), int64(ev.Thread())})
+					break
+				}
+			}
+		}
+	}
+	if !clocked {
+		t.Skip("no clock snapshot in the trace (Go 1.25 or later has one)")
+	}
+	if len(calls) < 40 {
+		t.Fatalf("only %d nanosleep calls in the trace, of 50", len(calls))
+	}
+	const took = 20 * time.Microsecond
+	for _, tc := range []struct {
+		name  string
+		after time.Duration
+		self  bool
+		call  bool // stays the call's time
+	}{
+		{"as the call starts, by a thread of the process", 3 * time.Microsecond, true, true},
+		{"as the call starts, by another program", 3 * time.Microsecond, false, false},
+		{"later in the call, by a thread of the process", 3 * wakeWindow, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var pre []Preemption
+			for _, c := range calls {
+				from := c.at + lead + int64(tc.after)
+				pre = append(pre, Preemption{TID: c.tid, From: from, To: from + int64(took), Self: tc.self})
+			}
+			res, err := FromTrace(bytes.NewReader(data), Options{Region: region, Sched: &SchedStats{Preempted: pre}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := took * time.Duration(len(calls)); res.OSWait != want {
+				t.Fatalf("OS wait %v, want %v (%d preemptions of %v)", res.OSWait, want, len(calls), took)
+			}
+			var inCall, sched time.Duration
+			for _, s := range res.Profile.Sample {
+				leaf := s.Location[0].Line[0].Function.Name
+				switch {
+				case strings.HasSuffix(leaf, "] "+osSelfSyscallState):
+					inCall += time.Duration(s.Value[0])
+					if !strings.HasPrefix(leaf, "[wait]") {
+						t.Errorf("%q: a sleep's own time is wait", leaf)
+					}
+				case leaf == profiles.StateFrame(profiles.Sched, osSyscallState):
+					sched += time.Duration(s.Value[0])
+				}
+			}
+			want := [2]time.Duration{0, res.OSWait}
+			if tc.call {
+				want = [2]time.Duration{res.OSWait, 0}
+			}
+			if got := [2]time.Duration{inCall, sched}; got != want {
+				t.Errorf("charged to the call %v, to sched %v; want %v, %v", inCall, sched, want[0], want[1])
+			}
+		})
 	}
 }

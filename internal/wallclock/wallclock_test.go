@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"math"
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
@@ -116,8 +117,14 @@ func TestStates(t *testing.T) {
 	if res.CPUSamples < 5 {
 		t.Fatalf("%d CPU samples in %v of hashing", res.CPUSamples, 3*d)
 	}
-	if w := float64(by[profiles.Work]) / float64(res.Time[Running]); w < 0.8 {
-		t.Errorf("work is %.0f%% of running time for a goroutine that mostly hashed", 100*w)
+	// About 90% of the loop's samples are in SHA-256 (less under -race, in
+	// its other work); at 18 samples one is 6 points: three standard
+	// errors below 90% is the bound, 69% there, so that a CI run under
+	// -race does not fail on a few samples (78% seen) and a hashing
+	// goroutine whose assembly is not work still does.
+	n := float64(res.CPUSamples)
+	if w := float64(by[profiles.Work]) / float64(res.Time[Running]); w < 0.9-3*math.Sqrt(0.9*0.1/n) {
+		t.Errorf("work is %.0f%% of running time for a goroutine that mostly hashed (%d CPU samples)", 100*w, res.CPUSamples)
 	}
 	roots := map[string]bool{}
 	for _, s := range res.Profile.Sample {
@@ -548,10 +555,11 @@ func TestOSWaitAtSampleStacks(t *testing.T) {
 }
 
 // TestWakePreemption: a preemption that begins as a goroutine wakes another
-// (the kernel running the woken goroutine's thread on the waker's core) is
-// the wake-up's cost, charged at the waking stack — lock inside Unlock —
-// and one that begins later, while the goroutine works on, goes where the
-// running time goes. The kernel's records are laid by hand at known offsets
+// and gives the CPU to a thread of the process (the kernel running the
+// woken goroutine's thread on the waker's core) is the wake-up's cost,
+// charged at the waking stack — lock inside Unlock — and one that begins
+// later, while the goroutine works on, or that gives the CPU to another
+// program, goes where the running time goes. The kernel's records are laid by hand at known offsets
 // from the trace's own wake-up events, so where each must land is known.
 func TestWakePreemption(t *testing.T) {
 	var mu sync.Mutex
@@ -625,16 +633,19 @@ func TestWakePreemption(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		after time.Duration // from the wake-up to the preemption
+		self  bool          // the CPU went to a thread of the process
 		woke  bool          // charged at the wake-up
 	}{
-		{"at the wake-up", 3 * time.Microsecond, true},
-		{"later", 3*wakeWindow + 3*time.Microsecond, false},
+		{"at the wake-up", 3 * time.Microsecond, true, true},
+		{"later", 3*wakeWindow + 3*time.Microsecond, true, false},
+		// Another program's thread took the CPU: chance, not the wake-up.
+		{"at the wake-up, by another process", 3 * time.Microsecond, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var pre []Preemption
 			for _, w := range wakes {
 				from := w.at + lead + int64(tc.after)
-				pre = append(pre, Preemption{TID: w.tid, From: from, To: from + int64(took)})
+				pre = append(pre, Preemption{TID: w.tid, From: from, To: from + int64(took), Self: tc.self})
 			}
 			res, err := FromTrace(bytes.NewReader(data), Options{Region: region, Sched: &SchedStats{Preempted: pre}})
 			if err != nil {
@@ -644,9 +655,12 @@ func TestWakePreemption(t *testing.T) {
 				t.Fatal("the preemptions were not used")
 			}
 			// The waker spins for a millisecond after Unlock: it is
-			// running at each laid preemption, so all of them count.
-			if want := took * time.Duration(len(wakes)); res.OSWait != want {
-				t.Errorf("OS wait %v, want %v (%d preemptions of %v)", res.OSWait, want, len(wakes), took)
+			// running at nearly every laid preemption, so nearly all
+			// of them count (not one that a GC stop or Go's own
+			// preemption of the goroutine fell on, seen under -race).
+			laid := took * time.Duration(len(wakes))
+			if res.OSWait > laid || res.OSWait < laid*9/10 {
+				t.Errorf("OS wait %v, want 90–100%% of the %v laid (%d preemptions of %v)", res.OSWait, laid, len(wakes), took)
 			}
 			var atWake, atRun time.Duration
 			for _, s := range res.Profile.Sample {
@@ -669,11 +683,16 @@ func TestWakePreemption(t *testing.T) {
 					atRun += v
 				}
 			}
-			if tc.woke && (atWake != res.OSWait || atRun != 0) {
-				t.Errorf("at the wake-up: %v charged there, %v where the running time is; want all %v at the wake-up", atWake, atRun, res.OSWait)
+			if atWake+atRun != res.OSWait {
+				t.Errorf("%v at the wake-up and %v with the running time, of %v OS wait", atWake, atRun, res.OSWait)
 			}
-			if !tc.woke && (atWake != 0 || atRun != res.OSWait) {
-				t.Errorf("later: %v charged at the wake-up, %v where the running time is; want all %v with the running time", atWake, atRun, res.OSWait)
+			// One whose goroutine changed state in the 3 µs since
+			// its wake-up (a GC stop) goes with the running time.
+			if tc.woke && atWake < res.OSWait*9/10 {
+				t.Errorf("at the wake-up: %v charged there, %v where the running time is; want 90%% or more of %v at the wake-up", atWake, atRun, res.OSWait)
+			}
+			if !tc.woke && atWake != 0 {
+				t.Errorf("%s: %v charged at the wake-up, %v where the running time is; want all %v with the running time", tc.name, atWake, atRun, res.OSWait)
 			}
 		})
 	}
