@@ -211,6 +211,7 @@ func window(w *wallclock.Result, ops int64, elapsed time.Duration, threads int) 
 		out.Blocked = float64(w.Time[wallclock.Blocked]) / t
 		out.Syscall = float64(w.Time[wallclock.Syscall]) / t
 		out.OSWait = float64(w.OSWait) / t
+		out.OSWake = float64(w.OSWake) / t
 		out.OSWaitExact = w.OSWaitExact
 	}
 	return out

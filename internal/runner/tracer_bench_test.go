@@ -23,11 +23,17 @@ const tracerPairs = 9
 // BenchmarkTracerOverhead measures, for one case of every built-in scenario
 // (its first variant at its default parameters, at each end of its default
 // goroutine counts), the throughput of the runner's own profiling window
-// (tracedWindow: execution tracer and CPU profiler on, ProfileTime long)
-// against the same window with nothing on, in pairs in one process with the
-// order alternating. The budget's shares come from that window, so a tracer
-// that slowed the work would bias them — by at most about the slowdown in
-// points, when all of it lands in one category.
+// (tracedWindow: execution tracer, context-switch recorder and CPU profiler
+// on, ProfileTime long) against the same window without the tracer and
+// the recorder (tracedWindow(c, false): the CPU profiler only, as the
+// window ran before the tracer replaced fgprof), in rounds in one process
+// with the order rotating. The budget's shares come from that window, so a
+// tracer that slowed the work would bias them — by at most about the
+// slowdown in points, when all of it lands in one category. A third window
+// per round with nothing on gives the whole window's cost beside it
+// (window/bare-wall), which is not gated: the CPU profiler's share of it
+// is not the tracer's (cipher-cache's mutex at 4 goroutines: 0.95 with the
+// CPU profiler alone, in one run).
 //
 // It fails when the target is shown missed, by the test perflab's own
 // compare gates on (compare.One: Wilcoxon signed-rank over the pairs,
@@ -61,7 +67,7 @@ func BenchmarkTracerOverhead(b *testing.B) {
 					if err := r.setupCase(c); err != nil {
 						b.Fatal(err)
 					}
-					traced, untraced, cpu, gc := pairedWindows(b, r, c, tracerPairs)
+					traced, untraced, bare, cpu, gc := pairedWindows(b, r, c, tracerPairs)
 					if cl, ok := c.cs.(interface{ Close() error }); ok {
 						cl.Close()
 					}
@@ -70,6 +76,7 @@ func BenchmarkTracerOverhead(b *testing.B) {
 					b.ReportMetric(1+res.ChangeLo, "ci-lo")
 					b.ReportMetric(1+res.ChangeHi, "ci-hi")
 					b.ReportMetric(median(cpu), "traced/untraced-cpu")
+					b.ReportMetric(medianRatio(traced, bare), "window/bare-wall")
 					if len(gc) > 0 {
 						// GC cycles per op: near 1 when the window's
 						// pacing holds, as the runner's does.
@@ -100,12 +107,14 @@ func tracerVerdict(name string, traced, untraced []float64) compare.Result {
 	return cmp.Results[0]
 }
 
-// pairedWindows runs pairs of profiling windows of c, one traced as the
-// runner traces it and one with nothing on, alternating which goes first
-// so drift in machine load falls on both sides, and returns each window's
-// throughput, ops/s, and each pair's ratio of throughputs by the process's
-// CPU time (getrusage, which includes the tracer's own work).
-func pairedWindows(tb testing.TB, r *Runner, c *liveCase, pairs int) (traced, untraced, cpuRatio, gcRatio []float64) {
+// pairedWindows runs rounds of three windows of c — the profiling window as
+// the runner traces it, the same without the tracer (the CPU profiler
+// only), and one with nothing on — rotating their order so drift in
+// machine load falls on all, and returns each window's throughput, ops/s,
+// and each round's ratio of traced to untraced throughputs by the
+// process's CPU time (getrusage, which includes the tracer's own work) and
+// of their GC cycles per op.
+func pairedWindows(tb testing.TB, r *Runner, c *liveCase, pairs int) (traced, untraced, bare, cpuRatio, gcRatio []float64) {
 	// The runner paces its window's GC to the timed rounds' bytes per
 	// cycle; here to an untraced window's, so both sides collect alike.
 	cycles0, allocs0 := readUint64(gcCyclesMetric), readUint64(heapAllocsMetric)
@@ -116,41 +125,39 @@ func pairedWindows(tb testing.TB, r *Runner, c *liveCase, pairs int) (traced, un
 		c.bytesPerGC = float64(readUint64(heapAllocsMetric)-allocs0) / float64(cycles)
 	}
 	for pair := 0; pair < pairs; pair++ {
-		var wallOps, cpuOps, gcOps [2]float64
-		for k := 0; k < 2; k++ {
-			on := (pair+k)%2 == 0
+		// Sides: 0 traced, 1 untraced (CPU profiler only), 2 bare.
+		var wallOps, cpuOps, gcOps [3]float64
+		for k := 0; k < 3; k++ {
+			side := (pair + k) % 3
 			cpu0, gc0 := processCPU(), readUint64(gcCyclesMetric)
 			var ops int64
 			var elapsed time.Duration
 			var err error
-			if on {
-				tw := r.tracedWindow(c, true)
+			switch side {
+			case 0, 1:
+				tw := r.tracedWindow(c, side == 0)
 				tw.close()
 				ops, elapsed, err = tw.ops, tw.elapsed, tw.err
-				if err == nil && !tw.traceOn {
+				if err == nil && side == 0 && !tw.traceOn {
 					err = errors.New("the execution tracer did not start")
 				}
-			} else {
+			case 2:
 				ops, elapsed, err = r.runFor(c, r.Opts.ProfileTime)
 			}
 			used := processCPU() - cpu0
 			if err != nil {
 				tb.Fatal(err)
 			}
-			side := 1
-			if on {
-				side = 0
-			}
 			wallOps[side], cpuOps[side] = float64(ops)/elapsed.Seconds(), float64(ops)/used.Seconds()
 			gcOps[side] = float64(readUint64(gcCyclesMetric)-gc0) / float64(ops)
 		}
-		traced, untraced = append(traced, wallOps[0]), append(untraced, wallOps[1])
+		traced, untraced, bare = append(traced, wallOps[0]), append(untraced, wallOps[1]), append(bare, wallOps[2])
 		cpuRatio = append(cpuRatio, cpuOps[0]/cpuOps[1])
 		if gcOps[1] > 0 {
 			gcRatio = append(gcRatio, gcOps[0]/gcOps[1])
 		}
 	}
-	return traced, untraced, cpuRatio, gcRatio
+	return traced, untraced, bare, cpuRatio, gcRatio
 }
 
 // BenchmarkTracerHandoff measures what the execution tracer adds to one
@@ -222,4 +229,13 @@ func TestTracerVerdict(t *testing.T) {
 			t.Errorf("%s: change %+.3f [%+.3f, %+.3f], verdict %q; want fail=%v", tc.name, res.Change, res.ChangeLo, res.ChangeHi, res.Verdict, tc.fail)
 		}
 	}
+}
+
+// medianRatio is the median of a[i]/b[i].
+func medianRatio(a, b []float64) float64 {
+	r := make([]float64, len(a))
+	for i := range a {
+		r[i] = a[i] / b[i]
+	}
+	return median(r)
 }

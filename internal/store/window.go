@@ -34,6 +34,11 @@ type Window struct {
 	// CPU while Go had them running or in a system call (another process
 	// on the cores); it is in Runnable and in sched.
 	OSWait float64 `json:"os_wait,omitempty"`
+	// OSWake is the share their thread waited for a CPU that a thread of
+	// the process, just woken by the worker's own call (an Unlock, a send,
+	// a pipe's write), had taken: in Runnable, and in the waking call's
+	// category (lock, wait), not in sched or in OSWait.
+	OSWake float64 `json:"os_wake,omitempty"`
 	// OSWaitExact says OSWait is the sum of the kernel's records of each
 	// preemption of the workers' threads (perf_event_open's context-switch
 	// records), each charged to what its goroutine was doing then; false,

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -42,28 +43,32 @@ const (
 	miscSwitchOut    = 0x2000
 	miscOutPreempt   = 0x4000
 	// ringPages is each thread's ring, a power of two pages: 128 KiB holds
-	// 4,096 records (32 bytes each), 20 ms of a thread switching 100,000
-	// times a second; the ring is drained every switchDrain.
+	// 4,096 records (32 bytes each, two per switch: out and in), 20 ms of
+	// a thread switching 100,000 times a second; the ring is drained every
+	// switchDrain.
 	ringPages   = 32
 	switchDrain = 5 * time.Millisecond
 	// maxPreemptions bounds what one window keeps (a hostile or pathological
 	// workload must not grow memory without limit): 32 bytes each.
 	maxPreemptions = 1 << 20
-	// maxSwitchIns bounds the switch-ins kept to tell who took a preempted
-	// thread's CPU, 16 bytes each; past it, no preemption is said Self.
-	maxSwitchIns = 1 << 21
+	// maxWakeIns bounds the switch-ins from a sleep kept to tell who took
+	// a preempted thread's CPU, 24 bytes each (24 MiB at most; about 5,000
+	// in a 2 s window of a contended mutex).
+	maxWakeIns = 1 << 20
 	// selfGap is how soon after a thread's preempted switch-out a switch-in
 	// of another of the process's threads on the same CPU means that thread
-	// took the CPU: both records are written by the one context switch.
+	// took the CPU. The one context switch writes both records, within
+	// 2 µs here; the slack is for a slow or virtualised kernel, and short
+	// against the 100 µs and more before another program's task yields.
 	selfGap = 20 * time.Microsecond
 )
 
-// switchIn is a thread of the process coming onto a CPU.
-type switchIn struct {
-	at    int64
-	cpu   uint32
-	tid   int32
-	woken bool // from a sleep, not back from a preemption
+// wakeIn is a thread of the process coming onto a CPU from a sleep (not
+// back from a preemption), and leaving it.
+type wakeIn struct {
+	at, until int64 // until is math.MaxInt64 while it has not left
+	cpu       uint32
+	tid       int32
 }
 
 type switchRing struct {
@@ -74,6 +79,10 @@ type switchRing struct {
 	data []byte
 	out  int64 // when the thread was preempted, -1 when it is not
 	cpu  uint32
+	// slept says the thread's last record was a switch-out to sleep;
+	// lastIn is 1 + the index of its wakeIn while on a CPU, else 0.
+	slept  bool
+	lastIn int
 }
 
 // SwitchRecorder records the preempted intervals of this process's threads
@@ -83,8 +92,8 @@ type SwitchRecorder struct {
 	rings map[int]*switchRing
 	got   []Preemption
 	cpus  []uint32 // got's CPUs
-	ins   []switchIn
-	// insOver is set when switch-ins were dropped (maxSwitchIns).
+	ins   []wakeIn
+	// insOver is set when switch-ins were dropped (maxWakeIns).
 	insOver bool
 	lost    uint64
 	over    bool
@@ -186,8 +195,8 @@ func (r *SwitchRecorder) drainAll() {
 
 // drain reads a ring's records (PERF_RECORD_SWITCH with sample_id_all:
 // pid, tid, time, cpu) and pairs each preempted switch-out with the
-// thread's next switch-in, keeping every switch-in for Stop to tell who
-// took a preempted thread's CPU.
+// thread's next switch-in, keeping each stay on a CPU that began with a
+// wake-up for Stop to tell who took a preempted thread's CPU.
 func (r *SwitchRecorder) drain(ring *switchRing) {
 	head := atomic.LoadUint64(&ring.page.Data_head)
 	tail := ring.page.Data_tail
@@ -215,22 +224,29 @@ func (r *SwitchRecorder) drain(ring *switchRing) {
 			if len(body) >= 32 {
 				t := int64(binary.LittleEndian.Uint64(body[16:]))
 				cpu := binary.LittleEndian.Uint32(body[24:])
+				if misc&miscSwitchOut != 0 && ring.lastIn > 0 {
+					r.ins[ring.lastIn-1].until = t
+					ring.lastIn = 0
+				}
 				switch {
 				case misc&miscSwitchOut == 0:
 					if ring.out >= 0 && t > ring.out {
 						r.add(Preemption{TID: int64(ring.tid), From: ring.out, To: t}, ring.cpu)
 					}
-					woken := ring.out < 0
 					ring.out = -1
-					if len(r.ins) < maxSwitchIns {
-						r.ins = append(r.ins, switchIn{at: t, cpu: cpu, tid: int32(ring.tid), woken: woken})
-					} else {
-						r.insOver = true
+					if ring.slept {
+						if len(r.ins) < maxWakeIns {
+							r.ins = append(r.ins, wakeIn{at: t, until: math.MaxInt64, cpu: cpu, tid: int32(ring.tid)})
+							ring.lastIn = len(r.ins)
+						} else {
+							r.insOver = true
+						}
 					}
+					ring.slept = false
 				case misc&miscOutPreempt != 0:
-					ring.out, ring.cpu = t, cpu
+					ring.out, ring.cpu, ring.slept = t, cpu, false
 				default:
-					ring.out = -1
+					ring.out, ring.slept = -1, true
 				}
 			}
 		case perfRecordLost:
@@ -257,25 +273,22 @@ func (r *SwitchRecorder) add(p Preemption, cpu uint32) {
 	r.cpus = append(r.cpus, cpu)
 }
 
-// self marks each preemption after which another thread of the process,
-// woken from a sleep, came onto the same CPU within selfGap: the kernel gave
-// the CPU to a thread Go had just woken (Preemption.Self). One that came on
-// back from a preemption of its own was only having its turn. In the truth
-// suite's mutex-all at two goroutines the next switch-in on the CPU came
-// 3,902 times within 20 µs (5,196 of 5,337 within 2 µs in another run) and
-// otherwise after 100 µs or more.
+// self sets each preemption's ByWoken: how long, from its start, another
+// thread of the process that had just been woken from a sleep held the CPU
+// — the kernel gave it the CPU as this one left (within selfGap, on the
+// same CPU). A thread that came on back from a preemption of its own was
+// only having its turn. In the truth suite's mutex-all at two goroutines
+// the next switch-in on the CPU came 3,902 times within 20 µs (5,196 of
+// 5,337 within 2 µs in another run) and otherwise after 100 µs or more.
 func (r *SwitchRecorder) self() {
-	if r.insOver {
-		return // some switch-ins are missing: say nothing
-	}
-	byCPU := func(x, y switchIn) int { return cmp.Or(cmp.Compare(x.cpu, y.cpu), cmp.Compare(x.at, y.at)) }
+	byCPU := func(x, y wakeIn) int { return cmp.Or(cmp.Compare(x.cpu, y.cpu), cmp.Compare(x.at, y.at)) }
 	slices.SortFunc(r.ins, byCPU)
 	for i := range r.got {
 		p, cpu := &r.got[i], r.cpus[i]
-		j, _ := slices.BinarySearchFunc(r.ins, switchIn{at: p.From, cpu: cpu}, byCPU)
+		j, _ := slices.BinarySearchFunc(r.ins, wakeIn{at: p.From, cpu: cpu}, byCPU)
 		for ; j < len(r.ins) && r.ins[j].cpu == cpu && r.ins[j].at-p.From <= int64(selfGap); j++ {
-			if int64(r.ins[j].tid) != p.TID && r.ins[j].woken {
-				p.Self = true
+			if in := r.ins[j]; int64(in.tid) != p.TID {
+				p.ByWoken = time.Duration(min(in.until, p.To) - p.From)
 				break
 			}
 		}
@@ -292,7 +305,9 @@ func (r *SwitchRecorder) Stop() ([]Preemption, error) {
 	defer r.mu.Unlock()
 	r.drainAll()
 	r.close()
-	r.self()
+	if !r.insOver {
+		r.self()
+	}
 	if r.got == nil {
 		r.got = []Preemption{} // none, which is not "not recorded"
 	}
@@ -303,6 +318,8 @@ func (r *SwitchRecorder) Stop() ([]Preemption, error) {
 		return r.got, errors.New("a context-switch ring held a malformed record")
 	case r.over:
 		return r.got, errors.New("more than " + strconv.Itoa(maxPreemptions) + " preemptions in the window")
+	case r.insOver:
+		return r.got, errors.New("more than " + strconv.Itoa(maxWakeIns) + " thread wake-ups in the window")
 	}
 	return r.got, nil
 }

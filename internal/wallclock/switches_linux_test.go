@@ -131,6 +131,17 @@ func TestPreemptionsExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The records' layout, against the kernel's: every CPU read from them
+	// is one this process may run on.
+	var allowed unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rec.cpus {
+		if !allowed.IsSet(int(c)) {
+			t.Fatalf("a record says CPU %d, not one of the %d this process runs on: the record's layout is misread", c, allowed.Count())
+		}
+	}
 	res, err := FromTrace(&tb, Options{Region: region, Sched: &SchedStats{Preempted: pre}})
 	if err != nil {
 		t.Fatal(err)
@@ -167,8 +178,8 @@ func TestPreemptionsExact(t *testing.T) {
 	// The hasher's preemptions are all charged (it only ran); the reader's
 	// are, but for those while Go had it runnable, waiting for a P after a
 	// call, which the trace already counts as sched.
-	if all := perThread[0] + perThread[1]; res.OSWait < perThread[0]*95/100 || res.OSWait > all {
-		t.Errorf("OS wait %v: want the hasher's %v at least, the threads' %v at most", res.OSWait, perThread[0], all)
+	if all, got := perThread[0]+perThread[1], res.OSWait+res.OSWake; got < perThread[0]*95/100 || got > all {
+		t.Errorf("OS wait %v + %v: want the hasher's %v at least, the threads' %v at most", res.OSWait, res.OSWake, perThread[0], all)
 	}
 	by, _ := profiles.Breakdown(res.Profile, 0, profiles.DefaultRules())
 	var sysSched, sysSelf int64
@@ -190,11 +201,11 @@ func TestPreemptionsExact(t *testing.T) {
 	if want := float64(perThread[1]) * inSyscall / 2; float64(sysSched) < want {
 		t.Errorf("sched inside read(2) %v of the reader's %v preempted, %.0f%% of its time in the call", time.Duration(sysSched), perThread[1], 100*inSyscall)
 	}
-	if got := res.Time[Syscall] + time.Duration(sysSched); got > inCall+inCall/10 {
+	if got := res.Time[Syscall] + time.Duration(sysSched+sysSelf); got > inCall+inCall/10 {
 		t.Errorf("syscall %v + its sched %v exceed the %v the reader timed inside read(2)", res.Time[Syscall], time.Duration(sysSched), inCall)
 	}
-	if by[profiles.Sched] < int64(res.OSWait)-sysSelf {
-		t.Errorf("sched %v, below the OS wait %v less the %v a call's own wake-up cost", time.Duration(by[profiles.Sched]), res.OSWait, time.Duration(sysSelf))
+	if by[profiles.Sched] < int64(res.OSWait) || sysSelf != int64(res.OSWake) {
+		t.Errorf("sched %v, below the OS wait %v; or the call's own wake-ups %v in the profile, %v in the result", time.Duration(by[profiles.Sched]), res.OSWait, time.Duration(sysSelf), res.OSWake)
 	}
 }
 
@@ -252,52 +263,98 @@ func putSwitch(ring *switchRing, head uint64, misc, n uint16, at int64, cpu uint
 	return head + uint64(n)
 }
 
-// TestSwitchSelf: a preemption is Self when another thread of the process,
-// woken from a sleep, came onto the same CPU within selfGap — not when the
-// thread that came on was only back from a preemption of its own (its turn
-// in the run queue), nor on another CPU, nor much later.
+// TestSwitchSelf: a preemption's ByWoken is how long another thread of the
+// process, woken from a sleep, held the CPU when it came onto the same CPU
+// within selfGap — not when the thread that came on was only back from a
+// preemption of its own (its turn in the run queue), nor on another CPU,
+// nor much later, nor the preempted thread itself.
 func TestSwitchSelf(t *testing.T) {
 	const us = int64(time.Microsecond)
 	gap := int64(selfGap)
-	a := &switchRing{tid: 7, page: new(unix.PerfEventMmapPage), data: make([]byte, 4096), out: -1}
-	b := &switchRing{tid: 8, page: new(unix.PerfEventMmapPage), data: make([]byte, 4096), out: -1}
+	ring := func(tid int) *switchRing {
+		return &switchRing{tid: tid, page: new(unix.PerfEventMmapPage), data: make([]byte, 4096), out: -1}
+	}
+	a, b := ring(7), ring(8)
 	var ha, hb uint64
-	out, in := uint16(miscSwitchOut|miscOutPreempt), uint16(0)
-	sleep := uint16(miscSwitchOut)
-	// 1: a preempted on CPU 1; b, asleep, comes on there 1 µs later.
+	out, in, sleep := uint16(miscSwitchOut|miscOutPreempt), uint16(0), uint16(miscSwitchOut)
+	// 1: a preempted on CPU 1; b, asleep, comes on there 1 µs later and
+	// sleeps again 30 µs after that.
 	hb = putSwitch(b, hb, sleep, 32, 0, 1)
 	ha = putSwitch(a, ha, out, 32, 1000*us, 1)
 	hb = putSwitch(b, hb, in, 32, 1000*us+us, 1)
+	hb = putSwitch(b, hb, sleep, 32, 1000*us+31*us, 1)
 	ha = putSwitch(a, ha, in, 32, 1100*us, 1)
-	// 2: b comes on right after, but it had been preempted: its turn.
-	hb = putSwitch(b, hb, out, 32, 1150*us, 1)
+	// 2: b comes on right after, but back from a preemption: its turn.
+	hb = putSwitch(b, hb, in, 32, 1200*us, 1)
+	hb = putSwitch(b, hb, out, 32, 1300*us, 1)
 	ha = putSwitch(a, ha, out, 32, 2000*us, 1)
 	hb = putSwitch(b, hb, in, 32, 2000*us+us, 1)
 	ha = putSwitch(a, ha, in, 32, 2100*us, 1)
-	// 3: b, woken, comes on another CPU.
-	hb = putSwitch(b, hb, sleep, 32, 2200*us, 0)
+	// 3: b, woken, comes on CPU 2, after a's CPU 1 in the sort.
+	hb = putSwitch(b, hb, sleep, 32, 2200*us, 2)
 	ha = putSwitch(a, ha, out, 32, 3000*us, 1)
-	hb = putSwitch(b, hb, in, 32, 3000*us+us, 0)
+	hb = putSwitch(b, hb, in, 32, 3000*us+us, 2)
 	ha = putSwitch(a, ha, in, 32, 3100*us, 1)
 	// 4: b, woken, comes on the same CPU after another program ran.
 	hb = putSwitch(b, hb, sleep, 32, 3200*us, 1)
 	ha = putSwitch(a, ha, out, 32, 4000*us, 1)
 	hb = putSwitch(b, hb, in, 32, 4000*us+2*gap, 1)
 	ha = putSwitch(a, ha, in, 32, 4100*us, 1)
+	// 5: b, woken, comes on and has the CPU past a's return (another
+	// CPU took a back): only a's interval counts.
+	hb = putSwitch(b, hb, sleep, 32, 4200*us, 1)
+	ha = putSwitch(a, ha, out, 32, 5000*us, 1)
+	hb = putSwitch(b, hb, in, 32, 5000*us+us, 1)
+	ha = putSwitch(a, ha, in, 32, 5100*us, 0)
+	hb = putSwitch(b, hb, sleep, 32, 5500*us, 1)
 	a.page.Data_head, b.page.Data_head = ha, hb
 	r := &SwitchRecorder{}
 	// b's ring drained first: the order of rings must not matter.
 	r.drain(b)
 	r.drain(a)
 	r.self()
-	var self []bool
+	var got []time.Duration
 	for _, p := range r.got {
 		if p.TID == 7 {
-			self = append(self, p.Self)
+			got = append(got, p.ByWoken)
 		}
 	}
-	if want := []bool{true, false, false, false}; !slices.Equal(self, want) {
-		t.Errorf("Self of a's preemptions %v, want %v", self, want)
+	// From a's leaving to b's: 1 µs of switching and 30 of b.
+	want := []time.Duration{31 * time.Microsecond, 0, 0, 0, 100 * time.Microsecond}
+	if !slices.Equal(got, want) {
+		t.Errorf("ByWoken of a's preemptions %v, want %v", got, want)
+	}
+	// a's own record is never another thread's: a ring alone.
+	c := ring(9)
+	var hc uint64
+	hc = putSwitch(c, hc, sleep, 32, 0, 1)
+	hc = putSwitch(c, hc, in, 32, 10*us, 1)
+	hc = putSwitch(c, hc, out, 32, 20*us, 1)
+	hc = putSwitch(c, hc, in, 32, 21*us, 1)
+	c.page.Data_head = hc
+	r = &SwitchRecorder{}
+	r.drain(c)
+	r.self()
+	if len(r.got) != 1 || r.got[0].ByWoken != 0 {
+		t.Errorf("a lone thread's preemptions %v: want one, not by a woken thread", r.got)
+	}
+	// The first record of a ring says nothing of what came before: a
+	// thread preempted when recording began is not woken.
+	d := ring(10)
+	var hd uint64
+	hd = putSwitch(d, hd, in, 32, 1001*us, 1)
+	d.page.Data_head = hd
+	r = &SwitchRecorder{}
+	ha2 := ring(7)
+	var h2 uint64
+	h2 = putSwitch(ha2, h2, out, 32, 1000*us, 1)
+	h2 = putSwitch(ha2, h2, in, 32, 1100*us, 1)
+	ha2.page.Data_head = h2
+	r.drain(ha2)
+	r.drain(d)
+	r.self()
+	if len(r.got) != 1 || r.got[0].ByWoken != 0 {
+		t.Errorf("preempted by a thread whose past is unknown: %v, want not by a woken thread", r.got)
 	}
 }
 
@@ -368,14 +425,18 @@ func TestSyscallWakePreemption(t *testing.T) {
 			var pre []Preemption
 			for _, c := range calls {
 				from := c.at + lead + int64(tc.after)
-				pre = append(pre, Preemption{TID: c.tid, From: from, To: from + int64(took), Self: tc.self})
+				var by time.Duration
+				if tc.self {
+					by = took
+				}
+				pre = append(pre, Preemption{TID: c.tid, From: from, To: from + int64(took), ByWoken: by})
 			}
 			res, err := FromTrace(bytes.NewReader(data), Options{Region: region, Sched: &SchedStats{Preempted: pre}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := took * time.Duration(len(calls)); res.OSWait != want {
-				t.Fatalf("OS wait %v, want %v (%d preemptions of %v)", res.OSWait, want, len(calls), took)
+			if want := took * time.Duration(len(calls)); res.OSWait+res.OSWake != want {
+				t.Fatalf("OS wait %v + %v, want %v (%d preemptions of %v)", res.OSWait, res.OSWake, want, len(calls), took)
 			}
 			var inCall, sched time.Duration
 			for _, s := range res.Profile.Sample {
@@ -390,12 +451,13 @@ func TestSyscallWakePreemption(t *testing.T) {
 					sched += time.Duration(s.Value[0])
 				}
 			}
-			want := [2]time.Duration{0, res.OSWait}
+			all := res.OSWait + res.OSWake
+			want := [2]time.Duration{0, all}
 			if tc.call {
-				want = [2]time.Duration{res.OSWait, 0}
+				want = [2]time.Duration{all, 0}
 			}
-			if got := [2]time.Duration{inCall, sched}; got != want {
-				t.Errorf("charged to the call %v, to sched %v; want %v, %v", inCall, sched, want[0], want[1])
+			if got := [2]time.Duration{inCall, sched}; got != want || inCall != res.OSWake {
+				t.Errorf("charged to the call %v, to sched %v; want %v, %v (the result's OS wake %v)", inCall, sched, want[0], want[1], res.OSWake)
 			}
 		})
 	}

@@ -125,9 +125,16 @@ type Result struct {
 	// Span is the time from the first to the last event of the trace.
 	Span time.Duration
 	// OSWait is the time counted goroutines were running to Go, or in a
-	// system call, while their thread waited for a CPU (Options.Sched); it
-	// is in Time[Runnable], not in Time[Running] or Time[Syscall].
+	// system call, while their thread waited for a CPU (Options.Sched),
+	// charged to sched; it is in Time[Runnable], not in Time[Running] or
+	// Time[Syscall].
 	OSWait time.Duration
+	// OSWake is the rest of their threads' wait for a CPU: what a
+	// goroutine's own wake-up of another cost it, where the kernel gave its
+	// CPU to the woken thread (see wakeWindow), charged to the waking call
+	// — lock in an Unlock, wait in a send or a pipe's write. It is in
+	// Time[Runnable] too; OSWait+OSWake is all the recorded wait.
+	OSWake time.Duration
 	// OSWaitExact says OSWait is the sum of the kernel's preempted
 	// intervals (SchedStats.Preempted), not an estimate from per-thread
 	// totals.
@@ -156,12 +163,15 @@ type SchedStats struct {
 // runnable, waiting for one: From and To are CLOCK_MONOTONIC nanoseconds
 // (Go's nanotime, which the trace's clock snapshots relate to its own).
 //
-// Self says another thread of this process came onto the CPU as this one
-// left it: Go woke a thread (to run a goroutine this one readied, or its
-// network poller) and the kernel ran it here.
+// ByWoken is how long, from From, the CPU went to another thread of this
+// process that had just been woken from a sleep (it came on the CPU within
+// 20 µs of this one leaving it): Go woke a thread (to run a goroutine this
+// one readied, or its network poller) and the kernel ran it here. Zero
+// when another program, or a thread of the process only having its turn,
+// took the CPU.
 type Preemption struct {
 	TID, From, To int64
-	Self          bool
+	ByWoken       time.Duration
 }
 
 // Total returns the counted goroutines' total time.
@@ -509,7 +519,9 @@ func (a *accountant) event(ev *trace.Event) error {
 // transition records what a goroutine will be doing in its new state.
 func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTransition) {
 	g.state = to
-	g.wokeAt = trace.NoStack
+	if from != to { // not a new generation's status
+		g.wokeAt = trace.NoStack
+	}
 	switch to {
 	case trace.GoWaiting:
 		g.blockStack, g.blockWhy = st.Stack, st.Reason
@@ -542,7 +554,12 @@ func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTr
 	case trace.GoSyscall:
 		if from != trace.GoSyscall { // not a new generation's status
 			g.sysOS, g.sysSelf = 0, 0
+			// When it entered a call it was in at the trace's start is
+			// not known.
 			g.sysAt = g.since
+			if from == trace.GoUndetermined {
+				g.sysAt = -1
+			}
 		}
 		c := profiles.Wait
 		if st.Stack != trace.NoStack {
@@ -618,7 +635,8 @@ func (a *accountant) flush(g *gor, now trace.Time) {
 			g.sysSelf -= self
 			d -= os
 			a.res.Time[Runnable] += os
-			a.res.OSWait += os
+			a.res.OSWait += os - self
+			a.res.OSWake += self
 			a.offTime(key{frame: profiles.StateFrame(profiles.Sched, osSyscallState), state: Runnable, stack: g.offStack}, os-self)
 			a.offTime(key{frame: profiles.StateFrame(g.sysCat, osSelfSyscallState), state: Runnable, stack: g.offStack}, self)
 		}
@@ -655,12 +673,13 @@ func (a *accountant) preempted(ev *trace.Event) {
 		d := time.Duration(p.To - p.From)
 		switch g.state {
 		case trace.GoRunning:
-			if since := p.From - (int64(g.woke) + a.monoLead); p.Self && g.wokeAt != trace.NoStack && since <= int64(wakeWindow) {
+			if since := p.From - (int64(g.woke) + a.monoLead); p.ByWoken > 0 && g.wokeAt != trace.NoStack && since <= int64(wakeWindow) {
 				if a.preWake == nil {
 					a.preWake = map[trace.Stack]time.Duration{}
 				}
-				a.preWake[g.wokeAt] += d
-				break
+				w := min(d, p.ByWoken)
+				a.preWake[g.wokeAt] += w
+				d -= w
 			}
 			a.preRun += d
 		case trace.GoSyscall:
@@ -668,8 +687,8 @@ func (a *accountant) preempted(ev *trace.Event) {
 				a.flush(g, at)
 			}
 			g.sysOS += d
-			if since := p.From - (int64(g.sysAt) + a.monoLead); p.Self && since <= int64(wakeWindow) {
-				g.sysSelf += d
+			if since := p.From - (int64(g.sysAt) + a.monoLead); p.ByWoken > 0 && g.sysAt >= 0 && since <= int64(wakeWindow) {
+				g.sysSelf += min(d, p.ByWoken)
 			}
 		}
 	}
@@ -700,6 +719,9 @@ const wakeWindow = 10 * time.Microsecond
 
 // offTime charges d of off-CPU time to k.
 func (a *accountant) offTime(k key, d time.Duration) {
+	if d <= 0 {
+		return
+	}
 	if _, ok := a.off[k]; !ok && len(a.off) >= maxStackKeys {
 		k.stack = trace.NoStack // keep the time, lose the stack
 	}
@@ -875,7 +897,7 @@ func (a *accountant) osWait() {
 			moved += d
 			a.offTime(key{frame: profiles.StateFrame(a.category(s, "", true), osWakeState), state: Runnable, stack: s}, d)
 		}
-		a.res.OSWait += moved
+		a.res.OSWake += moved
 		a.res.Time[Running] -= moved
 		a.res.Time[Runnable] += moved
 	}

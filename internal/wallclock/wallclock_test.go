@@ -556,10 +556,11 @@ func TestOSWaitAtSampleStacks(t *testing.T) {
 
 // TestWakePreemption: a preemption that begins as a goroutine wakes another
 // and gives the CPU to a thread of the process (the kernel running the
-// woken goroutine's thread on the waker's core) is the wake-up's cost,
-// charged at the waking stack — lock inside Unlock — and one that begins
-// later, while the goroutine works on, or that gives the CPU to another
-// program, goes where the running time goes. The kernel's records are laid by hand at known offsets
+// woken goroutine's thread on the waker's core) is the wake-up's cost for
+// as long as that thread had the CPU, charged at the waking stack — lock
+// inside Unlock — and one that begins later, while the goroutine works on,
+// or that gives the CPU to another program, goes where the running time
+// goes. The kernel's records are laid by hand at known offsets
 // from the trace's own wake-up events, so where each must land is known.
 func TestWakePreemption(t *testing.T) {
 	var mu sync.Mutex
@@ -631,21 +632,24 @@ func TestWakePreemption(t *testing.T) {
 	}
 	const took = 20 * time.Microsecond
 	for _, tc := range []struct {
-		name  string
-		after time.Duration // from the wake-up to the preemption
-		self  bool          // the CPU went to a thread of the process
-		woke  bool          // charged at the wake-up
+		name    string
+		after   time.Duration // from the wake-up to the preemption
+		byWoken time.Duration // how long a thread of the process had the CPU
+		woke    float64       // the share charged at the wake-up
 	}{
-		{"at the wake-up", 3 * time.Microsecond, true, true},
-		{"later", 3*wakeWindow + 3*time.Microsecond, true, false},
+		{"at the wake-up", 3 * time.Microsecond, took, 1},
+		// The woken thread left the CPU to another program: only its
+		// stay was the wake-up's.
+		{"at the wake-up, then another program", 3 * time.Microsecond, took / 4, 0.25},
+		{"later", 3*wakeWindow + 3*time.Microsecond, took, 0},
 		// Another program's thread took the CPU: chance, not the wake-up.
-		{"at the wake-up, by another process", 3 * time.Microsecond, false, false},
+		{"at the wake-up, by another program", 3 * time.Microsecond, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var pre []Preemption
 			for _, w := range wakes {
 				from := w.at + lead + int64(tc.after)
-				pre = append(pre, Preemption{TID: w.tid, From: from, To: from + int64(took), Self: tc.self})
+				pre = append(pre, Preemption{TID: w.tid, From: from, To: from + int64(took), ByWoken: tc.byWoken})
 			}
 			res, err := FromTrace(bytes.NewReader(data), Options{Region: region, Sched: &SchedStats{Preempted: pre}})
 			if err != nil {
@@ -659,8 +663,9 @@ func TestWakePreemption(t *testing.T) {
 			// of them count (not one that a GC stop or Go's own
 			// preemption of the goroutine fell on, seen under -race).
 			laid := took * time.Duration(len(wakes))
-			if res.OSWait > laid || res.OSWait < laid*9/10 {
-				t.Errorf("OS wait %v, want 90–100%% of the %v laid (%d preemptions of %v)", res.OSWait, laid, len(wakes), took)
+			all := res.OSWait + res.OSWake
+			if all > laid || all < laid*9/10 {
+				t.Errorf("OS wait %v + %v, want 90–100%% of the %v laid (%d preemptions of %v)", res.OSWait, res.OSWake, laid, len(wakes), took)
 			}
 			var atWake, atRun time.Duration
 			for _, s := range res.Profile.Sample {
@@ -683,17 +688,99 @@ func TestWakePreemption(t *testing.T) {
 					atRun += v
 				}
 			}
-			if atWake+atRun != res.OSWait {
-				t.Errorf("%v at the wake-up and %v with the running time, of %v OS wait", atWake, atRun, res.OSWait)
+			if atWake != res.OSWake || atRun != res.OSWait {
+				t.Errorf("%v at the wake-up and %v with the running time; the result says %v and %v", atWake, atRun, res.OSWake, res.OSWait)
 			}
 			// One whose goroutine changed state in the 3 µs since
 			// its wake-up (a GC stop) goes with the running time.
-			if tc.woke && atWake < res.OSWait*9/10 {
-				t.Errorf("at the wake-up: %v charged there, %v where the running time is; want 90%% or more of %v at the wake-up", atWake, atRun, res.OSWait)
-			}
-			if !tc.woke && atWake != 0 {
-				t.Errorf("%s: %v charged at the wake-up, %v where the running time is; want all %v with the running time", tc.name, atWake, atRun, res.OSWait)
+			want := time.Duration(tc.woke * float64(all))
+			if atWake > want || atWake < want*9/10 {
+				t.Errorf("%v charged at the wake-up, %v where the running time is; want %.0f%% (90–100%% of it) of %v at the wake-up", atWake, atRun, 100*tc.woke, all)
 			}
 		})
+	}
+}
+
+// TestWakeStale: a wake-up stops counting once its goroutine has blocked
+// and run again — a preemption a few µs after it resumes is not the old
+// wake-up's, however recent. A ping-pong over unbuffered channels on one P
+// wakes, blocks and resumes within a microsecond or two; the kernel's
+// records are laid between each resumption and the goroutine's next
+// wake-up, within wakeWindow of its previous one.
+func TestWakeStale(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	data := traced(t, func() {
+		a, b := make(chan int), make(chan int)
+		go func() {
+			for v := range a {
+				b <- v
+			}
+		}()
+		for i := range 20000 {
+			a <- i // wakes the other goroutine
+			<-b    // blocks until it answers
+		}
+		close(a)
+	})
+	tr, err := xtrace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lead int64
+	clocked := false
+	worker := xtrace.NoGoroutine
+	var woke, resumed int64 = -1, -1
+	var tid int64
+	var pre []Preemption
+	for {
+		ev, err := tr.ReadEvent()
+		if err != nil {
+			break
+		}
+		switch ev.Kind() {
+		case xtrace.EventSync:
+			if snap := ev.Sync().ClockSnapshot; snap != nil && !clocked {
+				lead, clocked = int64(snap.Mono)-int64(snap.Trace), true
+			}
+		case xtrace.EventRegionBegin:
+			worker = ev.Goroutine()
+		case xtrace.EventStateTransition:
+			st := ev.StateTransition()
+			if st.Resource.Kind != xtrace.ResourceGoroutine || worker == xtrace.NoGoroutine {
+				continue
+			}
+			from, to := st.Goroutine()
+			at := int64(ev.Time())
+			switch {
+			case st.Resource.Goroutine() == worker && to == xtrace.GoRunning:
+				resumed, tid = at, int64(ev.Thread())
+			case ev.Goroutine() == worker && from == xtrace.GoWaiting && to == xtrace.GoRunnable:
+				// The counted goroutine wakes the other: lay one
+				// between its last resumption and now, if that came
+				// after its previous wake-up, within wakeWindow of it.
+				if woke >= 0 && resumed > woke && at-resumed >= 2 && at-woke <= int64(wakeWindow) {
+					from := (resumed+at)/2 + lead
+					pre = append(pre, Preemption{TID: tid, From: from, To: from + 1, ByWoken: 1})
+				}
+				woke = at
+			}
+		}
+	}
+	if !clocked {
+		t.Skip("no clock snapshot in the trace (Go 1.25 or later has one)")
+	}
+	if len(pre) < 100 {
+		t.Skipf("only %d resumptions within %v of a wake-up: the machine is too slow to tell", len(pre), wakeWindow)
+	}
+	res, err := FromTrace(bytes.NewReader(data), Options{Region: region, Sched: &SchedStats{Preempted: pre}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OSWait+res.OSWake == 0 {
+		t.Fatalf("none of %d laid preemptions was charged", len(pre))
+	}
+	t.Logf("%d preemptions laid after a resumption within %v of a wake-up", len(pre), wakeWindow)
+	if res.OSWake != 0 {
+		t.Errorf("%v of %v charged to wake-ups the goroutine had blocked since (%d laid)", res.OSWake, res.OSWait+res.OSWake, len(pre))
 	}
 }
