@@ -493,7 +493,9 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 			}
 		}
 		if tw.sched != nil {
-			if tw.sched.After = wallclock.ReadSchedStats(); tw.sched.After == nil {
+			// The kernel's records stand without the totals, which
+			// only the estimate needs.
+			if tw.sched.After = wallclock.ReadSchedStats(); tw.sched.After == nil && tw.sched.Preempted == nil {
 				tw.sched = nil
 			}
 		}
