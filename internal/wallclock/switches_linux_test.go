@@ -372,41 +372,24 @@ func TestSyscallWakePreemption(t *testing.T) {
 	})
 	type call struct{ at, tid int64 }
 	var calls []call
-	var lead int64
-	clocked := false
-	tr, err := xtrace.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		ev, err := tr.ReadEvent()
-		if err != nil {
-			break
+	lead := readTrace(t, data, func(ev *xtrace.Event) {
+		if ev.Kind() != xtrace.EventStateTransition {
+			return
 		}
-		switch ev.Kind() {
-		case xtrace.EventSync:
-			if snap := ev.Sync().ClockSnapshot; snap != nil && !clocked {
-				lead, clocked = int64(snap.Mono)-int64(snap.Trace), true
-			}
-		case xtrace.EventStateTransition:
-			st := ev.StateTransition()
-			if st.Resource.Kind != xtrace.ResourceGoroutine {
-				continue
-			}
-			if from, to := st.Goroutine(); from != xtrace.GoRunning || to != xtrace.GoSyscall {
-				continue
-			}
-			for f := range st.Stack.Frames() {
-				if f.Func == "golang.org/x/sys/unix.Nanosleep" {
-					calls = append(calls, call{int64(ev.Time()), int64(ev.Thread())})
-					break
-				}
+		st := ev.StateTransition()
+		if st.Resource.Kind != xtrace.ResourceGoroutine {
+			return
+		}
+		if from, to := st.Goroutine(); from != xtrace.GoRunning || to != xtrace.GoSyscall {
+			return
+		}
+		for f := range st.Stack.Frames() {
+			if f.Func == "golang.org/x/sys/unix.Nanosleep" {
+				calls = append(calls, call{int64(ev.Time()), int64(ev.Thread())})
+				break
 			}
 		}
-	}
-	if !clocked {
-		t.Skip("no clock snapshot in the trace (Go 1.25 or later has one)")
-	}
+	})
 	if len(calls) < 40 {
 		t.Fatalf("only %d nanosleep calls in the trace, of 50", len(calls))
 	}

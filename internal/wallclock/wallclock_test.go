@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"io"
 	"math"
 	"runtime"
 	"runtime/pprof"
@@ -591,42 +592,25 @@ func TestWakePreemption(t *testing.T) {
 		tid int64
 	}
 	var wakes []wake
-	var lead int64
-	clocked := false
-	tr, err := xtrace.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		ev, err := tr.ReadEvent()
-		if err != nil {
-			break
+	lead := readTrace(t, data, func(ev *xtrace.Event) {
+		if ev.Kind() != xtrace.EventStateTransition {
+			return
 		}
-		switch ev.Kind() {
-		case xtrace.EventSync:
-			if snap := ev.Sync().ClockSnapshot; snap != nil && !clocked {
-				lead, clocked = int64(snap.Mono)-int64(snap.Trace), true
-			}
-		case xtrace.EventStateTransition:
-			st := ev.StateTransition()
-			if st.Resource.Kind != xtrace.ResourceGoroutine {
-				continue
-			}
-			from, to := st.Goroutine()
-			if from != xtrace.GoWaiting || to != xtrace.GoRunnable || ev.Goroutine() == xtrace.NoGoroutine {
-				continue
-			}
-			for f := range ev.Stack().Frames() {
-				if f.Func == "sync.(*Mutex).Unlock" {
-					wakes = append(wakes, wake{int64(ev.Time()), int64(ev.Thread())})
-					break
-				}
+		st := ev.StateTransition()
+		if st.Resource.Kind != xtrace.ResourceGoroutine {
+			return
+		}
+		from, to := st.Goroutine()
+		if from != xtrace.GoWaiting || to != xtrace.GoRunnable || ev.Goroutine() == xtrace.NoGoroutine {
+			return
+		}
+		for f := range ev.Stack().Frames() {
+			if f.Func == "sync.(*Mutex).Unlock" {
+				wakes = append(wakes, wake{int64(ev.Time()), int64(ev.Thread())})
+				break
 			}
 		}
-	}
-	if !clocked {
-		t.Skip("no clock snapshot in the trace (Go 1.25 or later has one)")
-	}
+	})
 	if len(wakes) < 10 {
 		t.Fatalf("only %d wake-ups inside Unlock: the test needs more", len(wakes))
 	}
@@ -722,32 +706,18 @@ func TestWakeStale(t *testing.T) {
 		}
 		close(a)
 	})
-	tr, err := xtrace.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lead int64
-	clocked := false
 	worker := xtrace.NoGoroutine
 	var woke, resumed int64 = -1, -1
 	var tid int64
-	var pre []Preemption
-	for {
-		ev, err := tr.ReadEvent()
-		if err != nil {
-			break
-		}
+	var pre []Preemption // in trace time until lead is known
+	lead := readTrace(t, data, func(ev *xtrace.Event) {
 		switch ev.Kind() {
-		case xtrace.EventSync:
-			if snap := ev.Sync().ClockSnapshot; snap != nil && !clocked {
-				lead, clocked = int64(snap.Mono)-int64(snap.Trace), true
-			}
 		case xtrace.EventRegionBegin:
 			worker = ev.Goroutine()
 		case xtrace.EventStateTransition:
 			st := ev.StateTransition()
 			if st.Resource.Kind != xtrace.ResourceGoroutine || worker == xtrace.NoGoroutine {
-				continue
+				return
 			}
 			from, to := st.Goroutine()
 			at := int64(ev.Time())
@@ -759,15 +729,16 @@ func TestWakeStale(t *testing.T) {
 				// between its last resumption and now, if that came
 				// after its previous wake-up, within wakeWindow of it.
 				if woke >= 0 && resumed > woke && at-resumed >= 2 && at-woke <= int64(wakeWindow) {
-					from := (resumed+at)/2 + lead
+					from := (resumed + at) / 2
 					pre = append(pre, Preemption{TID: tid, From: from, To: from + 1, ByWoken: 1})
 				}
 				woke = at
 			}
 		}
-	}
-	if !clocked {
-		t.Skip("no clock snapshot in the trace (Go 1.25 or later has one)")
+	})
+	for i := range pre {
+		pre[i].From += lead
+		pre[i].To += lead
 	}
 	if len(pre) < 100 {
 		t.Skipf("only %d resumptions within %v of a wake-up: the machine is too slow to tell", len(pre), wakeWindow)
@@ -783,4 +754,36 @@ func TestWakeStale(t *testing.T) {
 	if res.OSWake != 0 {
 		t.Errorf("%v of %v charged to wake-ups the goroutine had blocked since (%d laid)", res.OSWake, res.OSWait+res.OSWake, len(pre))
 	}
+}
+
+// readTrace calls each for every event of an execution trace and returns
+// the trace's clock against CLOCK_MONOTONIC (Go's nanotime, the kernel's
+// records' clock) from its first clock snapshot, skipping the test if it
+// has none (Go before 1.25).
+func readTrace(t *testing.T, data []byte, each func(*xtrace.Event)) (lead int64) {
+	t.Helper()
+	tr, err := xtrace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clocked := false
+	for {
+		ev, err := tr.ReadEvent()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind() == xtrace.EventSync && !clocked {
+			if snap := ev.Sync().ClockSnapshot; snap != nil {
+				lead, clocked = int64(snap.Mono)-int64(snap.Trace), true
+			}
+		}
+		each(&ev)
+	}
+	if !clocked {
+		t.Skip("no clock snapshot in the trace (Go 1.25 or later has one)")
+	}
+	return lead
 }
