@@ -383,11 +383,8 @@ func TestSyscallWakePreemption(t *testing.T) {
 		if from, to := st.Goroutine(); from != xtrace.GoRunning || to != xtrace.GoSyscall {
 			return
 		}
-		for f := range st.Stack.Frames() {
-			if f.Func == "golang.org/x/sys/unix.Nanosleep" {
-				calls = append(calls, call{int64(ev.Time()), int64(ev.Thread())})
-				break
-			}
+		if hasFrame(st.Stack, "golang.org/x/sys/unix.Nanosleep") {
+			calls = append(calls, call{int64(ev.Time()), int64(ev.Thread())})
 		}
 	})
 	if len(calls) < 40 {

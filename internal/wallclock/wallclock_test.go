@@ -604,11 +604,8 @@ func TestWakePreemption(t *testing.T) {
 		if from != xtrace.GoWaiting || to != xtrace.GoRunnable || ev.Goroutine() == xtrace.NoGoroutine {
 			return
 		}
-		for f := range ev.Stack().Frames() {
-			if f.Func == "sync.(*Mutex).Unlock" {
-				wakes = append(wakes, wake{int64(ev.Time()), int64(ev.Thread())})
-				break
-			}
+		if hasFrame(ev.Stack(), "sync.(*Mutex).Unlock") {
+			wakes = append(wakes, wake{int64(ev.Time()), int64(ev.Thread())})
 		}
 	})
 	if len(wakes) < 10 {
@@ -786,4 +783,14 @@ func readTrace(t *testing.T, data []byte, each func(*xtrace.Event)) (lead int64)
 		t.Skip("no clock snapshot in the trace (Go 1.25 or later has one)")
 	}
 	return lead
+}
+
+// hasFrame reports whether stack s has a frame of function fn.
+func hasFrame(s xtrace.Stack, fn string) bool {
+	for f := range s.Frames() {
+		if f.Func == fn {
+			return true
+		}
+	}
+	return false
 }
