@@ -372,6 +372,7 @@ func TestSyscallWakePreemption(t *testing.T) {
 	})
 	type call struct{ at, tid int64 }
 	var calls []call
+	in := map[xtrace.GoID]call{} // calls begun, by goroutine
 	lead := readTrace(t, data, func(ev *xtrace.Event) {
 		if ev.Kind() != xtrace.EventStateTransition {
 			return
@@ -380,15 +381,21 @@ func TestSyscallWakePreemption(t *testing.T) {
 		if st.Resource.Kind != xtrace.ResourceGoroutine {
 			return
 		}
-		if from, to := st.Goroutine(); from != xtrace.GoRunning || to != xtrace.GoSyscall {
-			return
-		}
-		if hasFrame(st.Stack, "golang.org/x/sys/unix.Nanosleep") {
-			calls = append(calls, call{int64(ev.Time()), int64(ev.Thread())})
+		id := st.Resource.Goroutine()
+		switch from, to := st.Goroutine(); {
+		case from == xtrace.GoRunning && to == xtrace.GoSyscall && hasFrame(st.Stack, "golang.org/x/sys/unix.Nanosleep"):
+			in[id] = call{int64(ev.Time()), int64(ev.Thread())}
+		case from == xtrace.GoSyscall && to != xtrace.GoSyscall:
+			// Only calls that slept: the CPU profiler's signal cuts
+			// a nanosleep short (EINTR), seen once in a CI run.
+			if c, ok := in[id]; ok && int64(ev.Time())-c.at >= int64(500*time.Microsecond) {
+				calls = append(calls, c)
+			}
+			delete(in, id)
 		}
 	})
-	if len(calls) < 40 {
-		t.Fatalf("only %d nanosleep calls in the trace, of 50", len(calls))
+	if len(calls) < 30 {
+		t.Fatalf("only %d whole nanosleep calls in the trace, of 50", len(calls))
 	}
 	const took = 20 * time.Microsecond
 	for _, tc := range []struct {
