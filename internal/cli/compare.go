@@ -235,9 +235,9 @@ func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison,
 		c.Warnings = caseWarnings(ref.Run, nil)
 		if !ref.Run.Complete {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("run %s is incomplete: %s", ref.Run.ID, ref.Run.Why()))
-			c.Incomplete = fmt.Sprintf("run %s (%s)", ref.Run.ID, orWhy(ref.Run.Why()))
 		}
-		return finish(c, pairs, ref.Run)
+		judge(c, ref.Run)
+		return c, pairs, nil
 	}
 	ra, err := resolve(io, st, o.Refs[0])
 	if err != nil {
@@ -297,14 +297,8 @@ func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison,
 	if !same {
 		c.Warnings = append(c.Warnings, caseWarnings(rb.Run, pairs)...)
 	}
-	for _, r := range []*store.Run{ra.Run, rb.Run} {
-		if !r.Complete && c.Incomplete == "" {
-			c.Incomplete = fmt.Sprintf("run %s (%s)", r.ID, orWhy(r.Why()))
-		}
-		if !r.Measured() {
-			c.Unusable, c.Reason = true, fmt.Sprintf("run %s measured nothing (%s)", r.ID, orWhy(r.Why()))
-		}
-	}
+	judge(c, ra.Run)
+	judge(c, rb.Run)
 	return c, pairs, nil
 }
 
@@ -324,11 +318,16 @@ func selfComparison(c *report.Comparison, refs []string, r *store.Ref) *report.C
 	return c
 }
 
-func finish(c *report.Comparison, pairs []compare.Pair, run *store.Run) (*report.Comparison, []compare.Pair, error) {
-	if !run.Measured() {
-		c.Unusable, c.Reason = true, fmt.Sprintf("run %s measured nothing (%s)", run.ID, orWhy(run.Why()))
+// judge records what run r's state does to comparison c: the first
+// incomplete run named makes it incomplete, a run that measured nothing
+// makes it unusable.
+func judge(c *report.Comparison, r *store.Run) {
+	if !r.Complete && c.Incomplete == "" {
+		c.Incomplete = fmt.Sprintf("run %s (%s)", r.ID, orWhy(r.Why()))
 	}
-	return c, pairs, nil
+	if !r.Measured() {
+		c.Unusable, c.Reason = true, fmt.Sprintf("run %s measured nothing (%s)", r.ID, orWhy(r.Why()))
+	}
 }
 
 func orWhy(note string) string {

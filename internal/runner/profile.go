@@ -385,6 +385,11 @@ func readUint64(name string) uint64 {
 // case that allocates is collected.
 func heapRunway() int64 {
 	runtime.GC()
+	return runway()
+}
+
+// runway is how far the heap may grow before the GC's goal, now.
+func runway() int64 {
 	return int64(readUint64(heapGoalMetric)) - int64(readUint64(heapLiveMetric))
 }
 
@@ -415,7 +420,7 @@ func matchRunway(want int64, extra uint64) (restore func()) {
 	for i := 0; i < 2 && (have > want*21/20 || have < want*19/20); i++ {
 		g = max(1, g*want/have)
 		debug.SetGCPercent(int(g))
-		have = int64(readUint64(heapGoalMetric)) - int64(readUint64(heapLiveMetric))
+		have = runway()
 	}
 	return restore
 }

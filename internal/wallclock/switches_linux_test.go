@@ -373,16 +373,9 @@ func TestSyscallWakePreemption(t *testing.T) {
 	type call struct{ at, tid int64 }
 	var calls []call
 	in := map[xtrace.GoID]call{} // calls begun, by goroutine
-	lead := readTrace(t, data, func(ev *xtrace.Event) {
-		if ev.Kind() != xtrace.EventStateTransition {
-			return
-		}
-		st := ev.StateTransition()
-		if st.Resource.Kind != xtrace.ResourceGoroutine {
-			return
-		}
+	lead := readGoTransitions(t, data, func(ev *xtrace.Event, st xtrace.StateTransition, from, to xtrace.GoState) {
 		id := st.Resource.Goroutine()
-		switch from, to := st.Goroutine(); {
+		switch {
 		case from == xtrace.GoRunning && to == xtrace.GoSyscall && hasFrame(st.Stack, "golang.org/x/sys/unix.Nanosleep"):
 			in[id] = call{int64(ev.Time()), int64(ev.Thread())}
 		case from == xtrace.GoSyscall && to != xtrace.GoSyscall:

@@ -673,11 +673,10 @@ func (a *accountant) preempted(ev *trace.Event) {
 		d := time.Duration(p.To - p.From)
 		switch g.state {
 		case trace.GoRunning:
-			if since := p.From - (int64(g.woke) + a.monoLead); p.ByWoken > 0 && g.wokeAt != trace.NoStack && since <= int64(wakeWindow) {
+			if w := a.byWake(p, g.woke); g.wokeAt != trace.NoStack && w > 0 {
 				if a.preWake == nil {
 					a.preWake = map[trace.Stack]time.Duration{}
 				}
-				w := min(d, p.ByWoken)
 				a.preWake[g.wokeAt] += w
 				d -= w
 			}
@@ -687,8 +686,8 @@ func (a *accountant) preempted(ev *trace.Event) {
 				a.flush(g, at)
 			}
 			g.sysOS += d
-			if since := p.From - (int64(g.sysAt) + a.monoLead); p.ByWoken > 0 && g.sysAt >= 0 && since <= int64(wakeWindow) {
-				g.sysSelf += min(d, p.ByWoken)
+			if g.sysAt >= 0 {
+				g.sysSelf += a.byWake(p, g.sysAt)
 			}
 		}
 	}
@@ -704,7 +703,7 @@ func (a *accountant) preempted(ev *trace.Event) {
 // 2 µs, none in 5–10 and 7 in 10–20 (one run; loaded by another process,
 // 13942, 120, 4 and 9): a peak at the wake-up and a floor of preemptions
 // at random times. Such a preemption, when the CPU went to a thread of the
-// process just woken (Preemption.Self), is charged at the waking stack, as
+// process just woken (Preemption.ByWoken), is charged at the waking stack, as
 // a yield there — lock inside Unlock, wait inside a send — where the
 // workers' own timing of Lock and Unlock puts it; a random one goes where
 // the running time goes.
@@ -716,6 +715,16 @@ func (a *accountant) preempted(ev *trace.Event) {
 // /dev/zero under three spinning processes, none began before 14 µs. One
 // within wakeWindow of the call's start stays the call's time.
 const wakeWindow = 10 * time.Microsecond
+
+// byWake is how much of p a wake-up at trace time at cost: the stay of the
+// process's just-woken thread on the CPU, if p began within wakeWindow of
+// at; else nothing.
+func (a *accountant) byWake(p Preemption, at trace.Time) time.Duration {
+	if p.ByWoken <= 0 || p.From-(int64(at)+a.monoLead) > int64(wakeWindow) {
+		return 0
+	}
+	return min(time.Duration(p.To-p.From), p.ByWoken)
+}
 
 // offTime charges d of off-CPU time to k.
 func (a *accountant) offTime(k key, d time.Duration) {

@@ -592,15 +592,7 @@ func TestWakePreemption(t *testing.T) {
 		tid int64
 	}
 	var wakes []wake
-	lead := readTrace(t, data, func(ev *xtrace.Event) {
-		if ev.Kind() != xtrace.EventStateTransition {
-			return
-		}
-		st := ev.StateTransition()
-		if st.Resource.Kind != xtrace.ResourceGoroutine {
-			return
-		}
-		from, to := st.Goroutine()
+	lead := readGoTransitions(t, data, func(ev *xtrace.Event, st xtrace.StateTransition, from, to xtrace.GoState) {
 		if from != xtrace.GoWaiting || to != xtrace.GoRunnable || ev.Goroutine() == xtrace.NoGoroutine {
 			return
 		}
@@ -793,4 +785,18 @@ func hasFrame(s xtrace.Stack, fn string) bool {
 		}
 	}
 	return false
+}
+
+// readGoTransitions is readTrace for the goroutines' state transitions only.
+func readGoTransitions(t *testing.T, data []byte, each func(ev *xtrace.Event, st xtrace.StateTransition, from, to xtrace.GoState)) (lead int64) {
+	t.Helper()
+	return readTrace(t, data, func(ev *xtrace.Event) {
+		if ev.Kind() != xtrace.EventStateTransition {
+			return
+		}
+		if st := ev.StateTransition(); st.Resource.Kind == xtrace.ResourceGoroutine {
+			from, to := st.Goroutine()
+			each(ev, st, from, to)
+		}
+	})
 }
