@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/perflab/perflab/internal/store"
 )
@@ -50,28 +51,70 @@ func readLoad() (float64, bool) {
 // readStat reads the aggregate CPU line of /proc/stat (Linux): the steal
 // column and the sum of all columns, in clock ticks.
 func readStat() (steal, total uint64, ok bool) {
+	t, ok := readCPUTimes()
+	return t.steal, t.total, ok
+}
+
+// cpuTimes is the machine's CPU time so far, from /proc/stat's aggregate
+// line, in clock ticks: all of it (guest time is already in user), the
+// part no task ran (idle, iowait), the part the hypervisor gave to other
+// guests; and the number of CPUs it sums over.
+type cpuTimes struct {
+	total, idle, steal uint64
+	cpus               int
+}
+
+func readCPUTimes() (cpuTimes, bool) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, 0, false
+		return cpuTimes{}, false
 	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
+	return parseCPUTimes(b)
+}
+
+func parseCPUTimes(b []byte) (t cpuTimes, ok bool) {
+	line, rest, _ := bytes.Cut(b, []byte("\n"))
 	f := strings.Fields(string(line))
 	if len(f) < 9 || f[0] != "cpu" {
-		return 0, 0, false
+		return t, false
 	}
 	for i, s := range f[1:] {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			return 0, 0, false
+			return cpuTimes{}, false
 		}
-		// user nice system idle iowait irq softirq steal guest guest_nice:
-		// guest time is already counted in user.
+		// user nice system idle iowait irq softirq steal guest guest_nice
 		if i < 8 {
-			total += v
+			t.total += v
 		}
-		if i == 7 {
-			steal = v
+		switch i {
+		case 3, 4:
+			t.idle += v
+		case 7:
+			t.steal = v
 		}
 	}
-	return steal, total, true
+	for len(rest) > 0 {
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		if len(line) > 3 && bytes.HasPrefix(line, []byte("cpu")) && line[3] >= '0' && line[3] <= '9' {
+			t.cpus++
+		}
+	}
+	return t, t.cpus > 0
+}
+
+// otherCPUs is how many CPUs, on average between a and b, the machine
+// spent on anything but this process (other programs, the kernel's own
+// threads), given this process's CPU time over that span and its wall
+// time: the busy share of the machine's ticks times its CPUs, less the
+// process's CPUs. Ticks are counted at the kernel's clock tick, so over a
+// second the figure is good to a few hundredths of a CPU.
+func otherCPUs(a, b cpuTimes, procCPU, wall time.Duration) (float64, bool) {
+	if wall <= 0 || b.total <= a.total || b.idle < a.idle || b.steal < a.steal || b.cpus != a.cpus {
+		return 0, false
+	}
+	total := float64(b.total - a.total)
+	busy := total - float64(b.idle-a.idle) - float64(b.steal-a.steal)
+	machine := busy / total * float64(b.cpus)
+	return max(0, machine-procCPU.Seconds()/wall.Seconds()), true
 }

@@ -124,6 +124,9 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 				return err
 			}
 			sc.Window = window(wall, tw.ops, tw.elapsed, len(c.workers))
+			if tw.othersOK {
+				sc.Window.OtherCPUs = &tw.others
+			}
 			if tw.ops > 0 {
 				sc.Window.GCPerOp = float64(tw.gcCycles) / float64(tw.ops)
 				if len(counts) > 0 {
@@ -293,21 +296,52 @@ func windowWarnings(sc *store.Case, w *wallclock.Result) []string {
 	// Only when the kernel says the workers' threads waited for a CPU:
 	// a lock-bound case's woken waiters want a CPU while they queue for
 	// the lock's hand-off, and used fewer for no other process's fault.
-	if got, want := cpusUsed(sc), cpusWanted(win, sc.Threads); want >= 0.5 && got > 0 && got < maxStarved*want && win.OSWait >= minStarvedWait {
-		out = append(out, fmt.Sprintf("got %.2f CPUs where its workers wanted %.2f (GOMAXPROCS=%d): another process took the cores, so time/op and sched are inflated; compare cpu/op, or use a quieter machine",
-			got, want, runtime.GOMAXPROCS(0)))
-	} else if win.OSWait >= maxWindowOSWait {
+	// And only when the rest of the machine used CPUs enough to be what
+	// they waited for (othersTook): on an idle machine the process's own
+	// threads take turns (cipher-cache's mutex at four goroutines: 7.7%
+	// of its time, with 0.03 CPUs used by anything else).
+	others, took := othersTook(win, sc.Threads)
+	if got, want := cpusUsed(sc), cpusWanted(win, sc.Threads); want >= 0.5 && got > 0 && got < maxStarved*want && win.OSWait >= minStarvedWait && took {
+		out = append(out, fmt.Sprintf("got %.2f CPUs where its workers wanted %.2f (GOMAXPROCS=%d): another process took the cores%s, so time/op and sched are inflated; compare cpu/op, or use a quieter machine",
+			got, want, runtime.GOMAXPROCS(0), others))
+	} else if win.OSWait >= maxWindowOSWait && took {
 		// The timed rounds had the CPUs they wanted, the window did not:
 		// its sched is another process's doing, and the budget applies it
 		// to a time/op that did not have it.
-		out = append(out, fmt.Sprintf("the kernel kept the workers' threads from a CPU for %.0f%% of their time in the profiling window (another process on the cores), which the budget counts as sched; the timed rounds were not starved like that: rerun on a quieter machine",
-			100*win.OSWait))
+		out = append(out, fmt.Sprintf("the kernel kept the workers' threads from a CPU for %.0f%% of their time in the profiling window (another process on the cores%s), which the budget counts as sched; the timed rounds were not starved like that: rerun on a quieter machine",
+			100*win.OSWait, others))
 	}
 	if w.Time[wallclock.Running] > 0 && w.CPUSamples < minCPUSamples {
 		out = append(out, fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more; good to about ±50/√n points): use a longer --profile-time; off-CPU shares are exact",
 			w.CPUSamples, minCPUSamples))
 	}
 	return out
+}
+
+// minOtherShare is the part of the workers' wait for a CPU (in CPUs: the
+// OSWait share times the threads busy) that the rest of the machine must
+// have used, at least, for that wait to be put down to another process.
+// minOtherCPUs is the least it must have used in any case: an idle
+// machine's kernel threads and shells use a few hundredths.
+const (
+	minOtherShare = 0.5
+	minOtherCPUs  = 0.05
+)
+
+// othersTook says whether the rest of the machine used CPUs enough in the
+// window to explain the workers' wait for a CPU, and how many, as a clause
+// for the warning; when not, the wait was the process's own threads'. A
+// window without the figure (a system without /proc/stat) keeps the old
+// verdict, with no clause.
+func othersTook(win *store.Window, threads int) (clause string, took bool) {
+	if win.OtherCPUs == nil {
+		return "", true
+	}
+	waiting := win.OSWait * float64(threads) * win.Occupancy
+	if o := *win.OtherCPUs; o >= minOtherCPUs && o >= minOtherShare*waiting {
+		return fmt.Sprintf(" (the rest of the machine used %.2f CPUs)", o), true
+	}
+	return "", false
 }
 
 // tracedRun is what one traced window recorded.
@@ -325,6 +359,10 @@ type tracedRun struct {
 	switches       *wallclock.SwitchRecorder
 	// gcCycles is the GC cycles that ended during the window.
 	gcCycles uint64
+	// others is the CPUs the rest of the machine used during the window
+	// (see otherCPUs), when othersOK.
+	others   float64
+	othersOK bool
 }
 
 // traceReader returns the window's execution trace from its beginning.
@@ -481,7 +519,12 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 	}
 	restore := matchRunway(want, readUint64(heapAllocsMetric)-allocs0)
 	gc0 := readUint64(gcCyclesMetric)
+	m0, ok0 := readCPUTimes()
+	cpu0, wall0 := processCPU(), time.Now()
 	tw.ops, tw.elapsed, tw.err = r.runPaced(c, r.Opts.ProfileTime, c.bytesPerGC)
+	if m1, ok1 := readCPUTimes(); ok0 && ok1 {
+		tw.others, tw.othersOK = otherCPUs(m0, m1, processCPU()-cpu0, time.Since(wall0))
+	}
 	tw.gcCycles = readUint64(gcCyclesMetric) - gc0
 	restore()
 	if tw.traceOn {

@@ -594,6 +594,15 @@ func TestWindowWarnings(t *testing.T) {
 		{"uneven", store.Case{Threads: 2, Stats: timed(100, 200), Window: &store.Window{NsPerOp: 100, Occupancy: 0.6, Running: 1}}, busy, []string{"busy 60%"}},
 		{"starved", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3}}, busy, []string{"got 1.00 CPUs"}},
 		{"window only starved", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45}}, busy, []string{"+80% off", "45% of their time"}},
+		// The same with the rest of the machine's CPU use measured: idle,
+		// the wait was the process's own threads' and nobody is blamed.
+		{"starved by another", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: cpus(0.9)}}, busy, []string{"used 0.90 CPUs"}},
+		{"starved by its own threads", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: cpus(0.03)}}, busy, nil},
+		// 0.3 of 2 threads is 0.6 CPUs waiting: 0.2 used elsewhere
+		// is too little to be what they waited for.
+		{"others too few", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: cpus(0.2)}}, busy, nil},
+		{"window only, by another", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: cpus(1.1)}}, busy, []string{"+80% off", "used 1.10 CPUs"}},
+		{"window only, its own threads", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: cpus(0.01)}}, busy, []string{"+80% off"}},
 		{"GC pacing differed", store.Case{Threads: 1, Stats: map[string]store.Stat{"ns/op": {Median: 100}, "cpu-ns/op": {Median: 100}, "gc/op": {Median: 1e-4}}, Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, GCPerOp: 0.3e-4}}, busy, []string{"0.30× the timed"}},
 		{"GC pacing held", store.Case{Threads: 1, Stats: map[string]store.Stat{"ns/op": {Median: 100}, "cpu-ns/op": {Median: 100}, "gc/op": {Median: 1e-4}}, Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, GCPerOp: 1.1e-4}}, busy, nil},
 		{"a little OS wait", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, OSWait: 0.04}}, busy, nil},
@@ -616,6 +625,8 @@ func TestWindowWarnings(t *testing.T) {
 		})
 	}
 }
+
+func cpus(v float64) *float64 { return &v }
 
 // TestWindowCounts: a scenario's own counters are kept for the profiling
 // window too, per operation, so a self-timing scenario can check the

@@ -45,6 +45,12 @@ type Window struct {
 	// it is estimated from per-thread totals (/proc schedstat), which
 	// cannot tell a wait in a system call from one while running.
 	OSWaitExact bool `json:"os_wait_exact,omitempty"`
+	// OtherCPUs is how many CPUs, on average over the window, the machine
+	// spent on anything but this process (/proc/stat's busy ticks less the
+	// process's CPU time): whether another program can have been what kept
+	// the workers' threads from a CPU (OSWait), or the process's own
+	// threads were. Nil where the system does not say.
+	OtherCPUs *float64 `json:"other_cpus,omitempty"`
 	// CPUSamples is the number of the workers' CPU samples that split
 	// their running time between categories.
 	CPUSamples int `json:"cpu_samples"`

@@ -1,0 +1,101 @@
+package runner
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestParseCPUTimes(t *testing.T) {
+	for _, tc := range []struct {
+		name, stat string
+		want       cpuTimes
+		ok         bool
+	}{
+		{"two CPUs", "cpu  100 5 50 800 10 1 2 7 30 0\ncpu0 50 2 25 400 5 0 1 3 15 0\ncpu1 50 3 25 400 5 1 1 4 15 0\nintr 1 2\n",
+			cpuTimes{total: 975, idle: 810, steal: 7, cpus: 2}, true},
+		// Older kernels end the line at steal; guest time is in user.
+		{"no guest columns", "cpu 10 0 10 80 0 0 0 0\ncpu0 10 0 10 80 0 0 0 0\n", cpuTimes{total: 100, idle: 80, cpus: 1}, true},
+		{"no per-CPU lines", "cpu 10 0 10 80 0 0 0 0\n", cpuTimes{total: 100, idle: 80}, false},
+		{"cpufreq-like line is not a CPU", "cpu 10 0 10 80 0 0 0 0\ncpux 1\ncpu0 10 0 10 80 0 0 0 0\n", cpuTimes{total: 100, idle: 80, cpus: 1}, true},
+		{"garbage", "cpu 10 x 10 80 0 0 0 0\ncpu0 1\n", cpuTimes{}, false},
+		{"short", "cpu 1 2 3\n", cpuTimes{}, false},
+		{"empty", "", cpuTimes{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := parseCPUTimes([]byte(tc.stat))
+			if ok != tc.ok || (ok && got != tc.want) {
+				t.Errorf("parseCPUTimes = %+v, %v; want %+v, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+func TestOtherCPUs(t *testing.T) {
+	at := func(total, idle, steal uint64) cpuTimes {
+		return cpuTimes{total: total, idle: idle, steal: steal, cpus: 2}
+	}
+	for _, tc := range []struct {
+		name   string
+		a, b   cpuTimes
+		proc   time.Duration
+		want   float64
+		wantOK bool
+	}{
+		// 200 ticks over 2 CPUs, 150 of them busy: 1.5 CPUs, 1 of them ours.
+		{"one other CPU's half", at(0, 0, 0), at(200, 50, 0), time.Second, 0.5, true},
+		{"all ours", at(0, 0, 0), at(200, 100, 0), time.Second, 0, true},
+		// Tick sampling can put the machine below the process: not negative.
+		{"ticks short of ours", at(0, 0, 0), at(200, 110, 0), time.Second, 0, true},
+		// Stolen time is the hypervisor's, not another program's here.
+		{"steal is not busy", at(0, 0, 0), at(200, 50, 50), time.Second, 0, true},
+		{"no time passed", at(100, 10, 0), at(100, 10, 0), time.Second, 0, false},
+		{"counters went back", at(100, 50, 0), at(200, 40, 0), time.Second, 0, false},
+		{"a CPU came online", at(0, 0, 0), cpuTimes{total: 300, cpus: 3}, time.Second, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := otherCPUs(tc.a, tc.b, tc.proc, time.Second)
+			if ok != tc.wantOK || math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("otherCPUs = %v, %v; want %v, %v", got, ok, tc.want, tc.wantOK)
+			}
+		})
+	}
+}
+
+// TestOtherCPUsSeesAnotherProcess holds otherCPUs against a second
+// process's own CPU time: a child that spins for a second is part of what
+// the rest of the machine used, whatever else runs (the figure can only be
+// higher on a shared machine, never lower).
+func TestOtherCPUsSeesAnotherProcess(t *testing.T) {
+	if os.Getenv("PERFLAB_TEST_SPIN") != "" {
+		for end := time.Now().Add(time.Second); time.Now().Before(end); {
+		}
+		return
+	}
+	if _, ok := readCPUTimes(); !ok {
+		t.Skip("no /proc/stat on this system")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOtherCPUsSeesAnotherProcess$")
+	cmd.Env = append(os.Environ(), "PERFLAB_TEST_SPIN=1")
+	a, _ := readCPUTimes()
+	cpu0, wall0 := processCPU(), time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := readCPUTimes()
+	wall := time.Since(wall0)
+	got, ok := otherCPUs(a, b, processCPU()-cpu0, wall)
+	if !ok {
+		t.Fatal("no figure")
+	}
+	child := (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds() / wall.Seconds()
+	// The machine's ticks are sampled at the kernel's tick (4 ms here),
+	// over about 2 × 250 of them: a few hundredths either way.
+	if got < child-0.1 || got > float64(runtime.NumCPU())+0.1 {
+		t.Errorf("other CPUs %.2f, but the child alone used %.2f", got, child)
+	}
+	t.Logf("other CPUs %.2f; the child used %.2f", got, child)
+}
