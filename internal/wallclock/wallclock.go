@@ -353,10 +353,14 @@ type accountant struct {
 	clocked  bool
 	onThread map[trace.ThreadID]*gor
 	preRun   time.Duration
+	// preRunOwn is the part of preRun during which a thread of the
+	// process, just woken, had the CPU (Preemption.ByWoken).
+	preRunOwn time.Duration
 	// preWake is the preempted time of counted goroutines that began as
 	// they woke another, by the waking stack (see wakeWindow).
 	preWake map[trace.Stack]time.Duration
 	osRun   time.Duration // OS wait of counted goroutines while running
+	osOwn   time.Duration // the part of osRun a just-woken thread of the process had the CPU
 }
 
 func (a *accountant) g(id trace.GoID) *gor {
@@ -679,6 +683,11 @@ func (a *accountant) preempted(ev *trace.Event) {
 				}
 				a.preWake[g.wokeAt] += w
 				d -= w
+			} else {
+				// Not its own wake-up's, but a thread of the process
+				// just woken (for another goroutine's hand-off, often)
+				// took the CPU: say so, not "the OS ran something else".
+				a.preRunOwn += min(d, p.ByWoken)
 			}
 			a.preRun += d
 		case trace.GoSyscall:
@@ -915,6 +924,9 @@ func (a *accountant) osWait() {
 		return
 	}
 	a.osRun = wait
+	if a.clocked {
+		a.osOwn = min(wait, a.preRunOwn)
+	}
 	a.res.OSWait += wait
 	a.res.Time[Running] -= wait
 	a.res.Time[Runnable] += wait
@@ -951,11 +963,14 @@ func (a *accountant) estimateOSWait() time.Duration {
 }
 
 // osWaitState is the state frame text of the time a goroutine was running
-// to Go while its thread waited for a CPU; osSyscallState of the time its
-// thread waited for one inside a system call.
+// to Go while its thread waited for a CPU, osOwnState of the part of it a
+// thread of the process just woken had the CPU (the runtime's thread for
+// another goroutine, which on an idle machine is most of it); osSyscallState
+// of the time its thread waited for one inside a system call.
 const (
 	osWaitState        = "runnable (its thread waited for a CPU: the OS ran something else)"
 	osSyscallState     = "runnable in a system call (its thread waited for a CPU)"
+	osOwnState         = "runnable (its thread waited for a CPU: a thread of this process, just woken, had it)"
 	osWakeState        = "runnable (its thread was preempted as it woke another goroutine)"
 	osSelfSyscallState = "runnable in a system call (a thread of this process, just woken, took its CPU)"
 )
@@ -970,9 +985,14 @@ func (a *accountant) build() *profile.Profile {
 	// but lock where the goroutine was inside a lock — a spinning waiter,
 	// an Unlock waking the next — and wait inside a wait.
 	b.spread(a, a.res.Time[Running], Running, nil)
-	b.spread(a, a.osRun, Runnable, func(s trace.Stack) []trace.StackFrame {
-		return []trace.StackFrame{{Func: profiles.StateFrame(a.category(s, "", true), osWaitState)}}
-	})
+	for _, part := range []struct {
+		d     time.Duration
+		state string
+	}{{a.osRun - a.osOwn, osWaitState}, {a.osOwn, osOwnState}} {
+		b.spread(a, part.d, Runnable, func(s trace.Stack) []trace.StackFrame {
+			return []trace.StackFrame{{Func: profiles.StateFrame(a.category(s, "", true), part.state)}}
+		})
+	}
 	for k, d := range a.off {
 		b.add(int64(d), k.state, []trace.StackFrame{{Func: k.frame}}, k.stack)
 	}

@@ -609,14 +609,18 @@ func TestWakePreemption(t *testing.T) {
 		after   time.Duration // from the wake-up to the preemption
 		byWoken time.Duration // how long a thread of the process had the CPU
 		woke    float64       // the share charged at the wake-up
+		own     float64       // the share said to be a just-woken thread's of the process
 	}{
-		{"at the wake-up", 3 * time.Microsecond, took, 1},
+		{"at the wake-up", 3 * time.Microsecond, took, 1, 0},
 		// The woken thread left the CPU to another program: only its
 		// stay was the wake-up's.
-		{"at the wake-up, then another program", 3 * time.Microsecond, took / 4, 0.25},
-		{"later", 3*wakeWindow + 3*time.Microsecond, took, 0},
+		{"at the wake-up, then another program", 3 * time.Microsecond, took / 4, 0.25, 0},
+		// Not its own wake-up's, but still a thread of the process
+		// just woken: sched, and said so.
+		{"later", 3*wakeWindow + 3*time.Microsecond, took, 0, 1},
+		{"later, then another program", 3*wakeWindow + 3*time.Microsecond, took / 4, 0, 0.25},
 		// Another program's thread took the CPU: chance, not the wake-up.
-		{"at the wake-up, by another program", 3 * time.Microsecond, 0, 0},
+		{"at the wake-up, by another program", 3 * time.Microsecond, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var pre []Preemption
@@ -640,7 +644,7 @@ func TestWakePreemption(t *testing.T) {
 			if all > laid || all < laid*9/10 {
 				t.Errorf("OS wait %v + %v, want 90–100%% of the %v laid (%d preemptions of %v)", res.OSWait, res.OSWake, laid, len(wakes), took)
 			}
-			var atWake, atRun time.Duration
+			var atWake, atRun, atOwn time.Duration
 			for _, s := range res.Profile.Sample {
 				leaf := s.Location[0].Line[0].Function.Name
 				v := time.Duration(s.Value[0])
@@ -659,10 +663,21 @@ func TestWakePreemption(t *testing.T) {
 					}
 				case strings.HasSuffix(leaf, "] "+osWaitState):
 					atRun += v
+				case strings.HasSuffix(leaf, "] "+osOwnState):
+					atRun += v
+					atOwn += v
+					if !strings.HasPrefix(leaf, "[sched]") && !strings.HasPrefix(leaf, "[lock]") {
+						t.Errorf("%v at %q: a preemption while running is sched, or lock inside the lock", v, leaf)
+					}
 				}
 			}
 			if atWake != res.OSWake || atRun != res.OSWait {
 				t.Errorf("%v at the wake-up and %v with the running time; the result says %v and %v", atWake, atRun, res.OSWake, res.OSWait)
+			}
+			// Where it is not the wake-up's, as much as the woken
+			// thread held the CPU is said to be its (90–100%, as below).
+			if want := time.Duration(tc.own * float64(all)); atOwn > want || atOwn < want*9/10 {
+				t.Errorf("%v said to be a just-woken thread's of the process, want %.0f%% (90–100%% of it) of %v", atOwn, 100*tc.own, all)
 			}
 			// One whose goroutine changed state in the 3 µs since
 			// its wake-up (a GC stop) goes with the running time.
