@@ -165,8 +165,12 @@ func TestLatestSkipsUnmeasured(t *testing.T) {
 		{"show by id", []string{"show", failed.ID, "-o", dir}, failed.ID, "", "latest is", 0},
 		{"compare with latest", []string{"compare", good + "/variant=mutex/keys=128/threads=1", "latest/variant=mutex/keys=128/threads=1", "-o", dir}, "", note, "", 3},
 		{"list", []string{"show", "--list", "-o", dir}, "failed (all 2 cases)", "", "latest is", 0},
+		// flame has no -o for the store (its -o is the output file): it
+		// reads PERFLAB_DIR. The stored case has no profile to draw.
+		{"flame latest", []string{"flame", "latest/variant=mutex/keys=128/threads=1", "-o", filepath.Join(dir, "f.svg")}, "", note, "", 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(store.EnvDir, dir)
 			out, errs, code := execute(t, tt.args...)
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\n%s%s", code, tt.code, out, errs)

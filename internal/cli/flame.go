@@ -149,7 +149,7 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 		inputs = append(inputs, in)
 	}
 	for _, arg := range o.Inputs {
-		in, err := openFlameInput(arg, o.Kind)
+		in, err := openFlameInput(io, arg, o.Kind)
 		if err != nil {
 			return err
 		}
@@ -323,7 +323,7 @@ func (in *flameInput) classifyAs(run *store.Run) {
 // path its run.json records: the store refuses symbolic links, files that
 // are not regular and paths out of the run, so a tampered run cannot make
 // flame read (or hang on) anything else.
-func openFlameInput(arg, kind string) (*flameInput, error) {
+func openFlameInput(io *IO, arg, kind string) (*flameInput, error) {
 	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
 		// A profile file of a stored run (<run>/cases/<slug>/cpu.pb.gz) is
 		// read through its store and classified with its scenario's work
@@ -350,7 +350,9 @@ func openFlameInput(arg, kind string) (*flameInput, error) {
 		}
 		return &flameInput{src: src, title: filepath.Base(arg)}, nil
 	}
-	ref, err := store.Open(store.Dir("")).Resolve(arg)
+	// resolve, as show and compare do: "latest" says which newer runs,
+	// that measured nothing, it passed by.
+	ref, err := resolve(io, store.Open(store.Dir("")), arg)
 	if err != nil {
 		if errors.Is(err, store.ErrNoRun) || errors.Is(err, store.ErrNoRuns) || strings.HasPrefix(err.Error(), "invalid run id") {
 			return nil, usagef(fmt.Errorf("%s: no such profile file, case directory or run case", arg))
