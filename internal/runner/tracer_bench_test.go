@@ -4,8 +4,8 @@ import (
 	"errors"
 	"io"
 	"reflect"
-	"slices"
 	"runtime/trace"
+	"slices"
 	"testing"
 	"time"
 
