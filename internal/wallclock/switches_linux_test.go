@@ -313,16 +313,24 @@ func TestSwitchSelf(t *testing.T) {
 	r.drain(b)
 	r.drain(a)
 	r.self()
-	var got []time.Duration
+	var got, own []time.Duration
 	for _, p := range r.got {
 		if p.TID == 7 {
-			got = append(got, p.ByWoken)
+			got, own = append(got, p.ByWoken), append(own, p.ByOwn)
 		}
 	}
 	// From a's leaving to b's: 1 µs of switching and 30 of b.
 	want := []time.Duration{31 * time.Microsecond, 0, 0, 0, 100 * time.Microsecond}
 	if !slices.Equal(got, want) {
 		t.Errorf("ByWoken of a's preemptions %v, want %v", got, want)
+	}
+	// Whoever of the process had a's CPU: 1, b woken (ByWoken, which
+	// counts the switch); 2, b having its turn from 2001 to a's return;
+	// 3, b on another CPU: nobody; 4, b from 4040 to a's return, the 40 µs
+	// before another program's; 5, b woken, to a's return.
+	wantOwn := []time.Duration{31 * time.Microsecond, 99 * time.Microsecond, 0, 60 * time.Microsecond, 100 * time.Microsecond}
+	if !slices.Equal(own, wantOwn) {
+		t.Errorf("ByOwn of a's preemptions %v, want %v", own, wantOwn)
 	}
 	// a's own record is never another thread's: a ring alone.
 	c := ring(9)
@@ -396,10 +404,11 @@ func TestSyscallWakePreemption(t *testing.T) {
 		after time.Duration
 		self  bool
 		call  bool // stays the call's time
+		own   bool // else sched, that another thread of the process had the CPU
 	}{
-		{"as the call starts, by a thread of the process", 3 * time.Microsecond, true, true},
-		{"as the call starts, by another program", 3 * time.Microsecond, false, false},
-		{"later in the call, by a thread of the process", 3 * wakeWindow, true, false},
+		{"as the call starts, by a thread of the process", 3 * time.Microsecond, true, true, false},
+		{"as the call starts, by another program", 3 * time.Microsecond, false, false, false},
+		{"later in the call, by a thread of the process", 3 * wakeWindow, true, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var pre []Preemption
@@ -409,7 +418,7 @@ func TestSyscallWakePreemption(t *testing.T) {
 				if tc.self {
 					by = took
 				}
-				pre = append(pre, Preemption{TID: c.tid, From: from, To: from + int64(took), ByWoken: by})
+				pre = append(pre, Preemption{TID: c.tid, From: from, To: from + int64(took), ByWoken: by, ByOwn: by})
 			}
 			res, err := FromTrace(bytes.NewReader(data), Options{Region: region, Sched: &SchedStats{Preempted: pre}})
 			if err != nil {
@@ -438,6 +447,9 @@ func TestSyscallWakePreemption(t *testing.T) {
 			}
 			if got := [2]time.Duration{inCall, sched}; got != want || inCall != res.OSWake {
 				t.Errorf("charged to the call %v, to sched %v; want %v, %v (the result's OS wake %v)", inCall, sched, want[0], want[1], res.OSWake)
+			}
+			if wantOwn := map[bool]time.Duration{true: all}[tc.own]; res.OSOwn != wantOwn {
+				t.Errorf("OS wait while another thread of the process had the CPU %v, want %v", res.OSOwn, wantOwn)
 			}
 		})
 	}

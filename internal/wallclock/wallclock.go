@@ -135,6 +135,10 @@ type Result struct {
 	// — lock in an Unlock, wait in a send or a pipe's write. It is in
 	// Time[Runnable] too; OSWait+OSWake is all the recorded wait.
 	OSWake time.Duration
+	// OSOwn is the part of OSWait during which another thread of the
+	// process had the CPU (Preemption.ByOwn): the process's own threads
+	// taking turns, not another program. Zero unless OSWaitExact.
+	OSOwn time.Duration
 	// OSWaitExact says OSWait is the sum of the kernel's preempted
 	// intervals (SchedStats.Preempted), not an estimate from per-thread
 	// totals.
@@ -172,6 +176,9 @@ type SchedStats struct {
 type Preemption struct {
 	TID, From, To int64
 	ByWoken       time.Duration
+	// ByOwn is how much of it the process's other threads had the CPU
+	// the thread left, ByWoken included; the rest another program had.
+	ByOwn time.Duration
 }
 
 // Total returns the counted goroutines' total time.
@@ -212,6 +219,7 @@ type gor struct {
 	running    time.Duration // all running time, counted or not
 	sysOS      time.Duration // preempted time in this system call, not yet charged
 	sysSelf    time.Duration // of it, what the call's own wake-up of a thread cost (wakeWindow)
+	sysOwn     time.Duration // of the rest, when another thread of the process had the CPU
 	sysCat     profiles.Category
 	sysAt      trace.Time // when the call began
 	gcWorker   bool
@@ -353,14 +361,14 @@ type accountant struct {
 	clocked  bool
 	onThread map[trace.ThreadID]*gor
 	preRun   time.Duration
-	// preRunOwn is the part of preRun during which a thread of the
-	// process, just woken, had the CPU (Preemption.ByWoken).
+	// preRunOwn is the part of preRun during which another thread of
+	// the process had the CPU (Preemption.ByOwn).
 	preRunOwn time.Duration
 	// preWake is the preempted time of counted goroutines that began as
 	// they woke another, by the waking stack (see wakeWindow).
 	preWake map[trace.Stack]time.Duration
 	osRun   time.Duration // OS wait of counted goroutines while running
-	osOwn   time.Duration // the part of osRun a just-woken thread of the process had the CPU
+	osOwn   time.Duration // the part of osRun another thread of the process had the CPU
 }
 
 func (a *accountant) g(id trace.GoID) *gor {
@@ -557,7 +565,7 @@ func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTr
 		}
 	case trace.GoSyscall:
 		if from != trace.GoSyscall { // not a new generation's status
-			g.sysOS, g.sysSelf = 0, 0
+			g.sysOS, g.sysSelf, g.sysOwn = 0, 0, 0
 			// When it entered a call it was in at the trace's start is
 			// not known.
 			g.sysAt = g.since
@@ -635,8 +643,11 @@ func (a *accountant) flush(g *gor, now trace.Time) {
 			// pipe's write waking the network poller's thread), which
 			// the call's time includes (see wakeWindow).
 			self := min(os, g.sysSelf)
+			own := min(os-self, g.sysOwn)
 			g.sysOS -= os
 			g.sysSelf -= self
+			g.sysOwn -= own
+			a.res.OSOwn += own
 			d -= os
 			a.res.Time[Runnable] += os
 			a.res.OSWait += os - self
@@ -677,27 +688,32 @@ func (a *accountant) preempted(ev *trace.Event) {
 		d := time.Duration(p.To - p.From)
 		switch g.state {
 		case trace.GoRunning:
-			if w := a.byWake(p, g.woke); g.wokeAt != trace.NoStack && w > 0 {
+			var w time.Duration
+			if w = a.byWake(p, g.woke); g.wokeAt != trace.NoStack && w > 0 {
 				if a.preWake == nil {
 					a.preWake = map[trace.Stack]time.Duration{}
 				}
 				a.preWake[g.wokeAt] += w
 				d -= w
 			} else {
-				// Not its own wake-up's, but a thread of the process
-				// just woken (for another goroutine's hand-off, often)
-				// took the CPU: say so, not "the OS ran something else".
-				a.preRunOwn += min(d, p.ByWoken)
+				w = 0
 			}
+			// The rest that another thread of the process had the
+			// CPU (one woken for another goroutine's hand-off, often):
+			// say so, not "the OS ran something else".
+			a.preRunOwn += min(d, max(0, p.ByOwn-w))
 			a.preRun += d
 		case trace.GoSyscall:
 			if at := trace.Time(p.From - a.monoLead); at > g.since {
 				a.flush(g, at)
 			}
 			g.sysOS += d
+			var self time.Duration
 			if g.sysAt >= 0 {
-				g.sysSelf += a.byWake(p, g.sysAt)
+				self = a.byWake(p, g.sysAt)
+				g.sysSelf += self
 			}
+			g.sysOwn += max(0, min(d, p.ByOwn)-self)
 		}
 	}
 }
@@ -926,6 +942,7 @@ func (a *accountant) osWait() {
 	a.osRun = wait
 	if a.clocked {
 		a.osOwn = min(wait, a.preRunOwn)
+		a.res.OSOwn += a.osOwn
 	}
 	a.res.OSWait += wait
 	a.res.Time[Running] -= wait
@@ -963,14 +980,14 @@ func (a *accountant) estimateOSWait() time.Duration {
 }
 
 // osWaitState is the state frame text of the time a goroutine was running
-// to Go while its thread waited for a CPU, osOwnState of the part of it a
-// thread of the process just woken had the CPU (the runtime's thread for
-// another goroutine, which on an idle machine is most of it); osSyscallState
+// to Go while its thread waited for a CPU, osOwnState of the part of it
+// another thread of the process had the CPU (the runtime's thread woken for
+// another goroutine, a GC worker: on an idle machine most of it); osSyscallState
 // of the time its thread waited for one inside a system call.
 const (
 	osWaitState        = "runnable (its thread waited for a CPU: the OS ran something else)"
 	osSyscallState     = "runnable in a system call (its thread waited for a CPU)"
-	osOwnState         = "runnable (its thread waited for a CPU: a thread of this process, just woken, had it)"
+	osOwnState         = "runnable (its thread waited for a CPU: another thread of this process had it)"
 	osWakeState        = "runnable (its thread was preempted as it woke another goroutine)"
 	osSelfSyscallState = "runnable in a system call (a thread of this process, just woken, took its CPU)"
 )

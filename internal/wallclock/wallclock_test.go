@@ -607,26 +607,30 @@ func TestWakePreemption(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		after   time.Duration // from the wake-up to the preemption
-		byWoken time.Duration // how long a thread of the process had the CPU
+		byWoken time.Duration // how long a thread of the process, just woken, had the CPU
+		byOwn   time.Duration // how long any other thread of the process had it
 		woke    float64       // the share charged at the wake-up
-		own     float64       // the share said to be a just-woken thread's of the process
+		own     float64       // the share said to be another thread's of the process
 	}{
-		{"at the wake-up", 3 * time.Microsecond, took, 1, 0},
+		{"at the wake-up", 3 * time.Microsecond, took, took, 1, 0},
 		// The woken thread left the CPU to another program: only its
 		// stay was the wake-up's.
-		{"at the wake-up, then another program", 3 * time.Microsecond, took / 4, 0.25, 0},
-		// Not its own wake-up's, but still a thread of the process
-		// just woken: sched, and said so.
-		{"later", 3*wakeWindow + 3*time.Microsecond, took, 0, 1},
-		{"later, then another program", 3*wakeWindow + 3*time.Microsecond, took / 4, 0, 0.25},
+		{"at the wake-up, then another program", 3 * time.Microsecond, took / 4, took / 4, 0.25, 0},
+		// ... or to another of the process's threads, having its turn.
+		{"at the wake-up, then another thread's turn", 3 * time.Microsecond, took / 4, took, 0.25, 0.75},
+		// Not its own wake-up's, but still a thread of the process:
+		// sched, and said so.
+		{"later", 3*wakeWindow + 3*time.Microsecond, took, took, 0, 1},
+		{"later, then another program", 3*wakeWindow + 3*time.Microsecond, took / 4, took / 4, 0, 0.25},
+		{"later, another thread's turn", 3*wakeWindow + 3*time.Microsecond, 0, took, 0, 1},
 		// Another program's thread took the CPU: chance, not the wake-up.
-		{"at the wake-up, by another program", 3 * time.Microsecond, 0, 0, 0},
+		{"at the wake-up, by another program", 3 * time.Microsecond, 0, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var pre []Preemption
 			for _, w := range wakes {
 				from := w.at + lead + int64(tc.after)
-				pre = append(pre, Preemption{TID: w.tid, From: from, To: from + int64(took), ByWoken: tc.byWoken})
+				pre = append(pre, Preemption{TID: w.tid, From: from, To: from + int64(took), ByWoken: tc.byWoken, ByOwn: tc.byOwn})
 			}
 			res, err := FromTrace(bytes.NewReader(data), Options{Region: region, Sched: &SchedStats{Preempted: pre}})
 			if err != nil {
@@ -674,10 +678,13 @@ func TestWakePreemption(t *testing.T) {
 			if atWake != res.OSWake || atRun != res.OSWait {
 				t.Errorf("%v at the wake-up and %v with the running time; the result says %v and %v", atWake, atRun, res.OSWake, res.OSWait)
 			}
-			// Where it is not the wake-up's, as much as the woken
-			// thread held the CPU is said to be its (90–100%, as below).
+			// Where it is not the wake-up's, as much as the process's
+			// other threads held the CPU is said to be theirs.
 			if want := time.Duration(tc.own * float64(all)); atOwn > want || atOwn < want*9/10 {
-				t.Errorf("%v said to be a just-woken thread's of the process, want %.0f%% (90–100%% of it) of %v", atOwn, 100*tc.own, all)
+				t.Errorf("%v said to be another thread's of the process, want %.0f%% (90–100%% of it) of %v", atOwn, 100*tc.own, all)
+			}
+			if atOwn != res.OSOwn {
+				t.Errorf("%v under the frame, the result says %v", atOwn, res.OSOwn)
 			}
 			// One whose goroutine changed state in the 3 µs since
 			// its wake-up (a GC stop) goes with the running time.
