@@ -89,7 +89,7 @@ func TestPreemptionsByOwn(t *testing.T) {
 				}
 			}
 		}
-		ours := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano())
+		ours := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
 		// The busy share of all the CPUs' ticks, in CPU time.
 		if a1 > a0 {
 			busy := float64(b1-b0) / float64(a1-a0) * float64(runtime.NumCPU()) * time.Since(start).Seconds()

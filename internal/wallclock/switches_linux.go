@@ -98,8 +98,8 @@ type SwitchRecorder struct {
 	stays []stay
 	// staysOver is set when stays were dropped (maxStays).
 	staysOver bool
-	lost    uint64
-	over    bool
+	lost      uint64
+	over      bool
 	// corrupt is set when a ring held a record no kernel writes.
 	corrupt bool
 	stop    chan struct{}
