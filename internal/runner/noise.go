@@ -58,7 +58,8 @@ func readStat() (steal, total uint64, ok bool) {
 // cpuTimes is the machine's CPU time so far, from /proc/stat's aggregate
 // line, in clock ticks: all of it (guest time is already in user), the
 // part no task ran (idle, iowait), the part the hypervisor gave to other
-// guests; and the number of CPUs it sums over.
+// guests; and the number of CPUs it sums over (0 when /proc/stat lists
+// none, which only otherCPUs needs).
 type cpuTimes struct {
 	total, idle, steal uint64
 	cpus               int
@@ -100,21 +101,30 @@ func parseCPUTimes(b []byte) (t cpuTimes, ok bool) {
 			t.cpus++
 		}
 	}
-	return t, t.cpus > 0
+	return t, true
 }
 
 // otherCPUs is how many CPUs, on average between a and b, the machine
 // spent on anything but this process (other programs, the kernel's own
 // threads), given this process's CPU time over that span and its wall
 // time: the busy share of the machine's ticks times its CPUs, less the
-// process's CPUs. Ticks are counted at the kernel's clock tick, so over a
-// second the figure is good to a few hundredths of a CPU.
+// process's CPUs. /proc/stat counts in hundredths of a second, so over a
+// one-second window the figure is good to about ±0.05 CPUs.
 func otherCPUs(a, b cpuTimes, procCPU, wall time.Duration) (float64, bool) {
-	if wall <= 0 || b.total <= a.total || b.idle < a.idle || b.steal < a.steal || b.cpus != a.cpus {
+	if wall <= 0 || b.total <= a.total || b.idle < a.idle || b.steal < a.steal || b.cpus != a.cpus || b.cpus == 0 {
 		return 0, false
 	}
 	total := float64(b.total - a.total)
 	busy := total - float64(b.idle-a.idle) - float64(b.steal-a.steal)
 	machine := busy / total * float64(b.cpus)
 	return max(0, machine-procCPU.Seconds()/wall.Seconds()), true
+}
+
+// stealShare is the share of the machine's CPU time between a and b that
+// the hypervisor gave to other guests.
+func stealShare(a, b cpuTimes) (float64, bool) {
+	if b.total <= a.total || b.steal < a.steal {
+		return 0, false
+	}
+	return float64(b.steal-a.steal) / float64(b.total-a.total), true
 }

@@ -127,6 +127,9 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 			if tw.othersOK {
 				sc.Window.OtherCPUs = &tw.others
 			}
+			if tw.stealOK {
+				sc.Window.Steal = &tw.steal
+			}
 			if tw.ops > 0 {
 				sc.Window.GCPerOp = float64(tw.gcCycles) / float64(tw.ops)
 				if len(counts) > 0 {
@@ -215,6 +218,7 @@ func window(w *wallclock.Result, ops int64, elapsed time.Duration, threads int) 
 		out.Syscall = float64(w.Time[wallclock.Syscall]) / t
 		out.OSWait = float64(w.OSWait) / t
 		out.OSWake = float64(w.OSWake) / t
+		out.OSOwn = float64(w.OSOwn) / t
 		out.OSWaitExact = w.OSWaitExact
 	}
 	return out
@@ -293,23 +297,26 @@ func windowWarnings(sc *store.Case, w *wallclock.Result) []string {
 		out = append(out, fmt.Sprintf("workers were busy %.0f%% of the profiling window (the rest they had finished or not yet started: uneven finishing, e.g. a lock that favours its holder); the budget splits their busy time",
 			100*win.Occupancy))
 	}
-	// Only when the kernel says the workers' threads waited for a CPU:
-	// a lock-bound case's woken waiters want a CPU while they queue for
-	// the lock's hand-off, and used fewer for no other process's fault.
-	// And only when the rest of the machine used CPUs enough to be what
-	// they waited for (othersTook): on an idle machine the process's own
-	// threads take turns (cipher-cache's mutex at four goroutines: 7.7%
-	// of its time, with 0.03 CPUs used by anything else).
+	// Only when the kernel says the workers' threads waited for a CPU
+	// that another program had: a lock-bound case's woken waiters want a
+	// CPU while they queue for the lock's hand-off, and used fewer for no
+	// other process's fault, and on an idle machine the process's own
+	// threads take turns (cipher-cache's mutex at four goroutines waited
+	// 7–8% of its time, nearly all of it for its own threads).
 	others, took := othersTook(win, sc.Threads)
-	if got, want := cpusUsed(sc), cpusWanted(win, sc.Threads); want >= 0.5 && got > 0 && got < maxStarved*want && win.OSWait >= minStarvedWait && took {
-		out = append(out, fmt.Sprintf("got %.2f CPUs where its workers wanted %.2f (GOMAXPROCS=%d): another process took the cores%s, so time/op and sched are inflated; compare cpu/op, or use a quieter machine",
-			got, want, runtime.GOMAXPROCS(0), others))
-	} else if win.OSWait >= maxWindowOSWait && took {
+	if got, want := cpusUsed(sc), cpusWanted(win, sc.Threads); want >= 0.5 && got > 0 && got < maxStarved*want && others >= minStarvedWait && took != "" {
+		out = append(out, fmt.Sprintf("got %.2f CPUs where its workers wanted %.2f (GOMAXPROCS=%d): another process took the cores (%s), so time/op and sched are inflated; compare cpu/op, or use a quieter machine",
+			got, want, runtime.GOMAXPROCS(0), took))
+	} else if others >= maxWindowOSWait && took != "" {
 		// The timed rounds had the CPUs they wanted, the window did not:
 		// its sched is another process's doing, and the budget applies it
 		// to a time/op that did not have it.
-		out = append(out, fmt.Sprintf("the kernel kept the workers' threads from a CPU for %.0f%% of their time in the profiling window (another process on the cores%s), which the budget counts as sched; the timed rounds were not starved like that: rerun on a quieter machine",
-			100*win.OSWait, others))
+		out = append(out, fmt.Sprintf("another process on the cores kept the workers' threads from a CPU in the profiling window (%s), which the budget counts as sched; the timed rounds were not starved like that: rerun on a quieter machine",
+			took))
+	}
+	if win.Steal != nil && *win.Steal >= minWindowSteal {
+		out = append(out, fmt.Sprintf("the hypervisor gave %.0f%% of the CPUs' time in the profiling window to other guests: the workers' threads lost it while running, which the budget cannot see and counts as running (work, other…); rerun on a quieter host",
+			100**win.Steal))
 	}
 	if w.Time[wallclock.Running] > 0 && w.CPUSamples < minCPUSamples {
 		out = append(out, fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more; good to about ±50/√n points): use a longer --profile-time; off-CPU shares are exact",
@@ -320,28 +327,46 @@ func windowWarnings(sc *store.Case, w *wallclock.Result) []string {
 
 // minOtherShare is the part of the workers' wait for a CPU (in CPUs: the
 // OSWait share times the threads busy) that the rest of the machine must
-// have used, at least, for that wait to be put down to another process.
-// minOtherCPUs is the least it must have used in any case: an idle
-// machine's kernel threads and shells use a few hundredths.
+// have used, at least, for that wait to be put down to another process,
+// where the kernel's records cannot say who had the CPU; minOtherCPUs is
+// the least it must have used in any case (an idle machine's kernel
+// threads and shells use a few hundredths, and /proc/stat's hundredths of
+// a second make ±0.05 of a one-second window).
 const (
 	minOtherShare = 0.5
 	minOtherCPUs  = 0.05
 )
 
-// othersTook says whether the rest of the machine used CPUs enough in the
-// window to explain the workers' wait for a CPU, and how many, as a clause
-// for the warning; when not, the wait was the process's own threads'. A
-// window without the figure (a system without /proc/stat) keeps the old
-// verdict, with no clause.
-func othersTook(win *store.Window, threads int) (clause string, took bool) {
+// minWindowSteal is the share of the machine's CPU time the hypervisor
+// may give other guests in the window before it is worth a word.
+const minWindowSteal = 0.05
+
+// othersTook is the share of the workers' time their threads waited for a
+// CPU that another program had, and, for a warning, what says so: "" when
+// none can be put down to another program.
+//
+// With the kernel's records (OSWaitExact) the share is exact: the wait less
+// the part another thread of the process had the CPU (OSOwn). Without, it
+// is the whole wait, when the rest of the machine used CPUs enough in the
+// window to be what it waited for (OtherCPUs) — which says they were used,
+// not that they were taken from the workers: a low-priority program that
+// soaks up the CPU a lock leaves idle passes too. Where neither is known
+// the wait is put down to another program, as before either was measured.
+func othersTook(win *store.Window, threads int) (share float64, clause string) {
+	if win.OSWaitExact {
+		if share = max(0, win.OSWait-win.OSOwn); share > 0 {
+			clause = fmt.Sprintf("another program had their CPUs for %.0f%% of their time", 100*share)
+		}
+		return share, clause
+	}
 	if win.OtherCPUs == nil {
-		return "", true
+		return win.OSWait, fmt.Sprintf("their threads waited for a CPU %.0f%% of their time", 100*win.OSWait)
 	}
 	waiting := win.OSWait * float64(threads) * win.Occupancy
 	if o := *win.OtherCPUs; o >= minOtherCPUs && o >= minOtherShare*waiting {
-		return fmt.Sprintf(" (the rest of the machine used %.2f CPUs)", o), true
+		return win.OSWait, fmt.Sprintf("their threads waited for a CPU %.0f%% of their time, and the rest of the machine used %.2f CPUs", 100*win.OSWait, o)
 	}
-	return "", false
+	return 0, ""
 }
 
 // tracedRun is what one traced window recorded.
@@ -363,6 +388,10 @@ type tracedRun struct {
 	// (see otherCPUs), when othersOK.
 	others   float64
 	othersOK bool
+	// steal is the share of the machine's CPU time in the window the
+	// hypervisor gave to other guests, when stealOK.
+	steal   float64
+	stealOK bool
 }
 
 // traceReader returns the window's execution trace from its beginning.
@@ -524,6 +553,7 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 	tw.ops, tw.elapsed, tw.err = r.runPaced(c, r.Opts.ProfileTime, c.bytesPerGC)
 	if m1, ok1 := readCPUTimes(); ok0 && ok1 {
 		tw.others, tw.othersOK = otherCPUs(m0, m1, processCPU()-cpu0, time.Since(wall0))
+		tw.steal, tw.stealOK = stealShare(m0, m1)
 	}
 	tw.gcCycles = readUint64(gcCyclesMetric) - gc0
 	restore()

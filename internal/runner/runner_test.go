@@ -596,13 +596,28 @@ func TestWindowWarnings(t *testing.T) {
 		{"window only starved", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45}}, busy, []string{"+80% off", "45% of their time"}},
 		// The same with the rest of the machine's CPU use measured: idle,
 		// the wait was the process's own threads' and nobody is blamed.
-		{"starved by another", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: cpus(0.9)}}, busy, []string{"used 0.90 CPUs"}},
-		{"starved by its own threads", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: cpus(0.03)}}, busy, nil},
+		{"starved by another", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: ptrTo(0.9)}}, busy, []string{"used 0.90 CPUs"}},
+		{"starved by its own threads", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: ptrTo(0.03)}}, busy, nil},
 		// 0.3 of 2 threads is 0.6 CPUs waiting: 0.2 used elsewhere
 		// is too little to be what they waited for.
-		{"others too few", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: cpus(0.2)}}, busy, nil},
-		{"window only, by another", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: cpus(1.1)}}, busy, []string{"+80% off", "used 1.10 CPUs"}},
-		{"window only, its own threads", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: cpus(0.01)}}, busy, []string{"+80% off"}},
+		{"others too few", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: ptrTo(0.2)}}, busy, nil},
+		{"window only, by another", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: ptrTo(1.1)}}, busy, []string{"+80% off", "used 1.10 CPUs"}},
+		{"window only, its own threads", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: ptrTo(0.01)}}, busy, []string{"+80% off"}},
+		// The figure's bounds: 0.05 CPUs at least, and half the CPUs
+		// waited (0.05 of two threads' time: 0.1 CPUs).
+		{"others at the floor", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.05, OtherCPUs: ptrTo(0.05)}}, busy, []string{"used 0.05 CPUs"}},
+		{"others under the floor", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.05, OtherCPUs: ptrTo(0.049)}}, busy, nil},
+		// Workers busy half the window waited half the CPUs: 0.2 is then
+		// enough (0.3 of two threads' half: 0.3 CPUs).
+		{"others enough for fewer busy", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 0.5, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: ptrTo(0.2)}}, busy, []string{"busy 50%", "used 0.20 CPUs"}},
+		// With the kernel's records, the part of the wait another
+		// program had the CPU is exact, and the figure is not needed.
+		{"records: its own threads", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSOwn: 0.28, OSWaitExact: true, OtherCPUs: ptrTo(1.2)}}, busy, nil},
+		{"records: another program", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSOwn: 0.05, OSWaitExact: true, OtherCPUs: ptrTo(0)}}, busy, []string{"another program had their CPUs for 25%"}},
+		{"records: window only", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OSOwn: 0.3, OSWaitExact: true}}, busy, []string{"+80% off", "for 15% of their time"}},
+		{"records: window only, its own", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OSOwn: 0.4, OSWaitExact: true}}, busy, []string{"+80% off"}},
+		{"steal", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, Steal: ptrTo(0.08)}}, busy, []string{"gave 8% of the CPUs' time"}},
+		{"a little steal", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, Steal: ptrTo(0.04)}}, busy, nil},
 		{"GC pacing differed", store.Case{Threads: 1, Stats: map[string]store.Stat{"ns/op": {Median: 100}, "cpu-ns/op": {Median: 100}, "gc/op": {Median: 1e-4}}, Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, GCPerOp: 0.3e-4}}, busy, []string{"0.30× the timed"}},
 		{"GC pacing held", store.Case{Threads: 1, Stats: map[string]store.Stat{"ns/op": {Median: 100}, "cpu-ns/op": {Median: 100}, "gc/op": {Median: 1e-4}}, Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, GCPerOp: 1.1e-4}}, busy, nil},
 		{"a little OS wait", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, OSWait: 0.04}}, busy, nil},
@@ -626,7 +641,7 @@ func TestWindowWarnings(t *testing.T) {
 	}
 }
 
-func cpus(v float64) *float64 { return &v }
+func ptrTo(v float64) *float64 { return &v }
 
 // TestWindowCounts: a scenario's own counters are kept for the profiling
 // window too, per operation, so a self-timing scenario can check the

@@ -39,6 +39,11 @@ type Window struct {
 	// a pipe's write), had taken: in Runnable, and in the waking call's
 	// category (lock, wait), not in sched or in OSWait.
 	OSWake float64 `json:"os_wake,omitempty"`
+	// OSOwn is the part of OSWait during which another thread of the
+	// process had the CPU (the process's own threads taking turns, the
+	// runtime's woken for a hand-off), from the kernel's records; the rest
+	// of OSWait another program had. Only with OSWaitExact.
+	OSOwn float64 `json:"os_own,omitempty"`
 	// OSWaitExact says OSWait is the sum of the kernel's records of each
 	// preemption of the workers' threads (perf_event_open's context-switch
 	// records), each charged to what its goroutine was doing then; false,
@@ -51,6 +56,11 @@ type Window struct {
 	// the workers' threads from a CPU (OSWait), or the process's own
 	// threads were. Nil where the system does not say.
 	OtherCPUs *float64 `json:"other_cpus,omitempty"`
+	// Steal is the share of the machine's CPU time in the window that the
+	// hypervisor gave to other guests (/proc/stat): time the workers'
+	// threads lost while, to the guest's kernel, they were running. Nil
+	// where the system does not say.
+	Steal *float64 `json:"steal,omitempty"`
 	// CPUSamples is the number of the workers' CPU samples that split
 	// their running time between categories.
 	CPUSamples int `json:"cpu_samples"`
