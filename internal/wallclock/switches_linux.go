@@ -93,13 +93,19 @@ type switchRing struct {
 type SwitchRecorder struct {
 	mu    sync.Mutex
 	rings map[int]*switchRing
-	got   []Preemption
-	cpus  []uint32 // got's CPUs
-	stays []stay
+	// What the window records is kept off the Go heap (offHeap) until
+	// self, which gathers it into got, cpus and stays.
+	gotOff   offHeap[preempted]
+	staysOff offHeap[stay]
+	got      []Preemption
+	cpus     []uint32 // got's CPUs
+	stays    []stay
 	// staysOver is set when stays were dropped (maxStays).
 	staysOver bool
 	lost      uint64
 	over      bool
+	// noMem is set when memory for the records could not be mapped.
+	noMem bool
 	// corrupt is set when a ring held a record no kernel writes.
 	corrupt bool
 	stop    chan struct{}
@@ -228,7 +234,7 @@ func (r *SwitchRecorder) drain(ring *switchRing) {
 				t := int64(binary.LittleEndian.Uint64(body[16:]))
 				cpu := binary.LittleEndian.Uint32(body[24:])
 				if misc&miscSwitchOut != 0 && ring.lastIn > 0 {
-					r.stays[ring.lastIn-1].until = t
+					r.staysOff.at(ring.lastIn - 1).until = t
 					ring.lastIn = 0
 				}
 				switch {
@@ -242,11 +248,13 @@ func (r *SwitchRecorder) drain(ring *switchRing) {
 					// matter; it is kept, as its turn.
 					woke := ring.slept
 					ring.out, ring.slept = -1, false
-					if len(r.stays) < maxStays {
-						r.stays = append(r.stays, stay{at: t, until: math.MaxInt64, cpu: uint16(min(cpu, math.MaxUint16)), woke: woke, tid: int32(ring.tid)})
-						ring.lastIn = len(r.stays)
-					} else {
+					switch {
+					case r.staysOff.len() >= maxStays:
 						r.staysOver = true
+					case !r.staysOff.add(stay{at: t, until: math.MaxInt64, cpu: uint16(min(cpu, math.MaxUint16)), woke: woke, tid: int32(ring.tid)}):
+						r.staysOver, r.noMem = true, true
+					default:
+						ring.lastIn = r.staysOff.len()
 					}
 				case misc&miscOutPreempt != 0:
 					ring.out, ring.cpu, ring.slept = t, cpu, false
@@ -270,12 +278,12 @@ func copyRing(dst, ring []byte, off uint64) {
 }
 
 func (r *SwitchRecorder) add(p Preemption, cpu uint32) {
-	if len(r.got) >= maxPreemptions {
+	switch {
+	case r.gotOff.len() >= maxPreemptions:
 		r.over = true
-		return
+	case !r.gotOff.add(preempted{p, cpu}):
+		r.noMem = true
 	}
-	r.got = append(r.got, p)
-	r.cpus = append(r.cpus, cpu)
 }
 
 // self sets each preemption's ByWoken: how long, from its start, another
@@ -291,6 +299,7 @@ func (r *SwitchRecorder) add(p Preemption, cpu uint32) {
 // went idle while the thread waited for another). At least ByWoken, which
 // counts the switch itself.
 func (r *SwitchRecorder) self() {
+	r.gather()
 	byCPU := func(x, y stay) int { return cmp.Or(cmp.Compare(x.cpu, y.cpu), cmp.Compare(x.at, y.at)) }
 	slices.SortFunc(r.stays, byCPU)
 	for i := range r.got {
@@ -313,6 +322,21 @@ func (r *SwitchRecorder) self() {
 	}
 }
 
+// preempted is a preemption and the CPU it left, as recorded.
+type preempted struct {
+	p   Preemption
+	cpu uint32
+}
+
+// gather moves what was recorded off the heap into got, cpus and stays.
+func (r *SwitchRecorder) gather() {
+	for _, x := range r.gotOff.collect() {
+		r.got = append(r.got, x.p)
+		r.cpus = append(r.cpus, x.cpu)
+	}
+	r.stays = append(r.stays, r.staysOff.collect()...)
+}
+
 // Stop ends the recording and returns the preempted intervals. An error
 // means some were lost (the kernel's ring overflowed, or too many to keep):
 // the caller should not take them as the whole.
@@ -323,7 +347,9 @@ func (r *SwitchRecorder) Stop() ([]Preemption, error) {
 	defer r.mu.Unlock()
 	r.drainAll()
 	r.close()
-	if !r.staysOver {
+	if r.staysOver {
+		r.gather()
+	} else {
 		r.self()
 	}
 	if r.got == nil {
@@ -332,6 +358,8 @@ func (r *SwitchRecorder) Stop() ([]Preemption, error) {
 	switch {
 	case r.lost > 0:
 		return r.got, errors.New("the kernel dropped " + strconv.FormatUint(r.lost, 10) + " context-switch records")
+	case r.noMem:
+		return r.got, errors.New("no memory could be mapped for the context-switch records")
 	case r.corrupt:
 		return r.got, errors.New("a context-switch ring held a malformed record")
 	case r.over:

@@ -231,6 +231,7 @@ func TestSwitchRingDrain(t *testing.T) {
 	put(0, 32, 1010) // wraps the ring's end
 	ring.page.Data_head = head
 	r.drain(ring)
+	r.gather()
 	want := []Preemption{{TID: 7, From: 100, To: 150}, {TID: 7, From: 1000, To: 1010}}
 	if !slices.Equal(r.got, want) {
 		t.Errorf("preemptions %v, want %v", r.got, want)

@@ -573,18 +573,6 @@ func TestWakePreemption(t *testing.T) {
 			spin(time.Millisecond)
 		}
 	}
-	data := traced(t, func() {
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := trace.StartRegion(context.Background(), region)
-			work()
-			r.End()
-		}()
-		work()
-		wg.Wait()
-	})
 	// The trace's clock against CLOCK_MONOTONIC, and each wake-up inside
 	// Unlock by a goroutine that was running, with its thread.
 	type wake struct {
@@ -592,16 +580,35 @@ func TestWakePreemption(t *testing.T) {
 		tid int64
 	}
 	var wakes []wake
-	lead := readGoTransitions(t, data, func(ev *xtrace.Event, st xtrace.StateTransition, from, to xtrace.GoState) {
-		if from != xtrace.GoWaiting || to != xtrace.GoRunnable || ev.Goroutine() == xtrace.NoGoroutine {
-			return
-		}
-		if hasFrame(ev.Stack(), "sync.(*Mutex).Unlock") {
-			wakes = append(wakes, wake{int64(ev.Time()), int64(ev.Thread())})
-		}
-	})
+	var data []byte
+	var lead int64
+	// A loaded machine (CI runs test binaries side by side) can keep the
+	// two from overlapping: 9 wake-ups in one such window. Up to three.
+	for try := 0; try < 3 && len(wakes) < 10; try++ {
+		data = traced(t, func() {
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := trace.StartRegion(context.Background(), region)
+				work()
+				r.End()
+			}()
+			work()
+			wg.Wait()
+		})
+		wakes = wakes[:0]
+		lead = readGoTransitions(t, data, func(ev *xtrace.Event, st xtrace.StateTransition, from, to xtrace.GoState) {
+			if from != xtrace.GoWaiting || to != xtrace.GoRunnable || ev.Goroutine() == xtrace.NoGoroutine {
+				return
+			}
+			if hasFrame(ev.Stack(), "sync.(*Mutex).Unlock") {
+				wakes = append(wakes, wake{int64(ev.Time()), int64(ev.Thread())})
+			}
+		})
+	}
 	if len(wakes) < 10 {
-		t.Fatalf("only %d wake-ups inside Unlock: the test needs more", len(wakes))
+		t.Fatalf("only %d wake-ups inside Unlock in three tries: the test needs more", len(wakes))
 	}
 	const took = 20 * time.Microsecond
 	for _, tc := range []struct {
@@ -610,21 +617,20 @@ func TestWakePreemption(t *testing.T) {
 		byWoken time.Duration // how long a thread of the process, just woken, had the CPU
 		byOwn   time.Duration // how long any other thread of the process had it
 		woke    float64       // the share charged at the wake-up
-		own     float64       // the share said to be another thread's of the process
 	}{
-		{"at the wake-up", 3 * time.Microsecond, took, took, 1, 0},
+		{"at the wake-up", 3 * time.Microsecond, took, took, 1},
 		// The woken thread left the CPU to another program: only its
 		// stay was the wake-up's.
-		{"at the wake-up, then another program", 3 * time.Microsecond, took / 4, took / 4, 0.25, 0},
-		// ... or to another of the process's threads, having its turn.
-		{"at the wake-up, then another thread's turn", 3 * time.Microsecond, took / 4, took, 0.25, 0.75},
-		// Not its own wake-up's, but still a thread of the process:
-		// sched, and said so.
-		{"later", 3*wakeWindow + 3*time.Microsecond, took, took, 0, 1},
-		{"later, then another program", 3*wakeWindow + 3*time.Microsecond, took / 4, took / 4, 0, 0.25},
-		{"later, another thread's turn", 3*wakeWindow + 3*time.Microsecond, 0, took, 0, 1},
+		{"at the wake-up, then another program", 3 * time.Microsecond, took / 4, took / 4, 0.25},
+		// ... or to another of the process's threads, having its turn:
+		// sched, said to be that.
+		{"at the wake-up, then another thread's turn", 3 * time.Microsecond, took / 4, took, 0.25},
+		// Not its own wake-up's, but still a thread of the process.
+		{"later", 3*wakeWindow + 3*time.Microsecond, took, took, 0},
+		{"later, then another program", 3*wakeWindow + 3*time.Microsecond, took / 4, took / 4, 0},
+		{"later, another thread's turn", 3*wakeWindow + 3*time.Microsecond, 0, took, 0},
 		// Another program's thread took the CPU: chance, not the wake-up.
-		{"at the wake-up, by another program", 3 * time.Microsecond, 0, 0, 0, 0},
+		{"at the wake-up, by another program", 3 * time.Microsecond, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var pre []Preemption
@@ -679,9 +685,11 @@ func TestWakePreemption(t *testing.T) {
 				t.Errorf("%v at the wake-up and %v with the running time; the result says %v and %v", atWake, atRun, res.OSWake, res.OSWait)
 			}
 			// Where it is not the wake-up's, as much as the process's
-			// other threads held the CPU is said to be theirs.
-			if want := time.Duration(tc.own * float64(all)); atOwn > want || atOwn < want*9/10 {
-				t.Errorf("%v said to be another thread's of the process, want %.0f%% (90–100%% of it) of %v", atOwn, 100*tc.own, all)
+			// other threads held the CPU is said to be theirs: of each
+			// preemption, ByOwn less what the wake-up took (all of it
+			// for one that a GC stop moved to the running time).
+			if want := time.Duration(float64(all)*float64(tc.byOwn)/float64(took)) - atWake; atOwn < want-all/100 || atOwn > want+all/100 {
+				t.Errorf("%v said to be another thread's of the process, want %v (%v of %v laid, less %v at the wake-up)", atOwn, want, tc.byOwn, took, atWake)
 			}
 			if atOwn != res.OSOwn {
 				t.Errorf("%v under the frame, the result says %v", atOwn, res.OSOwn)
