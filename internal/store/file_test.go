@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -226,5 +227,56 @@ func TestConcurrentCreate(t *testing.T) {
 		if !seen[r.ID] {
 			t.Errorf("run %s listed but not returned", r.ID)
 		}
+	}
+}
+
+// TestReclaimHoldsItsID: a run whose id was taken while it was written
+// moves to the next free one, and holds it while it moves: a writer that
+// starts meanwhile gets another id, and both runs commit whole.
+func TestReclaimHoldsItsID(t *testing.T) {
+	s := Open(filepath.Join(t.TempDir(), "runs"))
+	const id = "20261201-090000-upload"
+	a, err := s.Create(&Run{ID: id, Scenario: "upload", Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WriteFile("cases/x/wall.pb.gz", []byte("profile")); err != nil {
+		t.Fatal(err)
+	}
+	// A run committed under a's id while a was written.
+	if err := os.MkdirAll(filepath.Join(s.Root, id, "cases"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b *Writer
+	reclaimHook = func() {
+		reclaimHook = nil
+		if b, err = s.Create(&Run{ID: id, Scenario: "upload", Started: time.Now()}); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { reclaimHook = nil }()
+	dirA, err := a.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b == nil {
+		t.Fatal("the hook did not run: a's id was not reclaimed")
+	}
+	dirB, err := b.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(dirA) != id+"-2" || filepath.Base(dirB) != id+"-3" {
+		t.Errorf("a committed as %s, b as %s; want %s-2 and %s-3", filepath.Base(dirA), filepath.Base(dirB), id, id)
+	}
+	if got, err := os.ReadFile(filepath.Join(dirA, "cases", "x", "wall.pb.gz")); err != nil || string(got) != "profile" {
+		t.Errorf("a's profile after the move: %q, %v", got, err)
+	}
+	ra, err := s.Load(filepath.Base(dirA))
+	if err != nil || ra.ID != id+"-2" {
+		t.Errorf("a's run.json: %+v, %v", ra, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Root, "."+id+".partial")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a's old partial directory is left: %v", err)
 	}
 }

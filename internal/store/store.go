@@ -427,22 +427,38 @@ func (w *Writer) Commit() (string, error) {
 	return final, nil
 }
 
-// reclaim moves the partial directory to a fresh id (claim's) and
-// rewrites run.json, which names the run.
+// reclaim moves the partial directory's contents to a fresh id's (claim's)
+// and rewrites run.json, which names the run. The fresh directory stays
+// claimed throughout: removing it to rename the old one onto its name let
+// another writer claim it in between (TestConcurrentCreate, one CI run:
+// "rename …-upload.partial …-upload-140.partial: file exists"), or, had it
+// been still empty, be replaced by this one.
 func (w *Writer) reclaim() error {
 	old := w.dir
 	if err := w.claim(); err != nil {
 		return err
 	}
-	// claim made an empty directory for the new id: put the run there.
-	if err := os.Remove(w.dir); err != nil {
+	if reclaimHook != nil {
+		reclaimHook()
+	}
+	entries, err := os.ReadDir(old)
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(old, w.dir); err != nil {
+	for _, e := range entries {
+		if err := os.Rename(filepath.Join(old, e.Name()), filepath.Join(w.dir, e.Name())); err != nil {
+			return fmt.Errorf("%w (the run's files are in %s and %s)", err, old, w.dir)
+		}
+	}
+	if err := os.Remove(old); err != nil {
 		return err
 	}
 	return w.Checkpoint()
 }
+
+// reclaimHook, when set (by a test), runs in reclaim once the fresh id is
+// claimed: where another writer could race it.
+var reclaimHook func()
 
 func writeAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
