@@ -276,7 +276,13 @@ func TestReclaimHoldsItsID(t *testing.T) {
 	if err != nil || ra.ID != id+"-2" {
 		t.Errorf("a's run.json: %+v, %v", ra, err)
 	}
-	if _, err := os.Stat(filepath.Join(s.Root, "."+id+".partial")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("a's old partial directory is left: %v", err)
+	for _, p := range []string{"." + id + ".partial", "." + id + "-2.partial"} {
+		if _, err := os.Stat(filepath.Join(s.Root, p)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s is left: %v", p, err)
+		}
+	}
+	// Listed: a's and b's; skipped: the bare directory that took a's id.
+	if runs, skipped, err := s.List(); err != nil || len(runs) != 2 || len(skipped) != 1 {
+		t.Errorf("%d runs listed, skipped %v, err %v; want a's and b's, and one skipped", len(runs), skipped, err)
 	}
 }

@@ -355,6 +355,9 @@ type Writer struct {
 	run   *Run
 	dir   string
 	done  bool
+	// held is the empty partial directory that holds the id reclaim
+	// took, until Commit has renamed the run to it.
+	held string
 }
 
 // Dir returns the directory files are currently written to.
@@ -407,6 +410,7 @@ func (w *Writer) Commit() (string, error) {
 	// under it (its partial was gone by then) would make the rename fail
 	// (a non-empty directory) or replace an empty one: take the next free
 	// id instead. Rename onto a missing name is atomic.
+	defer w.release()
 	for tries := 0; ; tries++ {
 		if _, err := os.Lstat(final); errors.Is(err, fs.ErrNotExist) {
 			err := os.Rename(w.dir, final)
@@ -427,33 +431,32 @@ func (w *Writer) Commit() (string, error) {
 	return final, nil
 }
 
-// reclaim moves the partial directory's contents to a fresh id's (claim's)
-// and rewrites run.json, which names the run. The fresh directory stays
-// claimed throughout: removing it to rename the old one onto its name let
-// another writer claim it in between (TestConcurrentCreate, one CI run:
-// "rename …-upload.partial …-upload-140.partial: file exists"), or, had it
-// been still empty, be replaced by this one.
+// reclaim takes a fresh id for the run (claim's) and rewrites its run.json,
+// which names the run; the run stays where it is, whole, for Commit to
+// rename into place in one step. The fresh id's partial directory stays
+// claimed until then (held), so no other writer can take that id: removing
+// it to rename the run onto its name let one claim it in between
+// (TestConcurrentCreate, one CI run: "rename …-upload.partial
+// …-upload-140.partial: file exists").
 func (w *Writer) reclaim() error {
 	old := w.dir
 	if err := w.claim(); err != nil {
 		return err
 	}
+	w.release()
+	w.held, w.dir = w.dir, old
 	if reclaimHook != nil {
 		reclaimHook()
 	}
-	entries, err := os.ReadDir(old)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if err := os.Rename(filepath.Join(old, e.Name()), filepath.Join(w.dir, e.Name())); err != nil {
-			return fmt.Errorf("%w (the run's files are in %s and %s)", err, old, w.dir)
-		}
-	}
-	if err := os.Remove(old); err != nil {
-		return err
-	}
 	return w.Checkpoint()
+}
+
+// release gives up the id reclaim held, if any.
+func (w *Writer) release() {
+	if w.held != "" {
+		os.Remove(w.held)
+		w.held = ""
+	}
 }
 
 // reclaimHook, when set (by a test), runs in reclaim once the fresh id is
