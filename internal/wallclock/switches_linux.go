@@ -49,7 +49,8 @@ const (
 	ringPages   = 32
 	switchDrain = 5 * time.Millisecond
 	// maxPreemptions bounds what one window keeps (a hostile or pathological
-	// workload must not grow memory without limit): 32 bytes each.
+	// workload must not grow memory without limit): 48 bytes each, with
+	// the CPU.
 	maxPreemptions = 1 << 20
 	// maxStays bounds the stays on a CPU kept to tell who took a preempted
 	// thread's CPU, 24 bytes each (24 MiB at most; a whole make run of
@@ -302,6 +303,13 @@ func (r *SwitchRecorder) self() {
 	r.gather()
 	byCPU := func(x, y stay) int { return cmp.Or(cmp.Compare(x.cpu, y.cpu), cmp.Compare(x.at, y.at)) }
 	slices.SortFunc(r.stays, byCPU)
+	// A thread that exits writes no switch-out for its last stay: it
+	// ended, at the latest, when the next one on its CPU began.
+	for i := 1; i < len(r.stays); i++ {
+		if prev := &r.stays[i-1]; prev.cpu == r.stays[i].cpu && prev.until > r.stays[i].at {
+			prev.until = r.stays[i].at
+		}
+	}
 	for i := range r.got {
 		p, cpu := &r.got[i], uint16(min(r.cpus[i], math.MaxUint16))
 		// The stays on the CPU that can overlap it begin after it

@@ -308,11 +308,23 @@ func TestSwitchSelf(t *testing.T) {
 	hb = putSwitch(b, hb, in, 32, 5000*us+us, 1)
 	ha = putSwitch(a, ha, in, 32, 5100*us, 0)
 	hb = putSwitch(b, hb, sleep, 32, 5500*us, 1)
-	a.page.Data_head, b.page.Data_head = ha, hb
+	// 6: b, woken, comes on as a is preempted, and exits 10 µs later
+	// (no switch-out: the kernel writes none for a thread's end); c has
+	// its turn from then, 100 µs, then another program runs.
+	c6 := ring(11)
+	var hc6 uint64
+	hc6 = putSwitch(c6, hc6, out, 32, 5900*us, 1)
+	hb = putSwitch(b, hb, in, 32, 6000*us+us, 1)
+	ha = putSwitch(a, ha, out, 32, 6000*us, 1)
+	hc6 = putSwitch(c6, hc6, in, 32, 6011*us, 1)
+	hc6 = putSwitch(c6, hc6, out, 32, 6111*us, 1)
+	ha = putSwitch(a, ha, in, 32, 7000*us, 1)
+	a.page.Data_head, b.page.Data_head, c6.page.Data_head = ha, hb, hc6
 	r := &SwitchRecorder{}
 	// b's ring drained first: the order of rings must not matter.
 	r.drain(b)
 	r.drain(a)
+	r.drain(c6)
 	r.self()
 	var got, own []time.Duration
 	for _, p := range r.got {
@@ -321,15 +333,16 @@ func TestSwitchSelf(t *testing.T) {
 		}
 	}
 	// From a's leaving to b's: 1 µs of switching and 30 of b.
-	want := []time.Duration{31 * time.Microsecond, 0, 0, 0, 100 * time.Microsecond}
+	want := []time.Duration{31 * time.Microsecond, 0, 0, 0, 100 * time.Microsecond, 11 * time.Microsecond}
 	if !slices.Equal(got, want) {
 		t.Errorf("ByWoken of a's preemptions %v, want %v", got, want)
 	}
 	// Whoever of the process had a's CPU: 1, b woken (ByWoken, which
 	// counts the switch); 2, b having its turn from 2001 to a's return;
 	// 3, b on another CPU: nobody; 4, b from 4040 to a's return, the 40 µs
-	// before another program's; 5, b woken, to a's return.
-	wantOwn := []time.Duration{31 * time.Microsecond, 99 * time.Microsecond, 0, 60 * time.Microsecond, 100 * time.Microsecond}
+	// before another program's; 5, b woken, to a's return; 6, b's 10 µs
+	// (11 with the switch) and c's 100.
+	wantOwn := []time.Duration{31 * time.Microsecond, 99 * time.Microsecond, 0, 60 * time.Microsecond, 100 * time.Microsecond, 110 * time.Microsecond}
 	if !slices.Equal(own, wantOwn) {
 		t.Errorf("ByOwn of a's preemptions %v, want %v", own, wantOwn)
 	}

@@ -940,8 +940,9 @@ func (a *accountant) osWait() {
 		return
 	}
 	a.osRun = wait
-	if a.clocked {
-		a.osOwn = min(wait, a.preRunOwn)
+	if a.clocked && a.preRun > 0 {
+		// Where running time capped the wait, the own part in proportion.
+		a.osOwn = time.Duration(float64(a.preRunOwn) * float64(wait) / float64(a.preRun))
 		a.res.OSOwn += a.osOwn
 	}
 	a.res.OSWait += wait
