@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/pprof/profile"
 	ipyro "github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/profiles"
 )
@@ -28,4 +29,16 @@ func StartWall(url string, period, window time.Duration) (stop func(), err error
 		bg.Flush(5 * time.Second)
 		bg.Stop()
 	}, nil
+}
+
+// WallProfile is one wall-clock window, traced until ctx ends.
+func WallProfile(ctx context.Context, rules *profiles.Rules) (*profile.Profile, error) {
+	if rules == nil {
+		rules = profiles.DefaultRules()
+	}
+	wp, err := traceWall(ctx, rules, true)
+	if err != nil {
+		return nil, err
+	}
+	return wp.profile, nil
 }

@@ -77,8 +77,16 @@ func traceWall(ctx context.Context, rules *profiles.Rules, wait bool) (*wallWind
 		err error
 	}
 	done := make(chan parsed, 1)
+	// Each thread's run-queue wait over the window: time a goroutine was
+	// running to Go while the OS ran something else, which the trace
+	// cannot see. The parser reads After only at the trace's end, which
+	// the pipe's Close orders after it is set.
+	var sched *wallclock.SchedStats
+	if before := wallclock.ReadSchedStats(); before != nil {
+		sched = &wallclock.SchedStats{Before: before}
+	}
 	go func() {
-		res, err := wallclock.FromTrace(pr, wallclock.Options{AllGoroutines: true, Exclude: ownRoots, Rules: rules})
+		res, err := wallclock.FromTrace(pr, wallclock.Options{AllGoroutines: true, Exclude: ownRoots, Rules: rules, Sched: sched})
 		pr.CloseWithError(err) // unblock the tracer's writer if the parser gave up
 		done <- parsed{res, err}
 	}()
@@ -91,6 +99,9 @@ func traceWall(ctx context.Context, rules *profiles.Rules, wait bool) (*wallWind
 	<-ctx.Done()
 	trace.Stop()
 	end := time.Now()
+	if sched != nil {
+		sched.After = wallclock.ReadSchedStats()
+	}
 	pw.Close()
 	r := <-done
 	if r.err != nil {
