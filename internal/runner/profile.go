@@ -130,6 +130,9 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 			if tw.stealOK {
 				sc.Window.Steal = &tw.steal
 			}
+			if t := wall.Total(); t > 0 && wall.OSWaitExact {
+				sc.Window.OSUnseen = float64(tw.unseen) / float64(t)
+			}
 			if tw.ops > 0 {
 				sc.Window.GCPerOp = float64(tw.gcCycles) / float64(tw.ops)
 				if len(counts) > 0 {
@@ -354,7 +357,9 @@ const minWindowSteal = 0.05
 // the wait is put down to another program, as before either was measured.
 func othersTook(win *store.Window, threads int) (share float64, clause string) {
 	if win.OSWaitExact {
-		if share = max(0, win.OSWait-win.OSOwn); share > 0 {
+		// Threads the recorder had not found yet may have been who had
+		// the CPU: not put down to another program either.
+		if share = max(0, win.OSWait-win.OSOwn-win.OSUnseen); share > 0 {
 			clause = fmt.Sprintf("another program had their CPUs for %.0f%% of their time", 100*share)
 		}
 		return share, clause
@@ -392,6 +397,9 @@ type tracedRun struct {
 	// hypervisor gave to other guests, when stealOK.
 	steal   float64
 	stealOK bool
+	// unseen is the CPU time of the process's threads that ran without
+	// the recorder (SwitchRecorder.Unseen).
+	unseen time.Duration
 }
 
 // traceReader returns the window's execution trace from its beginning.
@@ -563,6 +571,7 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 			// Lost records would leave preemptions out: the per-thread
 			// totals are then the better figure.
 			pre, err := tw.switches.Stop()
+			tw.unseen = tw.switches.Unseen()
 			tw.switches = nil
 			if err == nil {
 				tw.sched.Preempted = pre

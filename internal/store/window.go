@@ -44,6 +44,11 @@ type Window struct {
 	// runtime's woken for a hand-off), from the kernel's records; the rest
 	// of OSWait another program had. Only with OSWaitExact.
 	OSOwn float64 `json:"os_own,omitempty"`
+	// OSUnseen is the CPU time of the process's threads that ran without
+	// the recorder seeing them (started during the window, until found),
+	// over the workers' time: up to that much of the rest of OSWait may
+	// have been the process's own too. Only with OSWaitExact.
+	OSUnseen float64 `json:"os_unseen,omitempty"`
 	// OSWaitExact says OSWait is the sum of the kernel's records of each
 	// preemption of the workers' threads (perf_event_open's context-switch
 	// records), each charged to what its goroutine was doing then; false,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,12 +112,16 @@ type SwitchRecorder struct {
 	corrupt bool
 	stop    chan struct{}
 	done    chan struct{}
+	// failed holds the threads whose ring would not open; unseen is the
+	// CPU time of threads that ran without one (Unseen).
+	failed map[int]bool
+	unseen time.Duration
 }
 
 // StartSwitches starts recording every thread's preemptions, threads
 // started later included (they are found within switchDrain).
 func StartSwitches() (*SwitchRecorder, error) {
-	r := &SwitchRecorder{rings: map[int]*switchRing{}, stop: make(chan struct{}), done: make(chan struct{})}
+	r := &SwitchRecorder{rings: map[int]*switchRing{}, failed: map[int]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := r.scan(); err != nil {
 		r.close()
 		return nil, err
@@ -173,12 +178,46 @@ func (r *SwitchRecorder) scan() error {
 			if first {
 				return err
 			}
+			// Tried again at the next scan; until then, and for
+			// good if it never opens, the thread is unseen.
+			r.failed[tid] = true
 			continue
 		}
 		r.rings[tid] = ring
+		delete(r.failed, tid)
+		if !first {
+			// Started after recording began: all the CPU it has had
+			// so far went unrecorded.
+			r.unseen += threadRun(tid)
+		}
 	}
 	return nil
 }
+
+// threadRun is a thread's CPU time so far (schedstat), 0 if unknown.
+func threadRun(tid int) time.Duration {
+	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/schedstat")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	ns, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return time.Duration(ns)
+}
+
+// Unseen is, after Stop, the CPU time of the process's threads that ran
+// without a ring: those started during the recording, until it found them
+// (within switchDrain), and any whose ring would not open (all their time,
+// an upper bound). Their preemptions are missing, and so is their time on a
+// CPU another thread was preempted from: up to that much of what ByOwn
+// does not cover may still have been the process's own.
+func (r *SwitchRecorder) Unseen() time.Duration { return r.unseen }
 
 func (r *SwitchRecorder) loop() {
 	defer close(r.done)
@@ -354,6 +393,9 @@ func (r *SwitchRecorder) Stop() ([]Preemption, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.drainAll()
+	for tid := range r.failed {
+		r.unseen += threadRun(tid)
+	}
 	r.close()
 	if r.staysOver {
 		r.gather()

@@ -468,3 +468,41 @@ func TestSyscallWakePreemption(t *testing.T) {
 		})
 	}
 }
+
+// TestUnseenThreads: threads started while recording run unrecorded until
+// the recorder finds them; Unseen is their CPU time until then, more than
+// nothing and less than all they spun.
+func TestUnseenThreads(t *testing.T) {
+	rec, err := StartSwitches()
+	if err != nil {
+		t.Skip("no context-switch records here:", err)
+	}
+	const n, each = 16, 10 * time.Millisecond
+	// Goroutines locked to their threads and parked there hold them, so
+	// each of these needs a thread of its own: more than earlier tests
+	// leave idle, so some are new ones. They
+	// end locked, which ends their threads, so that the next run of the
+	// test (-count) finds no idle ones to reuse.
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			spin(each)
+			<-release
+		}()
+	}
+	time.Sleep(each + 3*switchDrain)
+	close(release)
+	wg.Wait()
+	if _, err := rec.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	u := rec.Unseen()
+	t.Logf("unseen CPU time %v of %d threads spinning %v each", u, n, each)
+	if u <= 0 || u > n*each {
+		t.Errorf("unseen %v, want more than none and at most the %v the threads spun", u, n*each)
+	}
+}
