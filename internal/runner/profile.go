@@ -132,6 +132,7 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 			}
 			if t := wall.Total(); t > 0 && wall.OSWaitExact {
 				sc.Window.OSUnseen = float64(tw.unseen) / float64(t)
+				sc.Window.OSOwnUnknown = tw.ownUnknown
 			}
 			if tw.ops > 0 {
 				sc.Window.GCPerOp = float64(tw.gcCycles) / float64(tw.ops)
@@ -349,14 +350,15 @@ const minWindowSteal = 0.05
 // none can be put down to another program.
 //
 // With the kernel's records (OSWaitExact) the share is exact: the wait less
-// the part another thread of the process had the CPU (OSOwn). Without, it
+// the part another thread of the process had the CPU (OSOwn) and what the
+// recorder did not see (OSUnseen). Without, or without OSOwn, it
 // is the whole wait, when the rest of the machine used CPUs enough in the
 // window to be what it waited for (OtherCPUs) — which says they were used,
 // not that they were taken from the workers: a low-priority program that
 // soaks up the CPU a lock leaves idle passes too. Where neither is known
 // the wait is put down to another program, as before either was measured.
 func othersTook(win *store.Window, threads int) (share float64, clause string) {
-	if win.OSWaitExact {
+	if win.OSWaitExact && !win.OSOwnUnknown {
 		// Threads the recorder had not found yet may have been who had
 		// the CPU: not put down to another program either.
 		if share = max(0, win.OSWait-win.OSOwn-win.OSUnseen); share > 0 {
@@ -399,7 +401,8 @@ type tracedRun struct {
 	stealOK bool
 	// unseen is the CPU time of the process's threads that ran without
 	// the recorder (SwitchRecorder.Unseen).
-	unseen time.Duration
+	unseen     time.Duration
+	ownUnknown bool
 }
 
 // traceReader returns the window's execution trace from its beginning.
@@ -571,7 +574,10 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 			// Lost records would leave preemptions out: the per-thread
 			// totals are then the better figure.
 			pre, err := tw.switches.Stop()
-			tw.unseen = tw.switches.Unseen()
+			tw.unseen, tw.ownUnknown = tw.switches.Unseen(), tw.switches.OwnUnknown()
+			if err == nil && tw.ownUnknown {
+				r.Progress.Warn("context switches: too many in the window to keep each CPU's, so whose threads had the CPUs the workers' were preempted from is unknown; the OS wait is exact, all of it sched")
+			}
 			tw.switches = nil
 			if err == nil {
 				tw.sched.Preempted = pre

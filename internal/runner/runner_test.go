@@ -614,6 +614,10 @@ func TestWindowWarnings(t *testing.T) {
 		// program had the CPU is exact, and the figure is not needed.
 		{"records: its own threads", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSOwn: 0.28, OSWaitExact: true, OtherCPUs: ptrTo(1.2)}}, busy, nil},
 		{"records: another program", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSOwn: 0.05, OSWaitExact: true, OtherCPUs: ptrTo(0)}}, busy, []string{"another program had their CPUs for 25%"}},
+		// Too many switches to keep whose thread had each CPU: the
+		// figure decides, as without records.
+		{"records: own unknown, others busy", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSWaitExact: true, OSOwnUnknown: true, OtherCPUs: ptrTo(0.9)}}, busy, []string{"used 0.90 CPUs"}},
+		{"records: own unknown, machine idle", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSWaitExact: true, OSOwnUnknown: true, OtherCPUs: ptrTo(0.01)}}, busy, nil},
 		// Threads the recorder had not yet found may have had it.
 		{"records: unseen threads", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSOwn: 0.05, OSUnseen: 0.22, OSWaitExact: true}}, busy, nil},
 		{"records: window only", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OSOwn: 0.3, OSWaitExact: true}}, busy, []string{"+80% off", "for 15% of their time"}},

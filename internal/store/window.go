@@ -49,6 +49,9 @@ type Window struct {
 	// over the workers' time: up to that much of the rest of OSWait may
 	// have been the process's own too. Only with OSWaitExact.
 	OSUnseen float64 `json:"os_unseen,omitempty"`
+	// OSOwnUnknown says the records were too many to tell whose thread
+	// had each CPU (OSOwn is then 0, and says nothing).
+	OSOwnUnknown bool `json:"os_own_unknown,omitempty"`
 	// OSWaitExact says OSWait is the sum of the kernel's records of each
 	// preemption of the workers' threads (perf_event_open's context-switch
 	// records), each charged to what its goroutine was doing then; false,

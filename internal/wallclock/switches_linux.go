@@ -53,11 +53,6 @@ const (
 	// workload must not grow memory without limit): 48 bytes each, with
 	// the CPU.
 	maxPreemptions = 1 << 20
-	// maxStays bounds the stays on a CPU kept to tell who took a preempted
-	// thread's CPU, 24 bytes each (24 MiB at most; a whole make run of
-	// cipher-cache's mutex at 128 keys and four goroutines switched 4,386
-	// times, a channel hand-off 100,000 times a second).
-	maxStays = 1 << 20
 	// selfGap is how soon after a thread's preempted switch-out a switch-in
 	// of another of the process's threads on the same CPU means that thread
 	// took the CPU. The one context switch writes both records, within
@@ -65,6 +60,12 @@ const (
 	// against the 100 µs and more before another program's task yields.
 	selfGap = 20 * time.Microsecond
 )
+
+// maxStays bounds the stays on a CPU kept to tell who took a preempted
+// thread's CPU, 24 bytes each (24 MiB at most; a whole make run of
+// cipher-cache's mutex at 128 keys and four goroutines switched 4,386 times,
+// a channel hand-off 100,000 times a second). A variable for its test.
+var maxStays = 1 << 20
 
 // stay is a thread of the process on a CPU: from its switch-in until its
 // switch-out; woke says it came on from a sleep, not back from a
@@ -102,7 +103,7 @@ type SwitchRecorder struct {
 	got      []Preemption
 	cpus     []uint32 // got's CPUs
 	stays    []stay
-	// staysOver is set when stays were dropped (maxStays).
+	// staysOver is set when stays were dropped (maxStays, or no memory).
 	staysOver bool
 	lost      uint64
 	over      bool
@@ -292,7 +293,7 @@ func (r *SwitchRecorder) drain(ring *switchRing) {
 					case r.staysOff.len() >= maxStays:
 						r.staysOver = true
 					case !r.staysOff.add(stay{at: t, until: math.MaxInt64, cpu: uint16(min(cpu, math.MaxUint16)), woke: woke, tid: int32(ring.tid)}):
-						r.staysOver, r.noMem = true, true
+						r.staysOver = true
 					default:
 						ring.lastIn = r.staysOff.len()
 					}
@@ -414,11 +415,14 @@ func (r *SwitchRecorder) Stop() ([]Preemption, error) {
 		return r.got, errors.New("a context-switch ring held a malformed record")
 	case r.over:
 		return r.got, errors.New("more than " + strconv.Itoa(maxPreemptions) + " preemptions in the window")
-	case r.staysOver:
-		return r.got, errors.New("more than " + strconv.Itoa(maxStays) + " context switches in the window")
 	}
 	return r.got, nil
 }
+
+// OwnUnknown says, after Stop, that the stays on a CPU could not all be
+// kept (more than maxStays, or no memory to map), so no preemption's
+// ByWoken or ByOwn was worked out: the preemptions themselves are whole.
+func (r *SwitchRecorder) OwnUnknown() bool { return r.staysOver }
 
 func (r *SwitchRecorder) close() {
 	for tid, ring := range r.rings {

@@ -506,3 +506,31 @@ func TestUnseenThreads(t *testing.T) {
 		t.Errorf("unseen %v, want more than none and at most the %v the threads spun", u, n*each)
 	}
 }
+
+// TestStaysOver: past maxStays the preemptions are still whole and
+// returned without error; only who had the CPUs is unknown.
+func TestStaysOver(t *testing.T) {
+	defer func(n int) { maxStays = n }(maxStays)
+	maxStays = 3
+	const us = int64(time.Microsecond)
+	a := &switchRing{tid: 7, page: new(unix.PerfEventMmapPage), data: make([]byte, 4096), out: -1}
+	var h uint64
+	out, in := uint16(miscSwitchOut|miscOutPreempt), uint16(0)
+	for i := range int64(5) {
+		h = putSwitch(a, h, out, 32, (100*i+10)*us, 1)
+		h = putSwitch(a, h, in, 32, (100*i+20)*us, 1)
+	}
+	a.page.Data_head = h
+	r := &SwitchRecorder{rings: map[int]*switchRing{}, failed: map[int]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+	r.drain(a)
+	close(r.done)
+	got, err := r.Stop()
+	if err != nil || len(got) != 5 || !r.OwnUnknown() {
+		t.Errorf("Stop = %d preemptions, %v, own unknown %v; want all 5, no error, unknown", len(got), err, r.OwnUnknown())
+	}
+	for _, p := range got {
+		if p.ByOwn != 0 || p.ByWoken != 0 {
+			t.Errorf("%+v: nothing is known of who had the CPU", p)
+		}
+	}
+}

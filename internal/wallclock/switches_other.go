@@ -22,3 +22,6 @@ func (r *SwitchRecorder) Stop() ([]Preemption, error) { return nil, nil }
 
 // Unseen is 0.
 func (r *SwitchRecorder) Unseen() time.Duration { return 0 }
+
+// OwnUnknown is false.
+func (r *SwitchRecorder) OwnUnknown() bool { return false }
