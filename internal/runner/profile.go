@@ -576,11 +576,11 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 			pre, err := tw.switches.Stop()
 			tw.unseen, tw.ownUnknown = tw.switches.Unseen(), tw.switches.OwnUnknown()
 			if err == nil && tw.ownUnknown {
-				r.Progress.Warn("context switches: too many in the window to keep each CPU's, so whose threads had the CPUs the workers' were preempted from is unknown; the OS wait is exact, all of it sched")
+				r.Progress.Warn("context switches: could not keep every thread's time on each CPU (too many switches in the window, or no memory to map), so whose threads had the CPUs the workers' were preempted from is unknown; the OS wait is exact, all of it sched")
 			}
 			tw.switches = nil
 			if err == nil {
-				tw.sched.Preempted = pre
+				tw.sched.Preempted, tw.sched.OwnUnknown = pre, tw.ownUnknown
 			} else {
 				r.Progress.Warn("context switches: " + err.Error() + "; the OS wait is estimated from per-thread totals")
 			}

@@ -40,6 +40,7 @@ import (
 
 const (
 	perfRecordLost   = 2
+	perfRecordExit   = 4
 	perfRecordSwitch = 14
 	miscSwitchOut    = 0x2000
 	miscOutPreempt   = 0x4000
@@ -140,7 +141,7 @@ func openSwitches(tid int) (*switchRing, error) {
 		Config:      unix.PERF_COUNT_SW_DUMMY,
 		Sample_type: unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME | unix.PERF_SAMPLE_CPU,
 		Bits: unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv | unix.PerfBitSampleIDAll |
-			unix.PerfBitUseClockID | unix.PerfBitContextSwitch,
+			unix.PerfBitUseClockID | unix.PerfBitContextSwitch | unix.PerfBitTask,
 		Clockid: unix.CLOCK_MONOTONIC, // Go's nanotime, the trace's ClockSnapshot.Mono
 	}
 	attr.Size = uint32(unsafe.Sizeof(attr))
@@ -213,11 +214,14 @@ func threadRun(tid int) time.Duration {
 }
 
 // Unseen is, after Stop, the CPU time of the process's threads that ran
-// without a ring: those started during the recording, until it found them
-// (within switchDrain), and any whose ring would not open (all their time,
-// an upper bound). Their preemptions are missing, and so is their time on a
-// CPU another thread was preempted from: up to that much of what ByOwn
-// does not cover may still have been the process's own.
+// without a ring, as far as it is known: those started during the
+// recording, until it found them (within switchDrain; their schedstat when
+// found, which for a thread the first scan missed is its whole life), and
+// any whose ring would not open and that still ran at Stop (their whole
+// life). A thread that started and ended between two scans, or failed and
+// ended, is not in it. Their preemptions are missing, and so is their time
+// on a CPU another thread was preempted from: that much of what ByOwn does
+// not cover may still have been the process's own.
 func (r *SwitchRecorder) Unseen() time.Duration { return r.unseen }
 
 func (r *SwitchRecorder) loop() {
@@ -302,6 +306,14 @@ func (r *SwitchRecorder) drain(ring *switchRing) {
 				default:
 					ring.out, ring.slept = -1, true
 				}
+			}
+		case perfRecordExit:
+			// The thread ended (attr.task): its last stay on a CPU,
+			// which no switch-out closes, ends here. The record's own
+			// time follows pid, ppid, tid and ptid.
+			if len(body) >= 32 && ring.lastIn > 0 && int(binary.LittleEndian.Uint32(body[16:])) == ring.tid {
+				r.staysOff.at(ring.lastIn - 1).until = int64(binary.LittleEndian.Uint64(body[24:]))
+				ring.lastIn = 0
 			}
 		case perfRecordLost:
 			if len(body) >= 24 {
@@ -399,6 +411,8 @@ func (r *SwitchRecorder) Stop() ([]Preemption, error) {
 	}
 	r.close()
 	if r.staysOver {
+		// Not all of them: of no use, and up to 24 MiB to copy.
+		r.staysOff.free()
 		r.gather()
 	} else {
 		r.self()

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -264,6 +266,20 @@ func putSwitch(ring *switchRing, head uint64, misc, n uint16, at int64, cpu uint
 	return head + uint64(n)
 }
 
+// putExit lays a PERF_RECORD_EXIT of ring's thread at the given time.
+func putExit(ring *switchRing, head uint64, at int64) uint64 {
+	rec := make([]byte, 40)
+	binary.LittleEndian.PutUint32(rec, perfRecordExit)
+	binary.LittleEndian.PutUint16(rec[6:], uint16(len(rec)))
+	binary.LittleEndian.PutUint32(rec[16:], uint32(ring.tid))
+	binary.LittleEndian.PutUint64(rec[24:], uint64(at))
+	size := uint64(len(ring.data))
+	for i, b := range rec {
+		ring.data[(head+uint64(i))%size] = b
+	}
+	return head + uint64(len(rec))
+}
+
 // TestSwitchSelf: a preemption's ByWoken is how long another thread of the
 // process, woken from a sleep, held the CPU when it came onto the same CPU
 // within selfGap — not when the thread that came on was only back from a
@@ -319,12 +335,22 @@ func TestSwitchSelf(t *testing.T) {
 	hc6 = putSwitch(c6, hc6, in, 32, 6011*us, 1)
 	hc6 = putSwitch(c6, hc6, out, 32, 6111*us, 1)
 	ha = putSwitch(a, ha, in, 32, 7000*us, 1)
-	a.page.Data_head, b.page.Data_head, c6.page.Data_head = ha, hb, hc6
+	// 7: b2, woken, comes on as a is preempted and exits 10 µs later (the
+	// kernel's exit record); another program has the CPU until a is back.
+	b2 := ring(12)
+	var hb2 uint64
+	hb2 = putSwitch(b2, hb2, sleep, 32, 7100*us, 1)
+	ha = putSwitch(a, ha, out, 32, 8000*us, 1)
+	hb2 = putSwitch(b2, hb2, in, 32, 8000*us+us, 1)
+	hb2 = putExit(b2, hb2, 8011*us)
+	ha = putSwitch(a, ha, in, 32, 9000*us, 1)
+	a.page.Data_head, b.page.Data_head, c6.page.Data_head, b2.page.Data_head = ha, hb, hc6, hb2
 	r := &SwitchRecorder{}
 	// b's ring drained first: the order of rings must not matter.
 	r.drain(b)
 	r.drain(a)
 	r.drain(c6)
+	r.drain(b2)
 	r.self()
 	var got, own []time.Duration
 	for _, p := range r.got {
@@ -333,7 +359,7 @@ func TestSwitchSelf(t *testing.T) {
 		}
 	}
 	// From a's leaving to b's: 1 µs of switching and 30 of b.
-	want := []time.Duration{31 * time.Microsecond, 0, 0, 0, 100 * time.Microsecond, 11 * time.Microsecond}
+	want := []time.Duration{31 * time.Microsecond, 0, 0, 0, 100 * time.Microsecond, 11 * time.Microsecond, 11 * time.Microsecond}
 	if !slices.Equal(got, want) {
 		t.Errorf("ByWoken of a's preemptions %v, want %v", got, want)
 	}
@@ -341,8 +367,8 @@ func TestSwitchSelf(t *testing.T) {
 	// counts the switch); 2, b having its turn from 2001 to a's return;
 	// 3, b on another CPU: nobody; 4, b from 4040 to a's return, the 40 µs
 	// before another program's; 5, b woken, to a's return; 6, b's 10 µs
-	// (11 with the switch) and c's 100.
-	wantOwn := []time.Duration{31 * time.Microsecond, 99 * time.Microsecond, 0, 60 * time.Microsecond, 100 * time.Microsecond, 110 * time.Microsecond}
+	// (11 with the switch) and c's 100; 7, b2's 10 µs to its exit (11).
+	wantOwn := []time.Duration{31 * time.Microsecond, 99 * time.Microsecond, 0, 60 * time.Microsecond, 100 * time.Microsecond, 110 * time.Microsecond, 11 * time.Microsecond}
 	if !slices.Equal(own, wantOwn) {
 		t.Errorf("ByOwn of a's preemptions %v, want %v", own, wantOwn)
 	}
@@ -532,5 +558,61 @@ func TestStaysOver(t *testing.T) {
 		if p.ByOwn != 0 || p.ByWoken != 0 {
 			t.Errorf("%+v: nothing is known of who had the CPU", p)
 		}
+	}
+}
+
+// TestThreadExitEndsStay: the kernel writes no switch-out for a thread's
+// last stay on a CPU, but an exit record (attr.task) in its ring: threads
+// that end while recorded leave no stay open.
+func TestThreadExitEndsStay(t *testing.T) {
+	rec, err := StartSwitches()
+	if err != nil {
+		t.Skip("no context-switch records here:", err)
+	}
+	defer rec.Stop()
+	const n = 8
+	var wg sync.WaitGroup
+	tids := make([]int32, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread() // and never unlocked: the thread ends with the goroutine
+			tids[i] = int32(unix.Gettid())
+			time.Sleep(2 * switchDrain) // found by a scan, with a ring
+			spin(time.Millisecond)
+		}()
+	}
+	wg.Wait()
+	// Until they are gone from /proc, at most a second.
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		alive := 0
+		for _, tid := range tids {
+			if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(int(tid))); err == nil {
+				alive++
+			}
+		}
+		if alive == 0 {
+			break
+		}
+	}
+	rec.mu.Lock()
+	rec.drainAll()
+	rec.gather() // without self's cut at the next stay
+	rec.mu.Unlock()
+	var stays, open int
+	for _, s := range rec.stays {
+		if slices.Contains(tids, s.tid) {
+			stays++
+			if s.until == math.MaxInt64 {
+				open++
+			}
+		}
+	}
+	if stays == 0 {
+		t.Fatal("no stays of the ended threads recorded")
+	}
+	if open > 0 {
+		t.Errorf("%d of the ended threads' %d stays left open", open, stays)
 	}
 }

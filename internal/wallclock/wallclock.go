@@ -161,6 +161,9 @@ type SchedStat struct{ Run, Wait time.Duration }
 type SchedStats struct {
 	Before, After map[int64]SchedStat
 	Preempted     []Preemption
+	// OwnUnknown says the Preempted intervals' ByWoken and ByOwn were not
+	// worked out (SwitchRecorder.OwnUnknown).
+	OwnUnknown bool
 }
 
 // Preemption is an interval thread TID was taken off its CPU while still
@@ -989,9 +992,21 @@ const (
 	osWaitState        = "runnable (its thread waited for a CPU: the OS ran something else)"
 	osSyscallState     = "runnable in a system call (its thread waited for a CPU)"
 	osOwnState         = "runnable (its thread waited for a CPU: another thread of this process had it)"
+	osWaitUnknownState = "runnable (its thread waited for a CPU)"
 	osWakeState        = "runnable (its thread was preempted as it woke another goroutine)"
 	osSelfSyscallState = "runnable in a system call (a thread of this process, just woken, took its CPU)"
 )
+
+// osOtherState is the frame of the OS wait no thread of the process had
+// the CPU for: another program's, where the kernel's records say who had
+// each CPU; where they do not (the per-thread estimate, or too many switches
+// to keep), only that it was a wait for a CPU.
+func (a *accountant) osOtherState() string {
+	if !a.clocked || a.sched == nil || a.sched.OwnUnknown {
+		return osWaitUnknownState
+	}
+	return osWaitState
+}
 
 // build assembles the pprof profile.
 func (a *accountant) build() *profile.Profile {
@@ -1006,7 +1021,7 @@ func (a *accountant) build() *profile.Profile {
 	for _, part := range []struct {
 		d     time.Duration
 		state string
-	}{{a.osRun - a.osOwn, osWaitState}, {a.osOwn, osOwnState}} {
+	}{{a.osRun - a.osOwn, a.osOtherState()}, {a.osOwn, osOwnState}} {
 		b.spread(a, part.d, Runnable, func(s trace.Stack) []trace.StackFrame {
 			return []trace.StackFrame{{Func: profiles.StateFrame(a.category(s, "", true), part.state)}}
 		})

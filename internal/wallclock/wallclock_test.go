@@ -531,7 +531,12 @@ func TestOSWaitAtSampleStacks(t *testing.T) {
 	}
 	var atOSWait, atGoroutine time.Duration
 	for _, s := range res.Profile.Sample {
-		if !strings.HasSuffix(s.Location[0].Line[0].Function.Name, "] "+osWaitState) {
+		// From per-thread totals nobody knows who had the CPU: the
+		// frame says only that it was a wait for one.
+		if leaf := s.Location[0].Line[0].Function.Name; strings.HasSuffix(leaf, "] "+osWaitState) {
+			t.Errorf("%q: the estimate cannot say another program had the CPU", leaf)
+		}
+		if !strings.HasSuffix(s.Location[0].Line[0].Function.Name, "] "+osWaitUnknownState) {
 			continue
 		}
 		v := time.Duration(s.Value[0])
@@ -701,6 +706,29 @@ func TestWakePreemption(t *testing.T) {
 				t.Errorf("%v charged at the wake-up, %v where the running time is; want %.0f%% (90–100%% of it) of %v at the wake-up", atWake, atRun, 100*tc.woke, all)
 			}
 		})
+	}
+	// Where the recorder could not say who had each CPU (OwnUnknown), the
+	// frame says only that the thread waited for one.
+	var pre []Preemption
+	for _, w := range wakes {
+		from := w.at + lead + int64(3*wakeWindow)
+		pre = append(pre, Preemption{TID: w.tid, From: from, To: from + int64(took)})
+	}
+	res, err := FromTrace(bytes.NewReader(data), Options{Region: region, Sched: &SchedStats{Preempted: pre, OwnUnknown: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var neutral time.Duration
+	for _, s := range res.Profile.Sample {
+		switch leaf := s.Location[0].Line[0].Function.Name; {
+		case strings.HasSuffix(leaf, "] "+osWaitUnknownState):
+			neutral += time.Duration(s.Value[0])
+		case strings.HasSuffix(leaf, "] "+osWaitState), strings.HasSuffix(leaf, "] "+osOwnState):
+			t.Errorf("%q with who had the CPU unknown", leaf)
+		}
+	}
+	if neutral != res.OSWait || neutral == 0 {
+		t.Errorf("%v under the neutral frame, the result's OS wait %v", neutral, res.OSWait)
 	}
 }
 
