@@ -216,8 +216,15 @@ func relative(est, lo, hi float64, logs bool, base float64) (float64, float64, f
 		return math.Expm1(est), math.Expm1(lo), math.Expm1(hi)
 	}
 	if base == 0 {
-		if est == 0 && lo == 0 && hi == 0 {
+		switch {
+		case est == 0 && lo == 0 && hi == 0:
 			return 0, 0, 0
+		case lo > 0:
+			// Up from nothing (0 → 32 B/op): beyond any relative
+			// threshold, where the whole interval is.
+			return math.Inf(1), math.Inf(1), math.Inf(1)
+		case hi < 0:
+			return math.Inf(-1), math.Inf(-1), math.Inf(-1)
 		}
 		return math.NaN(), math.Inf(-1), math.Inf(1)
 	}
@@ -243,6 +250,9 @@ func verdictOf(r *Result, opts Options) Verdict {
 	}
 	up := r.ChangeLo > opts.Threshold
 	down := r.ChangeHi < -opts.Threshold
+	if up && r.ASum.Center == 0 && r.BSum.Lo < ZeroFloor[r.Unit] {
+		up = false // from nothing to crumbs
+	}
 	if !up && !down {
 		return Same // significant, but not beyond the threshold
 	}

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -141,6 +142,51 @@ func TestAdvice(t *testing.T) {
 			}
 			if c.Advice != c.AdviceFor("A", "B") {
 				t.Errorf("Advice %q is not AdviceFor(A, B) %q", c.Advice, c.AdviceFor("A", "B"))
+			}
+		})
+	}
+}
+
+// TestFromZero: a metric up from nothing (0 → 32 B/op, 0 → 1 allocs/op) is
+// beyond any relative threshold, not "~ (not beyond 5%)"; down to nothing
+// is −100%; nothing to nothing is the same.
+func TestFromZero(t *testing.T) {
+	rep := func(n int, v float64) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = v
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name   string
+		a, b   []float64
+		paired bool
+		want   Verdict
+		change float64 // NaN: none can be said
+	}{
+		{"up from nothing", rep(10, 0), rep(10, 32), false, Worse, math.Inf(1)},
+		{"up from nothing, paired", rep(10, 0), rep(10, 1), true, Worse, math.Inf(1)},
+		// A pool's crumbs: significant, under the 1 B/op floor.
+		{"up from nothing to crumbs", rep(10, 0), rep(10, 0.001), false, Same, math.Inf(1)},
+		{"down to nothing", rep(10, 32), rep(10, 0), false, Better, -1},
+		{"nothing to nothing", rep(10, 0), rep(10, 0), false, Same, 0},
+		// One repetition in ten allocated: the shift (the median of
+		// the pairwise differences) and its interval are 0.
+		{"now and then", rep(10, 0), append(rep(9, 0), 1), false, Same, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			side := func(xs []float64) *store.Case {
+				c := &store.Case{Name: "c", Status: store.StatusOK}
+				for _, x := range xs {
+					c.Reps = append(c.Reps, store.Rep{Ops: 1, Metrics: map[string]float64{"B/op": x}})
+				}
+				return c
+			}
+			r := One([]Pair{{Label: "x", A: side(tt.a), B: side(tt.b), Paired: tt.paired}}, "B/op", Options{}).Results[0]
+			sameChange := r.Change == tt.change || math.IsNaN(r.Change) && math.IsNaN(tt.change) || math.Abs(r.Change-tt.change) < 1e-9
+			if r.Verdict != tt.want || !sameChange {
+				t.Errorf("verdict %s change %v [%v, %v] (p=%.4f), want %s change %v", r.Verdict, r.Change, r.ChangeLo, r.ChangeHi, r.P, tt.want, tt.change)
 			}
 		})
 	}

@@ -103,6 +103,9 @@ func verdictText(r compare.Result, opts compare.Options) string {
 		return "cannot tell"
 	}
 	if r.Significant {
+		if floor := compare.ZeroFloor[r.Unit]; r.ASum.Center == 0 && math.IsInf(r.Change, 1) && floor > 0 {
+			return "~ (under " + Value(floor, r.Unit) + " " + r.Unit + ")"
+		}
 		return fmt.Sprintf("~ (not beyond %s)", pctPlain(opts.Threshold))
 	}
 	return "~"
@@ -116,6 +119,10 @@ func pctPlain(f float64) string {
 func changeText(r compare.Result) string {
 	if math.IsNaN(r.Change) {
 		return "—"
+	}
+	if math.IsInf(r.Change, 0) && r.ASum.Center == 0 {
+		// No relative change from nothing: the new median, as a rise.
+		return "+" + Value(r.BSum.Center, r.Unit) + " (from 0)"
 	}
 	return signedPct(r.Change) + " [" + bound(r.ChangeLo) + ", " + bound(r.ChangeHi) + "]"
 }
