@@ -38,6 +38,29 @@ type Comparison struct {
 // threshold, significantly after correction.
 func (c *Comparison) Regressed() bool { return compare.Regressed(c.Metrics) }
 
+// Load differences worth a word: the rounds' highest one-minute load
+// average by half a CPU or more, or their highest steal by 2 points (load
+// 0.8–1.1 against 1.0–1.1 on two CPUs was a warning, for the same machine
+// doing the same thing).
+const (
+	minLoadDiff  = 0.5
+	minStealDiff = 0.02
+)
+
+// loadDiffers says whether two runs' machines were busy differently enough
+// during their rounds to explain a difference in their times.
+func loadDiffers(a, b *store.Run) bool {
+	peak := func(r *store.Run) (load, steal float64) {
+		for _, rd := range r.Rounds {
+			load, steal = math.Max(load, rd.Load1), math.Max(steal, rd.Steal)
+		}
+		return load, steal
+	}
+	la, sa := peak(a)
+	lb, sb := peak(b)
+	return math.Abs(la-lb) >= minLoadDiff || math.Abs(sa-sb) >= minStealDiff
+}
+
 // EnvWarnings lists how two runs' machines and settings differ, each a
 // reason their numbers may differ that is not the code.
 func EnvWarnings(a, b *store.Run) []string {
@@ -59,7 +82,7 @@ func EnvWarnings(a, b *store.Run) []string {
 	}
 	ma, _ := Machine(a)
 	mb, _ := Machine(b)
-	if ma != "" && mb != "" && ma != mb {
+	if ma != "" && mb != "" && loadDiffers(a, b) {
 		out = append(out, fmt.Sprintf("machine load: %s vs %s", ma, mb))
 	}
 	for _, r := range []*store.Run{a, b} {
