@@ -46,6 +46,10 @@ func TestRunShowList(t *testing.T) {
 	if !strings.Contains(errs, "saved") {
 		t.Errorf("stderr lacks the saved line:\n%s", errs)
 	}
+	// Two repetitions give no interval: said before the rounds.
+	if !strings.Contains(errs, "--count 2: too few for a 95% interval (6 or more)") {
+		t.Errorf("stderr does not say --count 2 is too few:\n%s", errs)
+	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Fatalf("store has %d entries", len(entries))

@@ -234,6 +234,10 @@ func (o *RunOptions) profiles() ([]string, error) {
 	return o.Profile, nil
 }
 
+// minCount is the fewest repetitions benchmath gives a 95% interval of a
+// median for (its "need >= 6 samples").
+const minCount = 6
+
 func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 	// Check everything the user typed before measuring anything.
 	if err := o.checkVariants(); err != nil {
@@ -344,6 +348,10 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 	}
 	r := &runner.Runner{Scenario: s, Opts: opts, Run: run, Save: save, Progress: prog, Rules: rules}
 	fmt.Fprintf(io.Err, "perflab: %s; GOMAXPROCS=%d GOGC=%s\n", announcement(s.Name, ncases, o.Count, o.Time, prof, est), run.Env.GOMAXPROCS, run.Env.GOGC)
+	if o.Count < minCount && o.Until == "" {
+		// Said before the rounds, not only after them as a ±∞.
+		fmt.Fprintf(io.Err, "perflab: --count %d: too few for a 95%% interval (%d or more); time/op shows ±∞\n", o.Count, minCount)
+	}
 	runErr := r.Execute(ctx)
 	prog.endLine()
 	if errors.Is(runErr, runner.ErrInterrupted) {
