@@ -51,9 +51,9 @@ significant after that adjustment and its interval lies wholly beyond
 --threshold; "~" otherwise, "~ (not beyond 5%)" when significant but not clearly beyond the
 threshold, "cannot tell" when there were too few repetitions.
 
-  perflab compare OLD-RUN NEW-RUN          every case the two runs share, by name
-  perflab compare RUN/CASE RUN/CASE        two single cases (CASE is a name or its slug)
-  perflab compare RUN --base mutex         each variant against mutex, parameters matched
+  perflab compare OLD-RUN NEW-RUN    every case the two runs share, by name
+  perflab compare RUN/CASE RUN/CASE  two single cases (CASE: a name or its slug)
+  perflab compare RUN --base mutex   each variant against mutex, by parameters
 
 A run may be an id, "latest", or a run directory. As a CI gate, --fail-on
 regression exits 1 when any compared metric regressed, 0 otherwise, 2 on a usage

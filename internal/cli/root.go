@@ -63,6 +63,7 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 	}
 	root.SetOut(io.Out)
 	root.SetErr(io.Err)
+	useHelpLayout(root)
 	root.SetFlagErrorFunc(flagErrors)
 	root.AddCommand(
 		newListCmd(io, nil),

@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// helpWidth is the width help is written to, as every other output of
+// perflab's is: a command's text, its usage line, examples, commands and
+// flags are wrapped to it (the flags by pflag's own FlagUsagesWrapped).
+const helpWidth = 80
+
+// The templates are cobra's defaults (v1.10) with each free-running text
+// passed through a wrapping function.
+const (
+	helpTemplate = `{{with (or .Long .Short)}}{{. | reflow | trimTrailingWhitespaces}}
+
+{{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}`
+
+	usageTemplate = `Usage:{{if .Runnable}}
+{{hang .UseLine 2 6}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
+
+Aliases:
+  {{.NameAndAliases}}{{end}}{{if .HasExample}}
+
+Examples:
+{{wrapExample .Example}}{{end}}{{if .HasAvailableSubCommands}}{{$cmds := .Commands}}
+
+Available Commands:{{range $cmds}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+{{commandLine .Name .NamePadding .Short}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
+
+Flags:
+{{wrapFlags .LocalFlags | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
+
+Global Flags:
+{{wrapFlags .InheritedFlags | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableSubCommands}}
+
+Use "{{.CommandPath}} [command] --help" for more information about a command.{{end}}
+`
+)
+
+func init() {
+	cobra.AddTemplateFunc("reflow", reflow)
+	cobra.AddTemplateFunc("hang", func(s string, first, rest int) string {
+		return hang(strings.Repeat(" ", first)+s, rest)
+	})
+	cobra.AddTemplateFunc("wrapExample", wrapExample)
+	cobra.AddTemplateFunc("commandLine", func(name string, pad int, short string) string {
+		head := "  " + name + strings.Repeat(" ", max(0, pad-len(name))) + " "
+		return hangAfter(head, short, utf8.RuneCountInString(head))
+	})
+	cobra.AddTemplateFunc("wrapFlags", func(f *pflag.FlagSet) string { return f.FlagUsagesWrapped(helpWidth) })
+}
+
+// useHelpLayout gives root, and so every command under it, the templates.
+func useHelpLayout(root *cobra.Command) {
+	root.SetHelpTemplate(helpTemplate)
+	root.SetUsageTemplate(usageTemplate)
+}
+
+// reflow rewraps a command's text to helpWidth: its paragraphs (runs of
+// lines between blank ones) are joined and wrapped again; an indented line
+// is kept as it is (a command or a table).
+func reflow(s string) string {
+	var out, para []string
+	flush := func() {
+		if len(para) > 0 {
+			out = append(out, hang(strings.Join(para, " "), 0))
+			para = nil
+		}
+	}
+	for _, line := range strings.Split(s, "\n") {
+		switch {
+		case strings.TrimSpace(line) == "":
+			flush()
+			out = append(out, "")
+		case line[0] == ' ' || line[0] == '\t':
+			flush()
+			out = append(out, line)
+		default:
+			para = append(para, strings.TrimSpace(line))
+		}
+	}
+	flush()
+	return strings.Join(out, "\n")
+}
+
+// hang wraps s at spaces to helpWidth, continuation lines indented by
+// indent columns; s's own leading spaces are kept, and a word longer than
+// the width stays whole.
+func hang(s string, indent int) string {
+	trimmed := strings.TrimLeft(s, " ")
+	return hangAfter(s[:len(s)-len(trimmed)], trimmed, indent)
+}
+
+// hangAfter is hang of text after head, which is written as it is.
+func hangAfter(head, text string, indent int) string {
+	var b strings.Builder
+	b.WriteString(head)
+	col := utf8.RuneCountInString(head)
+	for i, w := range strings.Fields(text) {
+		n := utf8.RuneCountInString(w)
+		switch {
+		case i == 0:
+		case col+1+n > helpWidth:
+			b.WriteString("\n" + strings.Repeat(" ", indent))
+			col = indent
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(w)
+		col += n
+	}
+	return b.String()
+}
+
+// wrapExample breaks an example's lines that are wider than helpWidth at
+// spaces, ending each broken line with a shell continuation (" \").
+func wrapExample(s string) string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		for utf8.RuneCountInString(line) > helpWidth {
+			cut := -1
+			for i, r := range line {
+				if r == ' ' && i > 0 && utf8.RuneCountInString(line[:i]) <= helpWidth-2 && strings.TrimSpace(line[:i]) != "" {
+					cut = i
+				}
+			}
+			if cut <= strings.Index(line, strings.TrimSpace(line)) {
+				break // no space to break at
+			}
+			out = append(out, line[:cut]+` \`)
+			line = "      " + strings.TrimLeft(line[cut:], " ")
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
