@@ -80,8 +80,13 @@ func (l *warningList) list() []Warning {
 	return out
 }
 
+// maxNamed is how many cases a warning names before "and N more": enough
+// for a user to tell which rows of the table it is about (three left a
+// make run's budget rows unmarked: "and 4 more"), short of a page.
+const maxNamed = 12
+
 // String is the warning as one line: "case: message", or for several
-// cases "in each of 5 cases: message (a, b, c, and 2 more)". The runner
+// cases "in each of 5 cases: message (a, b, c, d, e)". The runner
 // words each message for one case ("its workers"): "in each of" keeps it
 // singular where "5 cases: … its workers" read wrong.
 func (w Warning) String() string {
@@ -90,8 +95,8 @@ func (w Warning) String() string {
 	}
 	names := w.Cases
 	more := ""
-	if len(names) > 3 {
-		names, more = names[:3], ", and "+strconv.Itoa(len(w.Cases)-3)+" more"
+	if len(names) > maxNamed {
+		names, more = names[:maxNamed], ", and "+strconv.Itoa(len(w.Cases)-maxNamed)+" more"
 	}
 	return "in each of " + Count(len(w.Cases), "case") + ": " + w.Message + " (" + strings.Join(names, ", ") + more + ")"
 }

@@ -36,3 +36,28 @@ func TestWarningsSignedRange(t *testing.T) {
 		t.Errorf("got %+v", got)
 	}
 }
+
+// TestWarningNamesItsCases: a warning names every case it is about, up to
+// maxNamed, so that the table's rows it concerns can be found.
+func TestWarningNamesItsCases(t *testing.T) {
+	names := func(n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, string(rune('a'+i)))
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		n    int
+		want string
+	}{
+		{2, "in each of 2 cases: m (a, b)"},
+		{7, "in each of 7 cases: m (a, b, c, d, e, f, g)"},
+		{12, "in each of 12 cases: m (a, b, c, d, e, f, g, h, i, j, k, l)"},
+		{14, "in each of 14 cases: m (a, b, c, d, e, f, g, h, i, j, k, l, and 2 more)"},
+	} {
+		if got := (Warning{Message: "m", Cases: names(tt.n)}).String(); got != tt.want {
+			t.Errorf("%d cases: %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}
