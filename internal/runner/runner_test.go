@@ -389,11 +389,17 @@ func TestSummarise(t *testing.T) {
 	tests := []struct {
 		name   string
 		values []float64
-		warn   string
+		warn   string // a warning that must be given ("": none at all)
+		not    string // one that must not
 	}{
-		{"steady", []float64{100, 101, 99, 100, 102, 98, 100, 101, 99, 100}, ""},
-		{"too few", []float64{100, 101, 99}, "need >= 6 samples"},
-		{"noisy", []float64{100, 180, 60, 140, 90, 200, 70, 150}, "is wide"},
+		{"steady", []float64{100, 101, 99, 100, 102, 98, 100, 101, 99, 100}, "", ""},
+		{"too few", []float64{100, 101, 99}, "need >= 6 samples", ""},
+		{"noisy", []float64{100, 180, 60, 140, 90, 200, 70, 150}, "is wide", "two speeds"},
+		// sharded at 128 keys, four goroutines, in a cold-user trial.
+		{"two speeds", []float64{45, 46, 44, 112, 45, 118, 47, 122, 110, 46}, "two speeds: 6 repetitions near 45.5ns and 4 near 115ns", ""},
+		// One slow repetition is an outlier, not a second speed.
+		{"one outlier", []float64{45, 46, 44, 45, 120, 46, 45, 47, 45, 46}, "", ""},
+		{"a steady rise", []float64{40, 45, 50, 55, 60, 65, 70, 75, 80, 85}, "is wide", "two speeds"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -407,6 +413,9 @@ func TestSummarise(t *testing.T) {
 			}
 			if tt.warn != "" && !strings.Contains(joined, tt.warn) {
 				t.Errorf("warnings %q, want %q", joined, tt.warn)
+			}
+			if tt.not != "" && strings.Contains(joined, tt.not) {
+				t.Errorf("warnings %q, want none saying %q", joined, tt.not)
 			}
 		})
 	}
