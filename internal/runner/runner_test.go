@@ -396,7 +396,7 @@ func TestSummarise(t *testing.T) {
 		{"too few", []float64{100, 101, 99}, "need >= 6 samples", ""},
 		{"noisy", []float64{100, 180, 60, 140, 90, 200, 70, 150}, "is wide", "two speeds"},
 		// sharded at 128 keys, four goroutines, in a cold-user trial.
-		{"two speeds", []float64{45, 46, 44, 112, 45, 118, 47, 122, 110, 46}, "two speeds: 6 repetitions near 45.5ns and 4 near 115ns", ""},
+		{"two speeds", []float64{45, 46, 44, 112, 45, 118, 47, 122, 110, 46}, "two speeds: 6 repetitions near 45.50ns and 4 near 115.0ns", ""},
 		// One slow repetition is an outlier, not a second speed.
 		{"one outlier", []float64{45, 46, 44, 45, 120, 46, 45, 47, 45, 46}, "", ""},
 		{"a steady rise", []float64{40, 45, 50, 55, 60, 65, 70, 75, 80, 85}, "is wide", "two speeds"},

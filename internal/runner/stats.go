@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"golang.org/x/perf/benchmath"
 )
@@ -44,7 +45,7 @@ func Summarise(values []float64) (store.Stat, []string) {
 	if lo, hi, ok := twoSpeeds(s.Values); ok {
 		// Before the wide-interval warning, which it explains.
 		warns = append(warns, fmt.Sprintf("time/op ran at two speeds: %d repetitions near %s and %d near %s, none between (a lock or scheduler state that flips between repetitions); its median and a comparison mix them: compare the repetitions in results.txt",
-			lo.n, fmtNs(lo.center), hi.n, fmtNs(hi.center)))
+			lo.n, report.Value(lo.center, "ns/op"), hi.n, report.Value(hi.center, "ns/op")))
 	}
 	if hw := st.HalfWidth(); !math.IsInf(hw, 0) && hw > WideCI {
 		warns = append(warns, fmt.Sprintf("time/op confidence interval ±%.0f%% is wide: the machine is noisy or the case unstable; use more --count, a quieter machine, or compare cpu/op", 100*hw))
@@ -92,15 +93,4 @@ func twoSpeeds(xs []float64) (lo, hi speedGroup, ok bool) {
 		}
 	}
 	return speedGroup{at, med(xs[:at])}, speedGroup{n - at, med(xs[at:])}, true
-}
-
-// fmtNs is a time per operation, "45.2ns", "1.2µs".
-func fmtNs(ns float64) string {
-	switch {
-	case ns >= 1e6:
-		return fmt.Sprintf("%.3gms", ns/1e6)
-	case ns >= 1e3:
-		return fmt.Sprintf("%.3gµs", ns/1e3)
-	}
-	return fmt.Sprintf("%.3gns", ns)
 }
