@@ -5,9 +5,9 @@ import (
 	"math"
 	"strings"
 
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"golang.org/x/perf/benchmath"
+	"golang.org/x/perf/benchunit"
 )
 
 // WideCI is the relative half-width of the median's confidence interval
@@ -45,7 +45,7 @@ func Summarise(values []float64) (store.Stat, []string) {
 	if lo, hi, ok := twoSpeeds(s.Values); ok {
 		// Before the wide-interval warning, which it explains.
 		warns = append(warns, fmt.Sprintf("time/op ran at two speeds: %d repetitions near %s and %d near %s, none between (a lock or scheduler state that flips between repetitions); its median and a comparison mix them: compare the repetitions in results.txt",
-			lo.n, report.Value(lo.center, "ns/op"), hi.n, report.Value(hi.center, "ns/op")))
+			lo.n, nsText(lo.center), hi.n, nsText(hi.center)))
 	}
 	if hw := st.HalfWidth(); !math.IsInf(hw, 0) && hw > WideCI {
 		warns = append(warns, fmt.Sprintf("time/op confidence interval ±%.0f%% is wide: the machine is noisy or the case unstable; use more --count, a quieter machine, or compare cpu/op", 100*hw))
@@ -94,3 +94,8 @@ func twoSpeeds(xs []float64) (lo, hi speedGroup, ok bool) {
 	}
 	return speedGroup{at, med(xs[:at])}, speedGroup{n - at, med(xs[at:])}, true
 }
+
+// nsText is a time per operation scaled as the table writes it (benchunit,
+// as report.Value does; report's tests import this package, so it cannot
+// be imported here).
+func nsText(ns float64) string { return benchunit.Scale(ns*1e-9, benchunit.Decimal) + "s" }
