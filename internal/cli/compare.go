@@ -154,6 +154,10 @@ func compareRun(io *IO, o *CompareOptions) error {
 		return err
 	}
 	if c.Unusable {
+		if o.Format == "text" && io.OutIsTerminal && io.ErrIsTerminal {
+			// The table just said why, on the same screen.
+			return &ExitError{Code: exitIncomparable, Err: errors.New("cannot compare (the reason is above)")}
+		}
 		return &ExitError{Code: exitIncomparable, Err: errors.New("cannot compare: " + c.Reason)}
 	}
 	if c.Incomplete != "" && o.FailOn != "" {

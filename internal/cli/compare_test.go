@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -186,6 +188,39 @@ func TestLatestSkipsUnmeasured(t *testing.T) {
 			}
 			if n := strings.Count(errs, "latest is"); n > 1 {
 				t.Errorf("the note is given %d times:\n%s", n, errs)
+			}
+		})
+	}
+}
+
+// TestCompareRefusalSaidOnce: on a terminal, a refused comparison's
+// reason is in the table, and stderr does not print it again; redirected,
+// stderr has it whole, for a CI log.
+func TestCompareRefusalSaidOnce(t *testing.T) {
+	dir := t.TempDir()
+	st := store.Open(dir)
+	storeRun(t, st, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99}})
+	for _, tt := range []struct {
+		name     string
+		terminal bool
+		errs     string
+	}{
+		{"terminal", true, "cannot compare (the reason is above)"},
+		{"redirected", false, "cannot compare: both sides are run"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			root := NewRoot(&IO{Out: &out, Err: &errb, OutIsTerminal: tt.terminal, ErrIsTerminal: tt.terminal})
+			root.SetArgs([]string{"compare", "latest", "latest", "-o", dir})
+			err := root.ExecuteContext(context.Background())
+			if code := exitCode(err); code != 3 || err == nil {
+				t.Fatalf("exit %d, %v", code, err)
+			}
+			if !strings.Contains(out.String(), "both sides are run") {
+				t.Errorf("the table does not say why:\n%s", out.String())
+			}
+			if !strings.Contains(err.Error(), tt.errs) {
+				t.Errorf("error %q, want %q", err, tt.errs)
 			}
 		})
 	}
