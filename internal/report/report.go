@@ -177,7 +177,7 @@ func (v *Verdict) String() string {
 		fmt.Fprintf(&b, " (not significant: p=%.2g n=%d+%d)", v.P, v.N1, v.N2)
 	}
 	if v.Slowest != "" && v.Slowest != v.RunnerUp {
-		fmt.Fprintf(&b, "; %s than %s", speed(v.OverSlowest), v.Slowest)
+		fmt.Fprintf(&b, "; %s faster than the slowest, %s", speed(v.OverSlowest), v.Slowest)
 	}
 	return b.String()
 }

@@ -141,7 +141,7 @@ func TestVerdict(t *testing.T) {
 	if v == nil || v.Fastest != "nocache-pool" || v.RunnerUp != "sum256" || v.Slowest != "mutex" || !v.Significant {
 		t.Fatalf("verdict %+v", v)
 	}
-	if want := "fastest: nocache-pool, 1.1× faster than sum256 (significant: p=0.0312 n=6+6); 2.2× than mutex"; v.String() != want {
+	if want := "fastest: nocache-pool, 1.1× faster than sum256 (significant: p=0.0312 n=6+6); 2.2× faster than the slowest, mutex"; v.String() != want {
 		t.Errorf("verdict %q, want %q", v.String(), want)
 	}
 }
