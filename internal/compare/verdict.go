@@ -84,6 +84,9 @@ type Result struct {
 	// Significant says PAdj < Alpha.
 	Significant bool
 	Verdict     Verdict
+	// UnderZeroFloor says the change is a significant rise from a base of
+	// 0 that ZeroFloor keeps from counting: Verdict is Same.
+	UnderZeroFloor bool
 }
 
 // Comparison is one metric compared over many pairs.
@@ -251,7 +254,7 @@ func verdictOf(r *Result, opts Options) Verdict {
 	up := r.ChangeLo > opts.Threshold
 	down := r.ChangeHi < -opts.Threshold
 	if up && r.ASum.Center == 0 && r.BSum.Lo < ZeroFloor[r.Unit] {
-		up = false // from nothing to crumbs
+		up, r.UnderZeroFloor = false, true // from nothing to crumbs
 	}
 	if !up && !down {
 		return Same // significant, but not beyond the threshold

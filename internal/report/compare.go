@@ -126,8 +126,8 @@ func verdictText(r compare.Result, opts compare.Options) string {
 		return "cannot tell"
 	}
 	if r.Significant {
-		if floor := compare.ZeroFloor[r.Unit]; r.ASum.Center == 0 && math.IsInf(r.Change, 1) && floor > 0 {
-			return "~ (under " + Value(floor, r.Unit) + " " + r.Unit + ")"
+		if r.UnderZeroFloor {
+			return "~ (under " + Value(compare.ZeroFloor[r.Unit], r.Unit) + " " + r.Unit + ")"
 		}
 		return fmt.Sprintf("~ (not beyond %s)", pctPlain(opts.Threshold))
 	}

@@ -124,12 +124,7 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 				return err
 			}
 			sc.Window = window(wall, tw.ops, tw.elapsed, len(c.workers))
-			if tw.othersOK {
-				sc.Window.OtherCPUs = &tw.others
-			}
-			if tw.stealOK {
-				sc.Window.Steal = &tw.steal
-			}
+			sc.Window.OtherCPUs, sc.Window.Steal = tw.others, tw.steal
 			if t := wall.Total(); t > 0 && wall.OSWaitExact {
 				sc.Window.OSUnseen = float64(tw.unseen) / float64(t)
 				sc.Window.OSOwnUnknown = tw.ownUnknown
@@ -392,13 +387,9 @@ type tracedRun struct {
 	// gcCycles is the GC cycles that ended during the window.
 	gcCycles uint64
 	// others is the CPUs the rest of the machine used during the window
-	// (see otherCPUs), when othersOK.
-	others   float64
-	othersOK bool
-	// steal is the share of the machine's CPU time in the window the
-	// hypervisor gave to other guests, when stealOK.
-	steal   float64
-	stealOK bool
+	// (see otherCPUs), steal the share of the machine's CPU time the
+	// hypervisor gave to other guests: nil where not known.
+	others, steal *float64
 	// unseen is the CPU time of the process's threads that ran without
 	// the recorder (SwitchRecorder.Unseen).
 	unseen     time.Duration
@@ -563,8 +554,12 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 	cpu0, wall0 := processCPU(), time.Now()
 	tw.ops, tw.elapsed, tw.err = r.runPaced(c, r.Opts.ProfileTime, c.bytesPerGC)
 	if m1, ok1 := readCPUTimes(); ok0 && ok1 {
-		tw.others, tw.othersOK = otherCPUs(m0, m1, processCPU()-cpu0, time.Since(wall0))
-		tw.steal, tw.stealOK = stealShare(m0, m1)
+		if o, ok := otherCPUs(m0, m1, processCPU()-cpu0, time.Since(wall0)); ok {
+			tw.others = &o
+		}
+		if st, ok := stealShare(m0, m1); ok {
+			tw.steal = &st
+		}
 	}
 	tw.gcCycles = readUint64(gcCyclesMetric) - gc0
 	restore()

@@ -22,22 +22,30 @@ func ReadSchedStats() map[int64]SchedStat {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/self/task/" + e.Name() + "/schedstat")
-		if err != nil {
-			continue // the thread exited
-		}
-		f := bytes.Fields(b)
-		if len(f) < 2 {
-			continue
-		}
-		run, err1 := strconv.ParseInt(string(f[0]), 10, 64)
-		wait, err2 := strconv.ParseInt(string(f[1]), 10, 64)
-		if err1 == nil && err2 == nil {
-			out[tid] = SchedStat{Run: time.Duration(run), Wait: time.Duration(wait)}
-		}
+		if st, ok := readSchedStat(e.Name()); ok {
+			out[tid] = st
+		} // else the thread exited
 	}
 	if len(out) == 0 {
 		return nil
 	}
 	return out
+}
+
+// readSchedStat reads one thread's figures, by its id as /proc names it.
+func readSchedStat(tid string) (SchedStat, bool) {
+	b, err := os.ReadFile("/proc/self/task/" + tid + "/schedstat")
+	if err != nil {
+		return SchedStat{}, false
+	}
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return SchedStat{}, false
+	}
+	run, err1 := strconv.ParseInt(string(f[0]), 10, 64)
+	wait, err2 := strconv.ParseInt(string(f[1]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return SchedStat{}, false
+	}
+	return SchedStat{Run: time.Duration(run), Wait: time.Duration(wait)}, true
 }

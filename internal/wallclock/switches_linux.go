@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,9 +23,10 @@ import (
 // it came back. A preempted interval is exactly the time the thread waited
 // for a CPU, at a known moment: FromTrace charges it to the goroutine Go had
 // on the thread then, in the state it was in. Each record also gives the
-// CPU, so the records of all the threads tell when the thread that took a
-// preempted one's CPU was another of the process's, just woken. /proc's per-thread schedstat
-// only gives a total over the window, which had to be split by estimate.
+// CPU, so the records of all the threads tell how long a preempted one's
+// CPU went to another of the process's threads, and whether that one had
+// just been woken. /proc's per-thread schedstat only gives a total over the
+// window, which had to be split by estimate.
 //
 // Unprivileged use needs perf_event_paranoid ≤ 2 (the kernel's default; some
 // distributions raise it) and no seccomp filter against perf_event_open
@@ -198,19 +198,8 @@ func (r *SwitchRecorder) scan() error {
 
 // threadRun is a thread's CPU time so far (schedstat), 0 if unknown.
 func threadRun(tid int) time.Duration {
-	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/schedstat")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	ns, err := strconv.ParseInt(f[0], 10, 64)
-	if err != nil {
-		return 0
-	}
-	return time.Duration(ns)
+	st, _ := readSchedStat(strconv.Itoa(tid))
+	return st.Run
 }
 
 // Unseen is, after Stop, the CPU time of the process's threads that ran
@@ -249,8 +238,9 @@ func (r *SwitchRecorder) drainAll() {
 
 // drain reads a ring's records (PERF_RECORD_SWITCH with sample_id_all:
 // pid, tid, time, cpu) and pairs each preempted switch-out with the
-// thread's next switch-in, keeping each stay on a CPU that began with a
-// wake-up for Stop to tell who took a preempted thread's CPU.
+// thread's next switch-in, keeping each stay on a CPU (ended by the next
+// switch-out, or by the thread's exit record) for Stop to tell who took a
+// preempted thread's CPU.
 func (r *SwitchRecorder) drain(ring *switchRing) {
 	head := atomic.LoadUint64(&ring.page.Data_head)
 	tail := ring.page.Data_tail

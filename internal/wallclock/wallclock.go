@@ -691,15 +691,16 @@ func (a *accountant) preempted(ev *trace.Event) {
 		d := time.Duration(p.To - p.From)
 		switch g.state {
 		case trace.GoRunning:
-			var w time.Duration
-			if w = a.byWake(p, g.woke); g.wokeAt != trace.NoStack && w > 0 {
+			var w time.Duration // the part its own wake-up of another cost
+			if g.wokeAt != trace.NoStack {
+				w = a.byWake(p, g.woke)
+			}
+			if w > 0 {
 				if a.preWake == nil {
 					a.preWake = map[trace.Stack]time.Duration{}
 				}
 				a.preWake[g.wokeAt] += w
 				d -= w
-			} else {
-				w = 0
 			}
 			// The rest that another thread of the process had the
 			// CPU (one woken for another goroutine's hand-off, often):
