@@ -87,6 +87,10 @@ type Result struct {
 	// UnderZeroFloor says the change is a significant rise from a base of
 	// 0 that ZeroFloor keeps from counting: Verdict is Same.
 	UnderZeroFloor bool
+	// shiftLo is the lower bound of the shift's interval in the metric's
+	// own units, B less A, where the base is 0 (and no log was taken):
+	// what the zero floor is held against.
+	shiftLo float64
 }
 
 // Comparison is one metric compared over many pairs.
@@ -192,6 +196,7 @@ func row(p Pair, unit string, a, b []float64, opts Options) Result {
 		r.MinP = minSignedRankP(n)
 		est, lo, hi := pairedShiftCI(d, opts.Alpha)
 		r.Change, r.ChangeLo, r.ChangeHi = relative(est, lo, hi, logs, r.ASum.Center)
+		r.shiftLo = lo
 	} else {
 		r.Test = TestUnpaired
 		cmp := benchmath.AssumeNothing.Compare(sa, sb)
@@ -206,6 +211,7 @@ func row(p Pair, unit string, a, b []float64, opts Options) Result {
 		}
 		est, lo, hi := shiftCI(ta, tb, opts.Alpha)
 		r.Change, r.ChangeLo, r.ChangeHi = relative(est, lo, hi, logs, r.ASum.Center)
+		r.shiftLo = lo
 	}
 	if math.IsNaN(r.P) {
 		r.P = 1
@@ -253,8 +259,12 @@ func verdictOf(r *Result, opts Options) Verdict {
 	}
 	up := r.ChangeLo > opts.Threshold
 	down := r.ChangeHi < -opts.Threshold
-	if up && r.ASum.Center == 0 && r.BSum.Lo < ZeroFloor[r.Unit] {
-		up, r.UnderZeroFloor = false, true // from nothing to crumbs
+	// From nothing to crumbs: the rise is not shown to reach the floor.
+	// The shift's interval, not B's median's: benchmath gives a median no
+	// interval below six repetitions (−Inf), which would hide any rise.
+	// With a base of 0 no log was taken, so shiftLo is in the unit.
+	if up && r.ASum.Center == 0 && r.shiftLo < ZeroFloor[r.Unit] {
+		up, r.UnderZeroFloor = false, true
 	}
 	if !up && !down {
 		return Same // significant, but not beyond the threshold

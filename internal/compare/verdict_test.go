@@ -169,6 +169,11 @@ func TestFromZero(t *testing.T) {
 		{"up from nothing, paired", rep(10, 0), rep(10, 1), true, Worse, math.Inf(1)},
 		// A pool's crumbs: significant, under the 1 B/op floor.
 		{"up from nothing to crumbs", rep(10, 0), rep(10, 0.001), false, Same, math.Inf(1)},
+		// Below six repetitions a median has no interval; the rise's
+		// own interval still shows it (p = 0.029 and 0.008 unpaired).
+		{"up from nothing, four repetitions", rep(4, 0), []float64{1000, 1001, 1002, 1003}, false, Worse, math.Inf(1)},
+		{"up from nothing, five repetitions", rep(5, 0), []float64{1000, 1001, 1002, 1003, 1004}, false, Worse, math.Inf(1)},
+		{"up from nothing to crumbs, five repetitions", rep(5, 0), []float64{0.001, 0.001, 0.002, 0.001, 0.001}, false, Same, math.Inf(1)},
 		{"down to nothing", rep(10, 32), rep(10, 0), false, Better, -1},
 		{"nothing to nothing", rep(10, 0), rep(10, 0), false, Same, 0},
 		// One repetition in ten allocated: the shift (the median of
