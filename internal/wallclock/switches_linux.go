@@ -90,6 +90,9 @@ type switchRing struct {
 	// lastIn is 1 + the index of its stay while on a CPU, else 0.
 	slept  bool
 	lastIn int
+	// exited says the ring held its thread's exit record: nothing more
+	// will come, and drainAll closes it.
+	exited bool
 }
 
 // SwitchRecorder records the preempted intervals of this process's threads
@@ -230,9 +233,17 @@ func (r *SwitchRecorder) loop() {
 	}
 }
 
+// drainAll drains every ring, then closes those whose thread has exited:
+// each holds a mapping of 1+ringPages pages (which the kernel charges to
+// the user's locked memory) and a file descriptor, and a new thread that
+// reuses the id needs a ring of its own, which the next scan opens.
 func (r *SwitchRecorder) drainAll() {
-	for _, ring := range r.rings {
+	for tid, ring := range r.rings {
 		r.drain(ring)
+		if ring.exited {
+			ring.close()
+			delete(r.rings, tid)
+		}
 	}
 }
 
@@ -301,9 +312,12 @@ func (r *SwitchRecorder) drain(ring *switchRing) {
 			// The thread ended (attr.task): its last stay on a CPU,
 			// which no switch-out closes, ends here. The record's own
 			// time follows pid, ppid, tid and ptid.
-			if len(body) >= 32 && ring.lastIn > 0 && int(binary.LittleEndian.Uint32(body[16:])) == ring.tid {
-				r.staysOff.at(ring.lastIn - 1).until = int64(binary.LittleEndian.Uint64(body[24:]))
-				ring.lastIn = 0
+			if len(body) >= 32 && int(binary.LittleEndian.Uint32(body[16:])) == ring.tid {
+				if ring.lastIn > 0 {
+					r.staysOff.at(ring.lastIn - 1).until = int64(binary.LittleEndian.Uint64(body[24:]))
+					ring.lastIn = 0
+				}
+				ring.exited = true
 			}
 		case perfRecordLost:
 			if len(body) >= 24 {
@@ -430,8 +444,12 @@ func (r *SwitchRecorder) OwnUnknown() bool { return r.staysOver }
 
 func (r *SwitchRecorder) close() {
 	for tid, ring := range r.rings {
-		unix.Munmap(ring.mem)
-		unix.Close(ring.fd)
+		ring.close()
 		delete(r.rings, tid)
 	}
+}
+
+func (ring *switchRing) close() {
+	unix.Munmap(ring.mem)
+	unix.Close(ring.fd)
 }

@@ -603,7 +603,7 @@ func TestThreadExitEndsStay(t *testing.T) {
 	// The stays as recorded, before Stop's cut at the next stay on the
 	// CPU, read where they are kept: gathering them now would leave the
 	// rings of threads still on a CPU pointing into freed memory.
-	var stays, open int
+	var stays, open, ringed int
 	rec.mu.Lock()
 	rec.drainAll()
 	for i := range rec.staysOff.len() {
@@ -614,11 +614,28 @@ func TestThreadExitEndsStay(t *testing.T) {
 			}
 		}
 	}
+	// An ended thread's ring is closed once its exit record is read: it
+	// would hold a mapping and a file descriptor to the end, and hide a
+	// new thread that reuses the id. (A goroutine that ran on the main
+	// thread leaves it alive: the runtime cannot end that one.)
+	var ended int
+	for _, tid := range tids {
+		if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(int(tid))); err == nil {
+			continue
+		}
+		ended++
+		if rec.rings[int(tid)] != nil {
+			ringed++
+		}
+	}
 	rec.mu.Unlock()
 	if stays == 0 {
 		t.Fatal("no stays of the ended threads recorded")
 	}
 	if open > 0 {
 		t.Errorf("%d of the ended threads' %d stays left open", open, stays)
+	}
+	if ringed > 0 {
+		t.Errorf("%d of the %d ended threads still have a ring", ringed, ended)
 	}
 }
