@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
 )
@@ -164,18 +165,41 @@ func (f *Folded) Write(w io.Writer, names []string, limit int64) error {
 
 // FoldedName returns name with the folded format's separators (';', and
 // the space before the count matters only at the end, but flamegraph.pl
-// splits on the last space, so spaces are kept) and line breaks replaced
-// by '_', bytewise: invalid UTF-8 stays as it is.
+// splits on the last space, so spaces are kept), line breaks and every
+// other control character replaced by '_': C0 and DEL, C1 (as UTF-8 and as
+// the stray bytes 0x80–0x9f an 8-bit terminal reads as controls) and the
+// bidirectional overrides. Folded stacks go to terminals (flame --format
+// folded with no -o), and a name from a hostile profile must not retitle
+// one or move its cursor. Other invalid UTF-8 stays as it is.
 func FoldedName(name string) string {
-	if !strings.ContainsAny(name, ";\n\r") {
-		return name
-	}
-	b := []byte(name)
-	for i, c := range b {
-		switch c {
-		case ';', '\n', '\r':
-			b[i] = '_'
+	clean := true
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c == ';' || c >= 0x7f {
+			clean = false
+			break
 		}
 	}
-	return string(b)
+	if clean {
+		return name
+	}
+	var b strings.Builder
+	b.Grow(len(name))
+	for i := 0; i < len(name); {
+		r, n := utf8.DecodeRuneInString(name[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			if c := name[i]; c >= 0x80 && c <= 0x9f {
+				b.WriteByte('_')
+			} else {
+				b.WriteByte(c)
+			}
+		case r == ';' || r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f,
+			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			b.WriteByte('_')
+		default:
+			b.WriteString(name[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
