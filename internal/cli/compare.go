@@ -28,12 +28,16 @@ type CompareOptions struct {
 	// metricsSet says --metric was given: a metric it names that no
 	// compared case measured is then a warning (the defaults are not).
 	metricsSet bool
+	// passed is what resolving "latest" said of newer runs it passed
+	// by (resolveNoted), which a gate refuses.
+	passed []string
 }
 
 var defaultCompareMetrics = []string{"time/op", "cpu/op", "B/op", "allocs/op"}
 
-// Exit codes of compare beyond 0, 1 (a regression with --fail-on, or an
-// error) and 2 (usage): the comparison could not be made at all.
+// Exit codes of compare beyond 0, 1 (a regression with --fail-on, and
+// nothing else) and 2 (usage, or a run or case that is not there): the
+// comparison could not be made at all, or a gate could not be judged.
 const exitIncomparable = 3
 
 func newCompareCmd(io *IO, runF runFunc[CompareOptions]) *cobra.Command {
@@ -119,7 +123,13 @@ func compareRun(io *IO, o *CompareOptions) error {
 	st := store.Open(store.Dir(o.Dir))
 	c, pairs, err := comparison(io, st, o)
 	if err != nil {
-		return err
+		var ee *ExitError
+		if isUsageError(err) || errors.As(err, &ee) || notFound(err) {
+			return err
+		}
+		// A store that cannot be read: nothing was compared, which a
+		// gate must not take for a regression (1).
+		return &ExitError{Code: exitIncomparable, Err: err}
 	}
 	units, err := metricUnits(o.Metrics, pairs)
 	if err != nil {
@@ -163,6 +173,12 @@ func compareRun(io *IO, o *CompareOptions) error {
 	if c.Incomplete != "" && o.FailOn != "" {
 		// Shown, but a gate must not pass on a run that did not finish.
 		return &ExitError{Code: exitIncomparable, Err: errors.New("cannot gate on an incomplete run: " + c.Incomplete)}
+	}
+	if len(o.passed) > 0 && o.FailOn != "" {
+		// Nor on an older run that "latest" fell back to: the newest
+		// failed, or cannot be read, and the gate would judge the
+		// one before it.
+		return &ExitError{Code: exitIncomparable, Err: errors.New("cannot gate on latest: " + strings.Join(o.passed, "; "))}
 	}
 	if o.FailOn == "regression" && c.Regressed() {
 		return &ExitError{Code: 1, Err: errors.New("a compared metric regressed beyond the threshold")}
@@ -224,6 +240,13 @@ func metricUnits(names []string, pairs []compare.Pair) ([]string, error) {
 func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison, []compare.Pair, error) {
 	c := &report.Comparison{}
 	var pairs []compare.Pair
+	resolve := func(io *IO, st *store.Store, ref string) (*store.Ref, error) {
+		r, note, err := resolveNoted(io, st, ref)
+		if note != "" {
+			o.passed = append(o.passed, note)
+		}
+		return r, err
+	}
 	if o.Base != "" {
 		ref, err := resolve(io, st, o.Refs[0])
 		if err != nil {

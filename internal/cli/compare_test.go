@@ -94,7 +94,7 @@ func TestCompare(t *testing.T) {
 		{"gate on an incomplete run", []string{"compare", old, halfway, "--fail-on", "regression", "-o", dir}, 3, []string{"incomplete"}, nil},
 		{"bad threshold", []string{"compare", old, newer, "--threshold", "lots", "-o", dir}, 2, []string{"--threshold"}, nil},
 		{"unknown base", []string{"compare", newer, "--base", "nope", "-o", dir}, 2, []string{`no variant "nope"`}, nil},
-		{"unknown case", []string{"compare", old + "/variant=x", newer, "-o", dir}, 1, []string{`no case "variant=x"`}, nil},
+		{"unknown case", []string{"compare", old + "/variant=x", newer, "-o", dir}, 2, []string{`no case "variant=x"`}, nil},
 		{"run with case", []string{"compare", old, newer + "/variant=mutex,keys=128,threads=1", "-o", dir}, 2, []string{"a run with a run"}, nil},
 		{"one ref", []string{"compare", old, "-o", dir}, 2, []string{"give two runs"}, nil},
 		// A run against itself is refused: +0.0% everywhere would pass a
@@ -188,6 +188,92 @@ func TestLatestSkipsUnmeasured(t *testing.T) {
 			}
 			if n := strings.Count(errs, "latest is"); n > 1 {
 				t.Errorf("the note is given %d times:\n%s", n, errs)
+			}
+		})
+	}
+}
+
+// TestLatestPassesUnreadable: latest passes by a newer run it cannot read
+// (a corrupt run.json) or that is partial, and says so, as for one that
+// measured nothing; a gate on latest then refuses (3), where it would have
+// judged the run before. An older unreadable run is not mentioned.
+func TestLatestPassesUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	st := store.Open(dir)
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	cases := map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99, 100, 102, 98}}
+	old := storeRun(t, st, t0, cases)
+	good := storeRun(t, st, t0.Add(time.Minute), cases)
+	corrupt := store.NewID(t0.Add(time.Hour), "cipher-cache")
+	older := store.NewID(t0.Add(-time.Hour), "cipher-cache")
+	for _, id := range []string{corrupt, older} {
+		if err := os.MkdirAll(filepath.Join(dir, id), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, id, "run.json"), []byte("garbage"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	note := "latest is " + good + ", not newer " + corrupt + ": it cannot be read"
+	for _, tt := range []struct {
+		name string
+		args []string
+		errs string
+		code int
+	}{
+		{"show", []string{"show", "-o", dir}, note, 0},
+		{"compare", []string{"compare", old, "latest", "-o", dir}, note, 0},
+		{"gate", []string{"compare", old, "latest", "-o", dir, "--fail-on", "regression"}, "cannot gate on latest: " + note, 3},
+		{"gate by id", []string{"compare", old, good, "-o", dir, "--fail-on", "regression"}, "", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errs, code := execute(t, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.code, out, errs)
+			}
+			if !strings.Contains(errs, tt.errs) {
+				t.Errorf("stderr lacks %q:\n%s", tt.errs, errs)
+			}
+			if strings.Contains(errs, older) {
+				t.Errorf("stderr names the older unreadable run %s:\n%s", older, errs)
+			}
+		})
+	}
+	// Partial: being written now, or its writer was killed.
+	if err := os.Rename(filepath.Join(dir, corrupt), filepath.Join(dir, "."+corrupt+".partial")); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code := execute(t, "show", "-o", dir)
+	if want := "not newer " + corrupt + ": it is partial"; code != 0 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %q; want 0 and %q", code, errs, want)
+	}
+}
+
+// TestCompareExitCodes: 1 is a regression and nothing else, so that a CI
+// gate never reads a typo or a missing store as one.
+func TestCompareExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	st := store.Open(dir)
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	a := storeRun(t, st, t0, map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99, 100, 102, 98}})
+	b := storeRun(t, st, t0.Add(time.Minute), map[string][]float64{"variant=mutex/keys=128/threads=1": {200, 201, 199, 200, 202, 198}})
+	empty := t.TempDir()
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"regression", []string{"compare", a, b, "-o", dir, "--fail-on", "regression"}, 1},
+		{"no such run", []string{"compare", "20261130-000000-nope", "latest", "-o", dir, "--fail-on", "regression"}, 2},
+		{"invalid id", []string{"compare", "no/../such", "latest", "-o", dir, "--fail-on", "regression"}, 2},
+		{"no such case", []string{"compare", a + "/variant=nope", b + "/variant=nope", "-o", dir, "--fail-on", "regression"}, 2},
+		{"empty store", []string{"compare", "latest", "latest", "-o", empty, "--fail-on", "regression"}, 2},
+		{"show no such run", []string{"show", "20261130-000000-nope", "-o", dir}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errs, code := execute(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\n%s%s", code, tt.code, out, errs)
 			}
 		})
 	}

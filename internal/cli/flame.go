@@ -354,7 +354,7 @@ func openFlameInput(io *IO, arg, kind string) (*flameInput, error) {
 	// that measured nothing, it passed by.
 	ref, err := resolve(io, store.Open(store.Dir("")), arg)
 	if err != nil {
-		if errors.Is(err, store.ErrNoRun) || errors.Is(err, store.ErrNoRuns) || strings.HasPrefix(err.Error(), "invalid run id") {
+		if errors.Is(err, store.ErrNoRun) || errors.Is(err, store.ErrNoRuns) || errors.Is(err, store.ErrInvalidID) {
 			return nil, usagef(fmt.Errorf("%s: no such profile file, case directory or run case", arg))
 		}
 		if errors.Is(err, store.ErrNoCase) {

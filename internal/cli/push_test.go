@@ -52,7 +52,7 @@ func TestPushErrors(t *testing.T) {
 		{"bad timestamp", []string{"push", "-o", dir, "--url", down.URL, "--timestamp", "yesterday"}, 2, "want profile or now"},
 		{"bad kind", []string{"push", "-o", dir, "--url", down.URL, "--profile", "heap"}, 2, `--profile "heap"`},
 		{"bad service", []string{"push", "-o", dir, "--url", down.URL, "--service-name", "a b"}, 1, "invalid service name"},
-		{"no runs", []string{"push", "-o", empty, "--url", down.URL}, 1, "no runs in"},
+		{"no runs", []string{"push", "-o", empty, "--url", down.URL}, 2, "no runs in"},
 		{"no profiles", []string{"push", "-o", dir, "--url", down.URL, "--profile", "wall"}, 1, "no stored profiles to push"},
 		{"server down", []string{"push", "-o", dir, "--url", down.URL}, 1, "(the run is still stored; `perflab push"},
 		{"run --push checks the url first", []string{"run", "cipher-cache", "--push", "ftp://x", "-o", empty}, 2, "want http://host:port"},

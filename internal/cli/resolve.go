@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,27 +10,36 @@ import (
 )
 
 // resolve is st.Resolve for a command's reference, saying on stderr when
-// "latest" passed by newer runs: store.Load skips runs that measured
-// nothing (every case failed, an interrupt before the first repetition),
-// and without a word `show` would print an older run as if it were the
-// last one made.
+// "latest" passed by newer runs (see resolveNoted).
 func resolve(io *IO, st *store.Store, ref string) (*store.Ref, error) {
+	r, _, err := resolveNoted(io, st, ref)
+	return r, err
+}
+
+// resolveNoted is resolve that also returns what it said: "" unless
+// "latest" passed by newer runs. store.Load skips runs that measured
+// nothing (every case failed, an interrupt before the first repetition),
+// and List those it cannot read (a corrupt run.json) or that are partial;
+// without a word `show` would print an older run as if it were the last
+// one made, and a gate would pass on it.
+func resolveNoted(io *IO, st *store.Store, ref string) (*store.Ref, string, error) {
 	r, err := st.Resolve(ref)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
+	var note string
 	if id, _, _ := strings.Cut(ref, "/"); (id == store.Latest || ref == "") && r.Store.Root == st.Root {
-		if note := skippedNote(st, r.Run); note != "" {
+		if note = skippedNote(st, r.Run); note != "" {
 			fmt.Fprintln(io.Err, "perflab:", report.SafeText(note))
 		}
 	}
-	return r, nil
+	return r, note, nil
 }
 
 // skippedNote names the runs newer than latest that latest passed by,
 // and why, in one line; "" when there are none.
 func skippedNote(st *store.Store, latest *store.Run) string {
-	runs, _, err := st.List()
+	runs, unlisted, err := st.List()
 	if err != nil {
 		return ""
 	}
@@ -42,6 +52,17 @@ func skippedNote(st *store.Store, latest *store.Run) string {
 			skipped, why = append(skipped, r.ID), append(why, w)
 		}
 	}
+	for _, e := range unlisted {
+		var u *store.Unlisted
+		if !errors.As(e, &u) || !newerID(u.ID, latest.ID) {
+			continue
+		}
+		w := "it cannot be read (`perflab show --list` says why)"
+		if u.Partial {
+			w = "it is partial (being written now, or its process was killed)"
+		}
+		skipped, why = append(skipped, u.ID), append(why, w)
+	}
 	switch len(skipped) {
 	case 0:
 		return ""
@@ -51,5 +72,16 @@ func skippedNote(st *store.Store, latest *store.Run) string {
 	for i := range skipped {
 		skipped[i] += " (" + why[i] + ")"
 	}
-	return fmt.Sprintf("latest is %s, not %d newer runs that measured nothing: %s", latest.ID, len(skipped), strings.Join(skipped, ", "))
+	return fmt.Sprintf("latest is %s, not %d newer runs: %s", latest.ID, len(skipped), strings.Join(skipped, ", "))
+}
+
+// newerID says run id a started after run id b, by the time stamp both
+// begin with (store.NewID: 20060102-150405-scenario); ids without one are
+// not ordered.
+func newerID(a, b string) bool {
+	const stamp = len("20060102-150405")
+	if len(a) < stamp || len(b) < stamp {
+		return false
+	}
+	return a[:stamp] > b[:stamp]
 }

@@ -157,10 +157,18 @@ func exitCode(err error) int {
 		return ee.Code
 	case errors.Is(err, context.Canceled):
 		return 130
-	case isUsageError(err):
+	case isUsageError(err), notFound(err):
+		// A run, case or store that is not there is the caller's
+		// mistake, like an unknown scenario: never 1, which compare
+		// --fail-on gives a regression.
 		return 2
 	}
 	return 1
+}
+
+// notFound says err is the store's: no such run, case or id.
+func notFound(err error) bool {
+	return errors.Is(err, store.ErrNoRun) || errors.Is(err, store.ErrNoRuns) || errors.Is(err, store.ErrNoCase) || errors.Is(err, store.ErrInvalidID)
 }
 
 func isTerminal(f *os.File) bool {

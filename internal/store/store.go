@@ -499,11 +499,24 @@ func validRel(rel string) bool {
 	return true
 }
 
+// Unlisted is an entry of the store that looks like a run but is not
+// listed: refused or unreadable (a symbolic link, a corrupt run.json), or
+// partial (being written now, or left by a killed process). ID is the
+// run's id, which sorts by the time it started, as runs' ids do.
+type Unlisted struct {
+	ID      string
+	Partial bool
+	Err     error
+}
+
+func (u *Unlisted) Error() string { return u.Err.Error() }
+func (u *Unlisted) Unwrap() error { return u.Err }
+
 // List returns the runs in the store, newest first. Entries that are not
 // runs are skipped: those that look like runs but are refused or cannot be
 // read (a symbolic link, a corrupt run.json, a partial run being written or
-// left by a killed process) are returned in skipped, saying why, so that
-// no run vanishes from a listing without a word.
+// left by a killed process) are returned in skipped, each an *Unlisted
+// saying why, so that no run vanishes from a listing without a word.
 func (s *Store) List() (runs []*Run, skipped []error, err error) {
 	entries, err := os.ReadDir(s.Root)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -515,8 +528,8 @@ func (s *Store) List() (runs []*Run, skipped []error, err error) {
 	for _, e := range entries {
 		name := e.Name()
 		if id, ok := partialID(name); ok {
-			skipped = append(skipped, fmt.Errorf("%s: run %s is partial: it is being written now, or the process writing it was killed (what it measured is in %s)",
-				name, id, filepath.Join(s.Root, name)))
+			skipped = append(skipped, &Unlisted{ID: id, Partial: true, Err: fmt.Errorf("%s: run %s is partial: it is being written now, or the process writing it was killed (what it measured is in %s)",
+				name, id, filepath.Join(s.Root, name))})
 			continue
 		}
 		if !ValidID(name) {
@@ -527,7 +540,7 @@ func (s *Store) List() (runs []*Run, skipped []error, err error) {
 		}
 		r, err := s.load(name)
 		if err != nil {
-			skipped = append(skipped, err)
+			skipped = append(skipped, &Unlisted{ID: name, Err: err})
 			continue
 		}
 		runs = append(runs, r)
@@ -558,6 +571,8 @@ func partialID(name string) (string, bool) {
 var (
 	ErrNoRuns = errors.New("no runs")
 	ErrNoRun  = errors.New("no run")
+	// ErrInvalidID: what was given as a run's id cannot be one.
+	ErrInvalidID = errors.New("invalid run id")
 	// ErrNoCase: the run has no case of the name asked for.
 	ErrNoCase = errors.New("no case")
 )
@@ -582,7 +597,7 @@ func (s *Store) Load(id string) (*Run, error) {
 		return runs[0], nil
 	}
 	if !ValidID(id) {
-		return nil, fmt.Errorf("invalid run id %q", id)
+		return nil, fmt.Errorf("%w %q", ErrInvalidID, id)
 	}
 	return s.load(id)
 }
