@@ -117,8 +117,8 @@ func TestRunErrors(t *testing.T) {
 		{"variant alone", []string{"run", "nocache-pool"}, 2, `unknown scenario "nocache-pool": it is a variant of cipher-cache (perflab run cipher-cache --variant nocache-pool)`},
 		{"parameter as a scenario", []string{"run", "cipher-cache", "keys=128"}, 2, `for a parameter, use -p keys=128`},
 		{"unwritable store", append([]string{"run", "cipher-cache", "--variant", "sum256", "-p", "keys=128", "--threads", "1", "-o", filepath.Join(file, "runs")}, fast...), 1, "run store"},
-		{"show missing run", []string{"show", "nope", "-o", t.TempDir()}, 1, `no run "nope"`},
-		{"show traversal", []string{"show", "../etc", "-o", t.TempDir()}, 1, "invalid run id"},
+		{"show missing run", []string{"show", "nope", "-o", t.TempDir()}, 2, `no run "nope"`},
+		{"show traversal", []string{"show", "../etc", "-o", t.TempDir()}, 2, "invalid run id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -353,7 +353,10 @@ func (a *advice) text(nameA, nameB string) string {
 	if a.rows == 1 {
 		fmt.Fprintf(&b, "with %s no difference can be significant (the smallest possible p is %.2g)", n, a.minP)
 	} else {
-		fmt.Fprintf(&b, "with %s a change in one row alone cannot be significant among %d rows after correction (the smallest possible p is %.2g)", n, a.rows, a.minP)
+		// Benjamini–Hochberg multiplies the smallest p of one row
+		// alone by the number of rows: say both, or the smaller one,
+		// under alpha, reads as if it could be significant.
+		fmt.Fprintf(&b, "with %s a change in one row alone cannot be significant among %d rows after correction (its smallest possible p, %.2g, is %.2g once corrected)", n, a.rows, a.minP, math.Min(1, a.minP*float64(a.rows)))
 	}
 	switch {
 	case a.need == 0:
