@@ -64,6 +64,43 @@ func TestParseInt(t *testing.T) {
 	}
 }
 
+// TestFormatInt: FormatInt writes what ParseInt reads back.
+func TestFormatInt(t *testing.T) {
+	for _, tt := range []struct {
+		in   int
+		want string
+	}{{0, "0"}, {1, "1"}, {1000, "1000"}, {1024, "1k"}, {1536, "1536"}, {16 << 10, "16k"}, {1 << 20, "1M"}, {3 << 30, "3G"}} {
+		got := FormatInt(tt.in)
+		back, err := ParseInt(got)
+		if got != tt.want || err != nil || back != tt.in {
+			t.Errorf("FormatInt(%d) = %q, read back as %d, %v; want %q", tt.in, got, back, err, tt.want)
+		}
+	}
+}
+
+// TestParamRange: an IntParam's Min and Max are checked with its values,
+// so keys=1G is refused when the matrix is read, not out of memory in New.
+func TestParamRange(t *testing.T) {
+	p := Param{Name: "keys", Kind: IntParam, Min: 1, Max: 1 << 20}
+	for _, tt := range []struct {
+		v   string
+		err string
+	}{
+		{"1", ""}, {"1M", ""}, {"128", ""},
+		{"0", "parameter keys: 0 is out of range (1 to 1M)"},
+		{"1G", "parameter keys: 1G is out of range (1 to 1M)"},
+		{"1048577", "out of range"},
+	} {
+		err := p.Validate(tt.v)
+		if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("Validate(%q) = %v, want %q", tt.v, err, tt.err)
+		}
+	}
+	if err := (Param{Name: "n", Kind: IntParam}).Validate("1G"); err != nil {
+		t.Errorf("no bounds: Validate(1G) = %v", err)
+	}
+}
+
 func TestBenchName(t *testing.T) {
 	if got := (&Scenario{Name: "cipher-cache"}).BenchName(); got != "BenchmarkCipherCache" {
 		t.Errorf("got %q", got)

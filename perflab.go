@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // Scenario describes one performance question: its parameters, its variants
@@ -99,6 +100,11 @@ type Param struct {
 	Default []string
 	// Values, if non-empty, are the only accepted values.
 	Values []string
+	// Min and Max bound an IntParam's values, inclusive, when Max is
+	// positive: a value outside is refused when the matrix is read,
+	// before any case is set up (keys=1G would otherwise end the process
+	// out of memory in New).
+	Min, Max int
 }
 
 var valueRE = regexp.MustCompile(`^[A-Za-z0-9._:+-]+$`)
@@ -116,14 +122,27 @@ func (p Param) Validate(v string) error {
 				return nil
 			}
 		}
-		return fmt.Errorf("parameter %s: unknown value %q (one of %v)", p.Name, v, p.Values)
+		return fmt.Errorf("parameter %s: unknown value %q (one of %s)", p.Name, v, strings.Join(p.Values, ", "))
 	}
 	if p.Kind == IntParam {
-		if _, err := ParseInt(v); err != nil {
+		n, err := ParseInt(v)
+		if err != nil {
 			return fmt.Errorf("parameter %s: %v", p.Name, err)
+		}
+		if p.Max > 0 && (n < p.Min || n > p.Max) {
+			return fmt.Errorf("parameter %s: %s is out of range (%s)", p.Name, v, p.Range())
 		}
 	}
 	return nil
+}
+
+// Range says an IntParam's bounds as -p takes them, "1 to 1M"; "" when
+// it has none.
+func (p Param) Range() string {
+	if p.Kind != IntParam || p.Max <= 0 {
+		return ""
+	}
+	return FormatInt(p.Min) + " to " + FormatInt(p.Max)
 }
 
 // Variant is one implementation under test.
@@ -232,4 +251,18 @@ func ParseInt(s string) (int, error) {
 		return 0, fmt.Errorf("%q is too large", s)
 	}
 	return n << shift, nil
+}
+
+// FormatInt writes n as ParseInt reads it, with the largest binary suffix
+// that divides it: 1024 is "1k", 1<<20 "1M", 1000 "1000".
+func FormatInt(n int) string {
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"G", 30}, {"M", 20}, {"k", 10}} {
+		if n != 0 && n%(1<<u.shift) == 0 {
+			return strconv.Itoa(n>>u.shift) + u.suffix
+		}
+	}
+	return strconv.Itoa(n)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -66,7 +67,7 @@ func (s *Scenario) Variant(name string) (*Variant, error) {
 	for i, v := range s.Variants {
 		names[i] = v.Name
 	}
-	return nil, fmt.Errorf("scenario %s has no variant %q (variants: %v)", s.Name, name, names)
+	return nil, fmt.Errorf("scenario %s has no variant %q (variants: %s)", s.Name, name, strings.Join(names, ", "))
 }
 
 // Param returns the parameter with the given name.

@@ -72,6 +72,9 @@ func listRun(io *IO, names []string, long bool) error {
 			if len(p.Values) > 0 {
 				doc += " (one of " + strings.Join(p.Values, ", ") + ")"
 			}
+			if r := p.Range(); r != "" {
+				doc += " (" + r + ")"
+			}
 			ps = append(ps, listItem{p.Name, doc + "; default " + strings.Join(p.Default, ",")})
 		}
 		ps = append(ps, listItem{"threads", "worker goroutines per case (--threads); default " + joinInts(s.DefaultThreads())})

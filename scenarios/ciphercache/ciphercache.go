@@ -39,7 +39,7 @@ var Scenario = &perflab.Scenario{
 		"1024 keys (12.5% hits) not caching at all was fastest: locking cost more than hashing. " +
 		"Does that hold in Go?",
 	Params: []perflab.Param{
-		{Name: "keys", Doc: "distinct keys drawn uniformly (cache holds 128)", Kind: perflab.IntParam, Default: []string{"128", "1024"}},
+		{Name: "keys", Doc: "distinct keys drawn uniformly (cache holds 128)", Kind: perflab.IntParam, Default: []string{"128", "1024"}, Min: 1, Max: 1 << 20},
 		{Name: "key", Doc: "key type: ssk = 66 bytes, chk = 34 bytes", Default: []string{"ssk"}, Values: []string{"ssk", "chk"}},
 	},
 	Threads: []int{1, 4},

@@ -62,7 +62,7 @@ var Scenario = &perflab.Scenario{
 		"buffers: the rate follows throughput. Compare MB/s, B/op and the allocation rate " +
 		"(B/op × ops/s) side by side.",
 	Params: []perflab.Param{
-		{Name: "size", Doc: "payload bytes per operation", Kind: perflab.IntParam, Default: []string{"16k", "1M"}},
+		{Name: "size", Doc: "payload bytes per operation", Kind: perflab.IntParam, Default: []string{"16k", "1M"}, Min: 0, Max: 1 << 30},
 		{Name: "dir", Doc: "encrypt plaintext or decrypt ciphertext (same code for CTR; GCM checks tags)", Default: []string{"encrypt", "decrypt"}, Values: []string{"encrypt", "decrypt"}},
 	},
 	Threads: []int{1},

@@ -41,7 +41,7 @@ var Scenario = &perflab.Scenario{
 		"proposed a per-thread cached digest or cloning a prototype (Java: 1.52 → 2.19 ops/µs, " +
 		"408 → 264 B/op). Which reuse pays in Go? ops/µs = 1000 / (ns/op).",
 	Params: []perflab.Param{
-		{Name: "names", Doc: "distinct names cycled in random order (22–27 bytes each)", Kind: perflab.IntParam, Default: []string{"20000"}},
+		{Name: "names", Doc: "distinct names cycled in random order (22–27 bytes each)", Kind: perflab.IntParam, Default: []string{"20000"}, Min: 1, Max: 1 << 20},
 	},
 	Threads: []int{1, 4},
 	// MD5's block function and the digest methods around it. Allocating a
