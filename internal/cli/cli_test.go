@@ -104,6 +104,12 @@ func TestRunErrors(t *testing.T) {
 		{"bad value", []string{"run", "cipher-cache", "-p", "key=md5"}, 2, `unknown value "md5"`},
 		{"bad int", []string{"run", "cipher-cache", "-p", "keys=many"}, 2, "not an integer"},
 		{"bad threads", []string{"run", "cipher-cache", "--threads", "0"}, 2, "threads=0"},
+		{"out of range", []string{"run", "cipher-cache", "-p", "keys=1G"}, 2, "parameter keys: 1G is out of range (1 to 1M)"},
+		// Each bad value named, not one sentence for four flags.
+		{"bad count", []string{"run", "cipher-cache", "--count", "-1"}, 2, "--count -1: want at least 1"},
+		{"bad time", []string{"run", "cipher-cache", "--time", "0s"}, 2, "--time 0s: want a positive duration"},
+		{"bad warmup", []string{"run", "cipher-cache", "--warmup", "-1s"}, 2, "--warmup -1s: want 0 or a positive duration"},
+		{"bad profile time", []string{"run", "cipher-cache", "--profile-time", "0s"}, 2, "--profile-time 0s: want a positive duration"},
 		{"bad profile", []string{"run", "cipher-cache", "--profile", "heap"}, 2, `unknown profile "heap"`},
 		{"bad flag", []string{"run", "cipher-cache", "--frobnicate"}, 2, "unknown flag"},
 		{"no scenario", []string{"run"}, 2, "name a scenario to run"},
@@ -150,6 +156,15 @@ func init() {
 				return nil, fmt.Errorf("no such lookup: %w", perflab.ErrNotApplicable)
 			}},
 		}})
+}
+
+// TestRunAllFailed: when every case failed, the error does not speak of
+// "the others", measured and saved.
+func TestRunAllFailed(t *testing.T) {
+	_, errs, code := execute(t, "run", "test-broken", "--variant", "panics", "--count", "2", "--time", "2ms", "--warmup", "1ms", "--profile", "none", "-o", t.TempDir())
+	if want := "test-broken: its one case failed: variant=panics"; code != 1 || !strings.Contains(errs, want) || strings.Contains(errs, "the others") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and %q", code, errs, want)
+	}
 }
 
 func TestRunReportsFailedVariant(t *testing.T) {

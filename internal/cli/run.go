@@ -279,8 +279,15 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		until = t
 	}
 	o.until = until
-	if o.Count < 1 || o.Time <= 0 || o.Warmup < 0 || o.ProfileTime <= 0 {
-		return usagef(errors.New("--count, --time and --profile-time must be positive, --warmup not negative"))
+	switch {
+	case o.Count < 1:
+		return usagef(fmt.Errorf("--count %d: want at least 1", o.Count))
+	case o.Time <= 0:
+		return usagef(fmt.Errorf("--time %s: want a positive duration, such as 200ms", o.Time))
+	case o.Warmup < 0:
+		return usagef(fmt.Errorf("--warmup %s: want 0 or a positive duration, such as 300ms", o.Warmup))
+	case o.ProfileTime <= 0:
+		return usagef(fmt.Errorf("--profile-time %s: want a positive duration, such as 1s", o.ProfileTime))
 	}
 	cl, err := loadClassification(o.Rules)
 	if err != nil {
@@ -398,7 +405,11 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 				failed = append(failed, c.Name)
 			}
 		}
-		if len(failed) > 0 {
+		switch {
+		case len(failed) == len(run.Cases):
+			// report.Unmeasured's words: "its one case failed".
+			runErr = fmt.Errorf("%s: %s", report.Unmeasured(run), strings.Join(failed, ", "))
+		case len(failed) > 0:
 			runErr = fmt.Errorf("%d of %s failed (the others are measured and saved): %s", len(failed), report.Count(len(run.Cases), "case"), strings.Join(failed, ", "))
 		}
 	}
