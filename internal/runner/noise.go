@@ -15,21 +15,23 @@ import (
 // shared machine they explain a noisy run (a case at four goroutines got
 // 0.99 CPUs of 2 in issue 10's example, with nothing said).
 type noise struct {
-	steal, total uint64
-	ok           bool
+	t  cpuTimes
+	ok bool
 }
 
 // start reads the CPU counters at the start of a round.
-func (n *noise) start() { n.steal, n.total, n.ok = readStat() }
+func (n *noise) start() { n.t, n.ok = readCPUTimes() }
 
 // end returns the round's figures, and whether the system gave any.
 func (n *noise) end() (store.Round, bool) {
 	var r store.Round
 	load, okLoad := readLoad()
-	steal, total, okStat := readStat()
+	t, okStat := readCPUTimes()
 	r.Load1 = load
-	if okStat && n.ok && total > n.total {
-		r.Steal = float64(steal-n.steal) / float64(total-n.total)
+	if okStat && n.ok {
+		// 0 when a counter went backwards, as some hypervisors'
+		// steal does: never a wrapped uint64 over the total.
+		r.Steal, _ = stealShare(n.t, t)
 	}
 	return r, okLoad || (okStat && n.ok)
 }
@@ -46,13 +48,6 @@ func readLoad() (float64, bool) {
 	}
 	v, err := strconv.ParseFloat(f[0], 64)
 	return v, err == nil
-}
-
-// readStat reads the aggregate CPU line of /proc/stat (Linux): the steal
-// column and the sum of all columns, in clock ticks.
-func readStat() (steal, total uint64, ok bool) {
-	t, ok := readCPUTimes()
-	return t.steal, t.total, ok
 }
 
 // cpuTimes is the machine's CPU time so far, from /proc/stat's aggregate

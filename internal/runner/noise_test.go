@@ -100,3 +100,25 @@ func TestOtherCPUsSeesAnotherProcess(t *testing.T) {
 	}
 	t.Logf("other CPUs %.2f; the child used %.2f", got, child)
 }
+
+// TestStealShare: the steal share over a round, and none when a counter
+// went backwards (some hypervisors' steal does), never a wrapped uint64.
+func TestStealShare(t *testing.T) {
+	at := func(total, steal uint64) cpuTimes { return cpuTimes{total: total, steal: steal} }
+	for _, tc := range []struct {
+		name   string
+		a, b   cpuTimes
+		want   float64
+		wantOK bool
+	}{
+		{"a tenth", at(1000, 10), at(2000, 110), 0.1, true},
+		{"none", at(1000, 10), at(2000, 10), 0, true},
+		{"steal went back", at(1000, 50), at(2000, 10), 0, false},
+		{"no time passed", at(1000, 10), at(1000, 10), 0, false},
+	} {
+		got, ok := stealShare(tc.a, tc.b)
+		if ok != tc.wantOK || math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: stealShare = %v, %v; want %v, %v", tc.name, got, ok, tc.want, tc.wantOK)
+		}
+	}
+}

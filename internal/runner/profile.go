@@ -314,7 +314,7 @@ func windowWarnings(sc *store.Case, w *wallclock.Result) []string {
 			took))
 	}
 	if win.Steal != nil && *win.Steal >= minWindowSteal {
-		out = append(out, fmt.Sprintf("the hypervisor gave %.0f%% of the CPUs' time in the profiling window to other guests: the workers' threads lost it while running, which the budget cannot see and counts as running (work, other…); rerun on a quieter host",
+		out = append(out, fmt.Sprintf("the hypervisor gave %.0f%% of the CPUs' time in the profiling window to other guests: what of it the workers' threads lost while running, the budget cannot see and counts as running (work, other…); rerun on a quieter host",
 			100**win.Steal))
 	}
 	if w.Time[wallclock.Running] > 0 && w.CPUSamples < minCPUSamples {
@@ -341,8 +341,9 @@ const (
 const minWindowSteal = 0.05
 
 // othersTook is the share of the workers' time their threads waited for a
-// CPU that another program had, and, for a warning, what says so: "" when
-// none can be put down to another program.
+// CPU that another program had (any task not of this process, the
+// kernel's own threads included), and, for a warning, what says so: ""
+// when none can be put down to another program.
 //
 // With the kernel's records (OSWaitExact) the share is exact: the wait less
 // the part another thread of the process had the CPU (OSOwn) and what the

@@ -36,8 +36,9 @@ const tracerPairs = 9
 // is not the tracer's (cipher-cache's mutex at 4 goroutines: 0.95 with the
 // CPU profiler alone, in one run). A fourth window runs the runtime's
 // tracer alone, writing to io.Discard, with nothing of perflab's on
-// (runtime-trace/bare-wall): the floor no window built on the tracer can
-// go under, so that a miss says whose cost it is.
+// (runtime-trace/bare-wall): about the floor no window built on the
+// tracer can go under, so that a miss says whose cost it is. About: that
+// window has no CPU profiler and no GC pacing, which the others have.
 //
 // On cipher-cache's mutex at 128 keys and four goroutines that floor is
 // itself at the target or beyond: sync.Mutex parks its waiters in
@@ -166,11 +167,14 @@ func pairedWindows(tb testing.TB, r *Runner, c *liveCase, pairs int) (traced, un
 	}
 	for pair := 0; pair < pairs; pair++ {
 		// Sides: 0 traced, 1 untraced (CPU profiler only), 2 bare, 3 the
-		// runtime's tracer alone.
-		const sides = 4
-		var wallOps, cpuOps, gcOps [sides]float64
-		for k := 0; k < sides; k++ {
-			side := (pair + k) % sides
+		// runtime's tracer alone, in the order of a row of a balanced
+		// Latin square: over four rounds each side runs first once and
+		// follows each other side once, so what a window leaves behind
+		// (the trace's flush, freed profiler buffers) falls on every
+		// side alike. A plain rotation put the untraced window after the
+		// traced one in three rounds of four.
+		var wallOps, cpuOps, gcOps [len(sideOrder)]float64
+		for _, side := range sideOrder[pair%len(sideOrder)] {
 			cpu0, gc0 := processCPU(), readUint64(gcCyclesMetric)
 			var ops int64
 			var elapsed time.Duration
@@ -207,6 +211,11 @@ func pairedWindows(tb testing.TB, r *Runner, c *liveCase, pairs int) (traced, un
 	}
 	return traced, untraced, bare, runtimeOnly, cpuRatio, gcRatio
 }
+
+// sideOrder is a Williams design for pairedWindows' four sides: the rows
+// are its rounds' orders, and every ordered pair of sides is adjacent in
+// exactly one row.
+var sideOrder = [4][4]int{{0, 1, 3, 2}, {1, 2, 0, 3}, {2, 3, 1, 0}, {3, 0, 2, 1}}
 
 // BenchmarkTracerHandoff measures what the execution tracer adds to one
 // goroutine hand-off: two goroutines pass a value back and forth over
@@ -286,4 +295,35 @@ func medianRatio(a, b []float64) float64 {
 		r[i] = a[i] / b[i]
 	}
 	return median(r)
+}
+
+// TestSideOrder: sideOrder is balanced — each side once in each row and
+// each column, and each ordered pair of sides adjacent in exactly one row.
+func TestSideOrder(t *testing.T) {
+	n := len(sideOrder)
+	adjacent := map[[2]int]int{}
+	for r, row := range sideOrder {
+		seen := map[int]bool{}
+		for k, side := range row {
+			seen[side] = true
+			if k > 0 {
+				adjacent[[2]int{row[k-1], side}]++
+			}
+			for r2 := range r {
+				if sideOrder[r2][k] == side {
+					t.Errorf("side %d is at position %d in rows %d and %d", side, k, r2, r)
+				}
+			}
+		}
+		if len(seen) != n {
+			t.Errorf("row %d is not a permutation: %v", r, row)
+		}
+	}
+	for a := range n {
+		for b := range n {
+			if a != b && adjacent[[2]int{a, b}] != 1 {
+				t.Errorf("side %d is followed by side %d in %d rows, want 1", a, b, adjacent[[2]int{a, b}])
+			}
+		}
+	}
 }

@@ -45,9 +45,10 @@ type Window struct {
 	// of OSWait another program had. Only with OSWaitExact.
 	OSOwn float64 `json:"os_own,omitempty"`
 	// OSUnseen is the CPU time of the process's threads that ran without
-	// the recorder seeing them (started during the window, until found),
-	// over the workers' time: up to that much of the rest of OSWait may
-	// have been the process's own too. Only with OSWaitExact.
+	// the recorder seeing them (started during the window, until found;
+	// and the whole life of one whose records could not be opened), over
+	// the workers' time: up to that much of the rest of OSWait may have
+	// been the process's own too. Only with OSWaitExact.
 	OSUnseen float64 `json:"os_unseen,omitempty"`
 	// OSOwnUnknown says the records were too many to tell whose thread
 	// had each CPU (OSOwn is then 0, and says nothing).

@@ -38,12 +38,19 @@ func readSchedStat(tid string) (SchedStat, bool) {
 	if err != nil {
 		return SchedStat{}, false
 	}
+	return parseSchedStat(b)
+}
+
+// parseSchedStat reads a schedstat file: run and wait nanoseconds, then the
+// timeslice count. The kernel prints them unsigned; anything else (a
+// negative figure, one past 2^63 ns, garbage) is not a reading.
+func parseSchedStat(b []byte) (SchedStat, bool) {
 	f := bytes.Fields(b)
 	if len(f) < 2 {
 		return SchedStat{}, false
 	}
-	run, err1 := strconv.ParseInt(string(f[0]), 10, 64)
-	wait, err2 := strconv.ParseInt(string(f[1]), 10, 64)
+	run, err1 := strconv.ParseUint(string(f[0]), 10, 63)
+	wait, err2 := strconv.ParseUint(string(f[1]), 10, 63)
 	if err1 != nil || err2 != nil {
 		return SchedStat{}, false
 	}
