@@ -9,6 +9,9 @@ import (
 	"golang.org/x/perf/benchunit"
 )
 
+// hugeValue is where Value stops scaling: 1e18 ns is 31 years an op.
+const hugeValue = 1e18
+
 // Value formats a measurement in its unit, the one way every renderer
 // writes numbers: times with SI prefixes as benchstat does (214.7ns,
 // 1.23µs), rates with SI prefixes above 1000 (4.03M), counts and bytes per
@@ -17,6 +20,17 @@ import (
 func Value(v float64, unit string) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "—"
+	}
+	if math.Abs(v) >= hugeValue {
+		// No measurement: a tampered or broken run.json. Three figures
+		// and an exponent, not benchunit's 300 digits before "T".
+		switch unit {
+		case "ns/op", "cpu-ns/op":
+			return strconv.FormatFloat(v, 'g', 3, 64) + "ns"
+		case "sec/op", "cpu-sec/op":
+			return strconv.FormatFloat(v, 'g', 3, 64) + "s"
+		}
+		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
 	switch unit {
 	case "sec/op", "cpu-sec/op":

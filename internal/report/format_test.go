@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -110,5 +111,29 @@ func TestListStatus(t *testing.T) {
 				t.Errorf("Unmeasured = %q, want %q", got, tt.unmeasured)
 			}
 		})
+	}
+}
+
+// TestValue: each unit's way, and a value no measurement has (a tampered
+// run.json) short, never hundreds of digits.
+func TestValue(t *testing.T) {
+	for _, tt := range []struct {
+		v    float64
+		unit string
+		want string
+	}{
+		{214.7, "ns/op", "214.7ns"},
+		{1234, "ns/op", "1.234µs"},
+		{0.004, "ns/op", "<0.01ns"},
+		{4.03e6, "ops/s", "4.030M"},
+		{0.876, "allocs/op", "0.876"},
+		{1e308, "ns/op", "1e+308ns"},
+		{-1e300, "cpu-ns/op", "-1e+300ns"},
+		{1e300, "B/op", "1e+300"},
+		{math.NaN(), "B/op", "—"},
+	} {
+		if got := Value(tt.v, tt.unit); got != tt.want {
+			t.Errorf("Value(%g, %s) = %q, want %q", tt.v, tt.unit, got, tt.want)
+		}
 	}
 }
