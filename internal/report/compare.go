@@ -230,6 +230,17 @@ func WriteCompareText(w io.Writer, c *Comparison, cols int) error {
 		tw.linef("B: %s", c.B)
 		tw.linef("")
 	}
+	// Whether a row's verdict needs a line of its own is decided once for
+	// every metric, so that the blocks keep one shape: cpu/op's wide
+	// "~ (not beyond 5%)" put its verdicts on their own lines where
+	// time/op's, one block up, were not.
+	split := false
+	for _, m := range c.Metrics {
+		for _, r := range m.Results {
+			one := fmt.Sprintf("    %s → %s  %s  %s  p=%.3g", sideText(r, true), sideText(r, false), changeText(r), verdictText(r, m.Options), r.PAdj)
+			split = split || width(one) > cols
+		}
+	}
 	for _, m := range c.Metrics {
 		tw.wrap(metricTitle(m), cols, "")
 		t := &table{}
@@ -253,13 +264,7 @@ func WriteCompareText(w io.Writer, c *Comparison, cols int) error {
 		} else {
 			// Too wide beside its label: each row under its label, and
 			// when a row is too wide even so ("~ (not beyond 5%)" with a
-			// wide interval), every row's verdict on a line of its own,
-			// so that the block keeps one shape.
-			split := false
-			for i := range t.msgs {
-				one := fmt.Sprintf("    %s → %s  %s  %s  p=%s", av.cells[i], bv.cells[i], ch.cells[i], ve.cells[i], pv.cells[i])
-				split = split || width(one) > cols
-			}
+			// wide interval), every row's verdict on a line of its own.
 			tw.linef("  case")
 			if split {
 				tw.linef("    %s → %s  change [95%% CI]", headA, headB)
@@ -268,7 +273,9 @@ func WriteCompareText(w io.Writer, c *Comparison, cols int) error {
 				tw.linef("    %s → %s  change [95%% CI]  verdict  p (adj.)", headA, headB)
 			}
 			for i := range t.msgs {
-				tw.linef("  %s", label.cells[i])
+				for _, l := range labelLines(label.cells[i], cols-2) {
+					tw.linef("  %s", l)
+				}
 				if split {
 					tw.linef("    %s → %s  %s", av.cells[i], bv.cells[i], ch.cells[i])
 					tw.linef("      %s  p=%s", ve.cells[i], pv.cells[i])
@@ -295,6 +302,19 @@ func WriteCompareText(w io.Writer, c *Comparison, cols int) error {
 		}
 	}
 	return tw.err
+}
+
+// labelLines is a row's label in lines of at most cols where it can be
+// broken: "case-a vs case-b" (two cases compared) as "case-a" and
+// "vs case-b". A label without " vs " stays whole.
+func labelLines(label string, cols int) []string {
+	if width(label) <= cols {
+		return []string{label}
+	}
+	if a, b, ok := strings.Cut(label, " vs "); ok {
+		return []string{a, "vs " + b}
+	}
+	return []string{label}
 }
 
 // WriteCompareMarkdown renders the comparison as Markdown a CI job can

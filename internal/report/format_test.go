@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -134,6 +135,24 @@ func TestValue(t *testing.T) {
 	} {
 		if got := Value(tt.v, tt.unit); got != tt.want {
 			t.Errorf("Value(%g, %s) = %q, want %q", tt.v, tt.unit, got, tt.want)
+		}
+	}
+}
+
+// TestLabelLines: two cases' label breaks before " vs " when too wide.
+func TestLabelLines(t *testing.T) {
+	long := "variant=mutex/keys=128/key=ssk/threads=1 vs variant=rwmutex/keys=128/key=ssk/threads=1"
+	for _, tt := range []struct {
+		in   string
+		cols int
+		want []string
+	}{
+		{"variant=mutex/keys=128", 78, []string{"variant=mutex/keys=128"}},
+		{long, 78, []string{"variant=mutex/keys=128/key=ssk/threads=1", "vs variant=rwmutex/keys=128/key=ssk/threads=1"}},
+		{long, 100, []string{long}},
+	} {
+		if got := labelLines(tt.in, tt.cols); !slices.Equal(got, tt.want) {
+			t.Errorf("labelLines(%q, %d) = %q, want %q", tt.in, tt.cols, got, tt.want)
 		}
 	}
 }
