@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/store"
@@ -273,5 +274,26 @@ func TestFlagValueErrors(t *testing.T) {
 				t.Errorf("stderr %q, want %q", errs, tt.want)
 			}
 		})
+	}
+}
+
+// TestNoteWrapped: a note on stderr fits 80 columns, with every word kept.
+func TestNoteWrapped(t *testing.T) {
+	text := "cipher-cache: 12 cases, 10 rounds of 200ms each, then profiling; about 2m0s; GOMAXPROCS=2 GOGC=100"
+	var b strings.Builder
+	noteWrapped(&b, text)
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "perflab: cipher-cache:") || !strings.HasPrefix(lines[1], "  ") {
+		t.Fatalf("not wrapped as a note:\n%s", b.String())
+	}
+	var words []string
+	for i, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("line %d is %d columns: %q", i, n, l)
+		}
+		words = append(words, strings.Fields(l)...)
+	}
+	if got := strings.Join(words[1:], " "); got != text {
+		t.Errorf("words changed:\n%s\nwant\n%s", got, text)
 	}
 }

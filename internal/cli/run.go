@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -322,6 +324,18 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 	return errors.Join(errs...)
 }
 
+// noteWrapped writes a note to stderr as "perflab: " and text, broken at
+// spaces into lines of at most 80 columns, the later ones indented.
+func noteWrapped(w io.Writer, text string) {
+	for i, l := range wrap(text, 80-len("perflab: ")) {
+		if i == 0 {
+			fmt.Fprintln(w, "perflab:", l)
+		} else {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
+}
+
 // plan is one scenario of a run command, checked before anything runs.
 type plan struct {
 	s     *perflab.Scenario
@@ -354,7 +368,7 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 		save = wrapSaver(w)
 	}
 	r := &runner.Runner{Scenario: s, Opts: opts, Run: run, Save: save, Progress: prog, Rules: rules}
-	fmt.Fprintf(io.Err, "perflab: %s; GOMAXPROCS=%d GOGC=%s\n", announcement(s.Name, ncases, o.Count, o.Time, prof, est), run.Env.GOMAXPROCS, run.Env.GOGC)
+	noteWrapped(io.Err, fmt.Sprintf("%s; GOMAXPROCS=%d GOGC=%s", announcement(s.Name, ncases, o.Count, o.Time, prof, est), run.Env.GOMAXPROCS, run.Env.GOGC))
 	if o.Count < minCount && o.Until == "" {
 		// Said before the rounds, not only after them as a ±∞.
 		fmt.Fprintf(io.Err, "perflab: --count %d: too few for a 95%% interval (%d or more); time/op shows ±∞\n", o.Count, minCount)
@@ -384,7 +398,8 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 	if st.Root != store.DefaultDir {
 		showArgs += " -o " + st.Root
 	}
-	fmt.Fprintf(io.Err, "perflab: saved %s (benchstat %s/results.txt; perflab show %s)\n", dir, dir, showArgs)
+	// A line each, to copy: on one line the paths ran to 190 columns.
+	fmt.Fprintf(io.Err, "perflab: saved %s\n  benchstat %s\n  perflab show %s\n", dir, filepath.Join(dir, "results.txt"), showArgs)
 	var pushErr error
 	if o.pusher != nil && !errors.Is(runErr, runner.ErrInterrupted) {
 		// The run is stored already: a failed push loses nothing and
