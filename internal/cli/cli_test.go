@@ -114,6 +114,7 @@ func TestRunErrors(t *testing.T) {
 		{"bad profile", []string{"run", "cipher-cache", "--profile", "heap"}, 2, `unknown profile "heap"`},
 		{"bad flag", []string{"run", "cipher-cache", "--frobnicate"}, 2, "unknown flag"},
 		{"no scenario", []string{"run"}, 2, "name a scenario to run"},
+		{"scenario twice", []string{"run", "cipher-cache", "test-broken", "cipher-cache"}, 2, "scenario cipher-cache is named twice"},
 		// Conflicting or empty selections are errors, not silently one
 		// way or every variant.
 		{"threads twice", []string{"run", "cipher-cache", "--threads", "2", "-p", "threads=1"}, 2, "--threads 2 and -p threads=1 both give goroutine counts"},

@@ -138,6 +138,8 @@ func (e *signalError) Error() string {
 // since the web shows them too.
 func hint(err error) string {
 	switch {
+	case errors.Is(err, store.ErrUnreadable):
+		return " (`perflab show --list` says why)"
 	case errors.Is(err, store.ErrNoRuns):
 		return " (run `perflab run <scenario>` first)"
 	case errors.Is(err, store.ErrNoRun):

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -247,7 +248,10 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 	}
 	var scenarios []*perflab.Scenario
 	var plans []plan
-	for _, name := range o.Scenarios {
+	for i, name := range o.Scenarios {
+		if slices.Contains(o.Scenarios[:i], name) {
+			return usagef(fmt.Errorf("scenario %s is named twice: each scenario runs once a run (for more repetitions, use --count)", name))
+		}
 		s, err := perflab.Lookup(name)
 		if err != nil {
 			return usagef(unknownScenario(name, o.Scenarios, err))

@@ -573,18 +573,42 @@ var (
 	ErrNoRun  = errors.New("no run")
 	// ErrInvalidID: what was given as a run's id cannot be one.
 	ErrInvalidID = errors.New("invalid run id")
+	// ErrUnreadable: the store has entries that look like runs, and
+	// none of them can be read (with ErrNoRuns).
+	ErrUnreadable = errors.New("none of its runs can be read")
 	// ErrNoCase: the run has no case of the name asked for.
 	ErrNoCase = errors.New("no case")
 )
+
+// unreadableRuns is Load's error for a store whose entries that look like
+// runs all fail to load: it is ErrNoRuns and ErrUnreadable.
+type unreadableRuns struct {
+	root string
+	n    int
+}
+
+func (e unreadableRuns) Error() string {
+	if e.n == 1 {
+		return "no run in " + e.root + " can be read: the one there is refused or unreadable"
+	}
+	return fmt.Sprintf("no run in %s can be read: the %d there are refused or unreadable", e.root, e.n)
+}
+
+func (e unreadableRuns) Is(target error) bool { return target == ErrNoRuns || target == ErrUnreadable }
 
 // Load reads the run with the given id, or for "latest" or an empty id the
 // newest run that measured something: an empty run, interrupted before its
 // first repetition, is latest only when there is no other.
 func (s *Store) Load(id string) (*Run, error) {
 	if id == "" || id == Latest {
-		runs, _, err := s.List()
+		runs, skipped, err := s.List()
 		if err != nil {
 			return nil, err
+		}
+		if len(runs) == 0 && len(skipped) > 0 {
+			// Not "no runs": there are, and the user must hear why
+			// none can be used.
+			return nil, unreadableRuns{s.Root, len(skipped)}
 		}
 		if len(runs) == 0 {
 			return nil, fmt.Errorf("%w in %s", ErrNoRuns, s.Root)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -261,5 +262,25 @@ func TestClassificationCheck(t *testing.T) {
 				t.Errorf("Check() = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestLatestAllUnreadable: a store whose only run cannot be read has no
+// latest, and says so, not that it has no runs.
+func TestLatestAllUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	id := NewID(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), "cipher-cache")
+	if err := os.MkdirAll(filepath.Join(dir, id), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, id, "run.json"), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(dir).Load(Latest)
+	if !errors.Is(err, ErrNoRuns) || !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), "no run in "+dir+" can be read") {
+		t.Errorf("Load(latest) = %v; want ErrNoRuns and ErrUnreadable, 'no run in … can be read'", err)
+	}
+	if _, err := Open(t.TempDir()).Load(Latest); !errors.Is(err, ErrNoRuns) || errors.Is(err, ErrUnreadable) {
+		t.Errorf("empty store: Load(latest) = %v; want ErrNoRuns alone", err)
 	}
 }
