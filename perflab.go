@@ -101,9 +101,9 @@ type Param struct {
 	// Values, if non-empty, are the only accepted values.
 	Values []string
 	// Min and Max bound an IntParam's values, inclusive, when Max is
-	// positive: a value outside is refused when the matrix is read,
-	// before any case is set up (keys=1G would otherwise end the process
-	// out of memory in New).
+	// positive (0 <= Min <= Max; Register refuses other bounds): a value
+	// outside is refused when the matrix is read, before any case is set
+	// up (keys=1G would otherwise end the process out of memory in New).
 	Min, Max int
 }
 
@@ -253,8 +253,9 @@ func ParseInt(s string) (int, error) {
 	return n << shift, nil
 }
 
-// FormatInt writes n as ParseInt reads it, with the largest binary suffix
-// that divides it: 1024 is "1k", 1<<20 "1M", 1000 "1000".
+// FormatInt writes n ≥ 0 as ParseInt reads it, with the largest binary
+// suffix that divides it: 1024 is "1k", 1<<20 "1M", 1000 "1000". (ParseInt
+// reads no negative number, which FormatInt writes plainly.)
 func FormatInt(n int) string {
 	for _, u := range []struct {
 		suffix string

@@ -109,6 +109,14 @@ func (s *Scenario) check() error {
 		if len(p.Default) == 0 {
 			return fmt.Errorf("scenario %s: parameter %s has no default", s.Name, p.Name)
 		}
+		switch {
+		case (p.Min != 0 || p.Max != 0) && p.Kind != IntParam:
+			return fmt.Errorf("scenario %s: parameter %s has Min or Max but is not an IntParam", s.Name, p.Name)
+		case p.Min != 0 && p.Max <= 0:
+			return fmt.Errorf("scenario %s: parameter %s has Min %d but no Max: a range needs both", s.Name, p.Name, p.Min)
+		case p.Max > 0 && (p.Min < 0 || p.Min > p.Max):
+			return fmt.Errorf("scenario %s: parameter %s: Min %d and Max %d are no range (0 <= Min <= Max)", s.Name, p.Name, p.Min, p.Max)
+		}
 		for _, v := range p.Default {
 			if err := p.Validate(v); err != nil {
 				return fmt.Errorf("scenario %s: default: %v", s.Name, err)

@@ -23,6 +23,12 @@ func TestRegisterPanicsOnProgrammerErrors(t *testing.T) {
 		{"reserved param", &Scenario{Name: "registry-test-reserved", Variants: good.Variants,
 			Params: []Param{{Name: "threads", Default: []string{"1"}}}}, "reserved"},
 		{"bad work pattern", &Scenario{Name: "registry-test-work", Variants: good.Variants, Work: []string{"("}}, "work pattern"},
+		{"range on a string", &Scenario{Name: "registry-test-range-kind", Variants: good.Variants,
+			Params: []Param{{Name: "k", Default: []string{"a"}, Max: 3}}}, "not an IntParam"},
+		{"min without max", &Scenario{Name: "registry-test-range-min", Variants: good.Variants,
+			Params: []Param{{Name: "n", Kind: IntParam, Default: []string{"5"}, Min: 1}}}, "no Max"},
+		{"min over max", &Scenario{Name: "registry-test-range-order", Variants: good.Variants,
+			Params: []Param{{Name: "n", Kind: IntParam, Default: []string{"150"}, Min: 200, Max: 100}}}, "no range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

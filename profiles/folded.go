@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/perflab/perflab/internal/textsafe"
 	"io"
 	"strconv"
 	"strings"
@@ -193,8 +194,7 @@ func FoldedName(name string) string {
 			} else {
 				b.WriteByte(c)
 			}
-		case r == ';' || r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f,
-			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		case r == ';' || textsafe.Control(r):
 			b.WriteByte('_')
 		default:
 			b.WriteString(name[i : i+n])

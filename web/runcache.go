@@ -4,7 +4,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"time"
 
@@ -86,16 +85,12 @@ func (c *runCache) list() (runs []*store.Run, skipped []error, err error) {
 		}
 	}
 	c.mu.Unlock()
-	sort.Slice(runs, func(i, j int) bool {
-		if !runs[i].Started.Equal(runs[j].Started) {
-			return runs[i].Started.After(runs[j].Started)
-		}
-		return runs[i].ID > runs[j].ID
-	})
+	store.SortNewestFirst(runs)
 	return runs, skipped, nil
 }
 
-// latest returns the newest run.
+// latest returns the run "latest" names, as the CLI resolves it
+// (store.LatestOf): the newest that measured something.
 func (c *runCache) latest() (*store.Run, error) {
 	runs, _, err := c.list()
 	if err != nil {
@@ -104,5 +99,5 @@ func (c *runCache) latest() (*store.Run, error) {
 	if len(runs) == 0 {
 		return c.st.Load(store.Latest) // for its error message
 	}
-	return runs[0], nil
+	return store.LatestOf(runs), nil
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
@@ -558,5 +559,39 @@ func TestUploadNameValidUTF8(t *testing.T) {
 		if got := orUnnamed(in); got != want {
 			t.Errorf("orUnnamed(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestLatestAsCLI: /runs/latest is the run the CLI's latest names, the
+// newest that measured something, not a newer run whose cases all failed.
+func TestLatestAsCLI(t *testing.T) {
+	dir := t.TempDir()
+	st := store.Open(dir)
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	save := func(r *store.Run) {
+		w, err := st.Create(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := &store.Run{ID: store.NewID(t0, "cipher-cache"), Scenario: "cipher-cache", Started: t0, Complete: true,
+		Cases: []store.Case{{Name: "variant=mutex/threads=1", Variant: "mutex", Threads: 1, Status: store.StatusOK,
+			Reps: []store.Rep{{Ops: 100, Metrics: map[string]float64{"ns/op": 100}}}}}}
+	failed := &store.Run{ID: store.NewID(t0.Add(time.Hour), "cipher-cache"), Scenario: "cipher-cache", Started: t0.Add(time.Hour), Complete: true,
+		Cases: []store.Case{{Name: "variant=mutex/threads=1", Variant: "mutex", Threads: 1, Status: store.StatusFailed, Error: "boom"}}}
+	save(good)
+	save(failed)
+	want, err := st.Load(store.Latest)
+	if err != nil || want.ID != good.ID {
+		t.Fatalf("the CLI's latest is %v, %v; want %s", want, err, good.ID)
+	}
+	srv := httptest.NewServer(New(dir, Options{Logf: t.Logf}))
+	defer srv.Close()
+	status, h, _ := get(t, srv.URL+"/runs/latest")
+	if loc := h.Get("Location"); status != http.StatusFound || loc != "/runs/"+good.ID {
+		t.Errorf("/runs/latest: %d to %q, want 302 to /runs/%s", status, loc, good.ID)
 	}
 }

@@ -124,7 +124,7 @@ func compareRun(io *IO, o *CompareOptions) error {
 	c, pairs, err := comparison(io, st, o)
 	if err != nil {
 		var ee *ExitError
-		if isUsageError(err) || errors.As(err, &ee) || notFound(err) {
+		if !errors.Is(err, store.ErrUnreadable) && (isUsageError(err) || errors.As(err, &ee) || notFound(err)) {
 			return err
 		}
 		// A store that cannot be read: nothing was compared, which a
@@ -240,9 +240,12 @@ func metricUnits(names []string, pairs []compare.Pair) ([]string, error) {
 func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison, []compare.Pair, error) {
 	c := &report.Comparison{}
 	var pairs []compare.Pair
+	// Each side may name latest (latest/a and latest/b): its note is
+	// said, and refused by a gate, once.
 	resolve := func(io *IO, st *store.Store, ref string) (*store.Ref, error) {
-		r, note, err := resolveNoted(io, st, ref)
-		if note != "" {
+		r, note, err := resolveNoted(st, ref)
+		if note != "" && !slices.Contains(o.passed, note) {
+			sayPassed(io, note)
 			o.passed = append(o.passed, note)
 		}
 		return r, err
@@ -270,12 +273,7 @@ func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison,
 	if err != nil {
 		return nil, nil, err
 	}
-	resolveB := resolve
-	if o.Refs[1] == o.Refs[0] {
-		// Said once for both.
-		resolveB = func(_ *IO, st *store.Store, ref string) (*store.Ref, error) { return st.Resolve(ref) }
-	}
-	rb, err := resolveB(io, st, o.Refs[1])
+	rb, err := resolve(io, st, o.Refs[1])
 	if err != nil {
 		return nil, nil, err
 	}

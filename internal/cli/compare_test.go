@@ -166,6 +166,8 @@ func TestLatestSkipsUnmeasured(t *testing.T) {
 		{"show latest", []string{"show", "-o", dir}, good, note, "", 0},
 		{"show by id", []string{"show", failed.ID, "-o", dir}, failed.ID, "", "latest is", 0},
 		{"compare with latest", []string{"compare", good + "/variant=mutex/keys=128/threads=1", "latest/variant=mutex/keys=128/threads=1", "-o", dir}, "", note, "", 3},
+		// Both sides name latest: said once.
+		{"compare latest with itself", []string{"compare", "latest/variant=mutex/keys=128/threads=1", "latest/variant=mutex/keys=128/threads=1", "-o", dir}, "", note, "", 3},
 		{"list", []string{"show", "--list", "-o", dir}, "failed (all 2 cases)", "", "latest is", 0},
 		// flame has no -o for the store (its -o is the output file): it
 		// reads PERFLAB_DIR. The stored case has no profile to draw.
@@ -258,6 +260,14 @@ func TestCompareExitCodes(t *testing.T) {
 	a := storeRun(t, st, t0, map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99, 100, 102, 98}})
 	b := storeRun(t, st, t0.Add(time.Minute), map[string][]float64{"variant=mutex/keys=128/threads=1": {200, 201, 199, 200, 202, 198}})
 	empty := t.TempDir()
+	unreadable := t.TempDir()
+	bad := filepath.Join(unreadable, store.NewID(t0, "cipher-cache"))
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "run.json"), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -265,7 +275,8 @@ func TestCompareExitCodes(t *testing.T) {
 	}{
 		{"regression", []string{"compare", a, b, "-o", dir, "--fail-on", "regression"}, 1},
 		{"no such run", []string{"compare", "20261130-000000-nope", "latest", "-o", dir, "--fail-on", "regression"}, 2},
-		{"invalid id", []string{"compare", "no/../such", "latest", "-o", dir, "--fail-on", "regression"}, 2},
+		{"invalid id", []string{"compare", "..", "latest", "-o", dir, "--fail-on", "regression"}, 2},
+		{"unreadable store", []string{"compare", "latest", "latest", "-o", unreadable, "--fail-on", "regression"}, 3},
 		{"no such case", []string{"compare", a + "/variant=nope", b + "/variant=nope", "-o", dir, "--fail-on", "regression"}, 2},
 		{"empty store", []string{"compare", "latest", "latest", "-o", empty, "--fail-on", "regression"}, 2},
 		{"show no such run", []string{"show", "20261130-000000-nope", "-o", dir}, 2},
@@ -309,5 +320,27 @@ func TestCompareRefusalSaidOnce(t *testing.T) {
 				t.Errorf("error %q, want %q", err, tt.errs)
 			}
 		})
+	}
+}
+
+// TestNewerID: runs are ordered by the stamp their ids begin with; the same
+// second with another id may be newer; a name with no stamp never is.
+func TestNewerID(t *testing.T) {
+	const latest = "20261201-120000-cipher-cache"
+	for _, tt := range []struct {
+		id   string
+		want bool
+	}{
+		{"20261201-120001-cipher-cache", true},
+		{"20261201-115959-cipher-cache", false},
+		{"20261201-120000-cipher-cache-2", true},
+		{"20261201-120000-uuid-hash", true},
+		{latest, false},
+		{"old-backup-of-a-run", false},
+		{"29991399-999999-not-a-time", false},
+	} {
+		if got := newerID(tt.id, latest); got != tt.want {
+			t.Errorf("newerID(%q, latest) = %v, want %v", tt.id, got, tt.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
@@ -12,26 +13,32 @@ import (
 // resolve is st.Resolve for a command's reference, saying on stderr when
 // "latest" passed by newer runs (see resolveNoted).
 func resolve(io *IO, st *store.Store, ref string) (*store.Ref, error) {
-	r, _, err := resolveNoted(io, st, ref)
+	r, note, err := resolveNoted(st, ref)
+	if note != "" {
+		sayPassed(io, note)
+	}
 	return r, err
 }
 
-// resolveNoted is resolve that also returns what it said: "" unless
+// sayPassed writes resolveNoted's note on stderr.
+func sayPassed(io *IO, note string) {
+	fmt.Fprintln(io.Err, "perflab:", report.SafeText(note))
+}
+
+// resolveNoted is st.Resolve that also returns what resolve says: "" unless
 // "latest" passed by newer runs. store.Load skips runs that measured
 // nothing (every case failed, an interrupt before the first repetition),
 // and List those it cannot read (a corrupt run.json) or that are partial;
 // without a word `show` would print an older run as if it were the last
 // one made, and a gate would pass on it.
-func resolveNoted(io *IO, st *store.Store, ref string) (*store.Ref, string, error) {
+func resolveNoted(st *store.Store, ref string) (*store.Ref, string, error) {
 	r, err := st.Resolve(ref)
 	if err != nil {
 		return nil, "", err
 	}
 	var note string
 	if id, _, _ := strings.Cut(ref, "/"); (id == store.Latest || ref == "") && r.Store.Root == st.Root {
-		if note = skippedNote(st, r.Run); note != "" {
-			fmt.Fprintln(io.Err, "perflab:", report.SafeText(note))
-		}
+		note = skippedNote(st, r.Run)
 	}
 	return r, note, nil
 }
@@ -75,13 +82,20 @@ func skippedNote(st *store.Store, latest *store.Run) string {
 	return fmt.Sprintf("latest is %s, not %d newer runs: %s", latest.ID, len(skipped), strings.Join(skipped, ", "))
 }
 
-// newerID says run id a started after run id b, by the time stamp both
-// begin with (store.NewID: 20060102-150405-scenario); ids without one are
-// not ordered.
+// newerID says run a may have started after run b, by the time stamp
+// both ids begin with (store.NewID: 20060102-150405-scenario): a later
+// stamp, or the same second and another id (a run claimed in the same
+// second gets a suffix, "-2"). An id without a stamp is not ordered: a
+// directory named old-backup is no newer run.
 func newerID(a, b string) bool {
-	const stamp = len("20060102-150405")
-	if len(a) < stamp || len(b) < stamp {
+	const layout = "20060102-150405"
+	if len(a) < len(layout) || len(b) < len(layout) {
 		return false
 	}
-	return a[:stamp] > b[:stamp]
+	ta, errA := time.Parse(layout, a[:len(layout)])
+	tb, errB := time.Parse(layout, b[:len(layout)])
+	if errA != nil || errB != nil {
+		return false
+	}
+	return ta.After(tb) || ta.Equal(tb) && a != b
 }

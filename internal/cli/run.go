@@ -425,9 +425,12 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 			}
 		}
 		switch {
+		case len(failed) == 1 && len(run.Cases) == 1:
+			// A case can fail after some rounds and keep them, so this
+			// is not report.Unmeasured's "measured nothing".
+			runErr = fmt.Errorf("its one case failed: %s", failed[0])
 		case len(failed) == len(run.Cases):
-			// report.Unmeasured's words: "its one case failed".
-			runErr = fmt.Errorf("%s: %s", report.Unmeasured(run), strings.Join(failed, ", "))
+			runErr = fmt.Errorf("all %s failed: %s", report.Count(len(failed), "case"), strings.Join(failed, ", "))
 		case len(failed) > 0:
 			runErr = fmt.Errorf("%d of %s failed (the others are measured and saved): %s", len(failed), report.Count(len(run.Cases), "case"), strings.Join(failed, ", "))
 		}

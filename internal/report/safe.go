@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/perflab/perflab/internal/textsafe"
 	"strings"
 	"unicode/utf8"
 )
@@ -56,10 +57,6 @@ func unsafeRune(r rune, size int, keepLines bool) bool {
 		return true // invalid UTF-8
 	case r == '\n' || r == '\t':
 		return !keepLines
-	case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f:
-		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-		return true // bidirectional embeddings, overrides and isolates
 	}
-	return false
+	return textsafe.Control(r)
 }

@@ -545,13 +545,35 @@ func (s *Store) List() (runs []*Run, skipped []error, err error) {
 		}
 		runs = append(runs, r)
 	}
+	SortNewestFirst(runs)
+	return runs, skipped, nil
+}
+
+// SortNewestFirst sorts runs as List returns them: by start, newest
+// first, then by id.
+func SortNewestFirst(runs []*Run) {
 	sort.Slice(runs, func(i, j int) bool {
 		if !runs[i].Started.Equal(runs[j].Started) {
 			return runs[i].Started.After(runs[j].Started)
 		}
 		return runs[i].ID > runs[j].ID
 	})
-	return runs, skipped, nil
+}
+
+// LatestOf is the run "latest" names among runs sorted newest first: the
+// newest that measured something (an empty run, interrupted before its
+// first repetition, or one whose every case failed, is latest only when
+// there is no other); nil for none.
+func LatestOf(runs []*Run) *Run {
+	for _, r := range runs {
+		if r.Measured() {
+			return r
+		}
+	}
+	if len(runs) > 0 {
+		return runs[0]
+	}
+	return nil
 }
 
 // partialID returns the id of a partial run's directory name,
@@ -583,15 +605,27 @@ var (
 // unreadableRuns is Load's error for a store whose entries that look like
 // runs all fail to load: it is ErrNoRuns and ErrUnreadable.
 type unreadableRuns struct {
-	root string
-	n    int
+	root             string
+	partial, refused int
 }
 
 func (e unreadableRuns) Error() string {
-	if e.n == 1 {
-		return "no run in " + e.root + " can be read: the one there is refused or unreadable"
+	switch {
+	case e.refused == 0:
+		return fmt.Sprintf("no run in %s is finished: %s (being written now, or the process writing it was killed)", e.root, isAre(e.partial, "partial"))
+	case e.partial == 0:
+		return fmt.Sprintf("no run in %s can be read: %s", e.root, isAre(e.refused, "refused or unreadable"))
 	}
-	return fmt.Sprintf("no run in %s can be read: the %d there are refused or unreadable", e.root, e.n)
+	return fmt.Sprintf("no run in %s can be read: %s, %d refused or unreadable", e.root, isAre(e.partial, "partial"), e.refused)
+}
+
+// isAre says how many are what: "the one there is partial", "the 3 there
+// are partial".
+func isAre(n int, what string) string {
+	if n == 1 {
+		return "the one there is " + what
+	}
+	return fmt.Sprintf("the %d there are %s", n, what)
 }
 
 func (e unreadableRuns) Is(target error) bool { return target == ErrNoRuns || target == ErrUnreadable }
@@ -608,17 +642,20 @@ func (s *Store) Load(id string) (*Run, error) {
 		if len(runs) == 0 && len(skipped) > 0 {
 			// Not "no runs": there are, and the user must hear why
 			// none can be used.
-			return nil, unreadableRuns{s.Root, len(skipped)}
+			e := unreadableRuns{root: s.Root}
+			for _, err := range skipped {
+				if u, ok := err.(*Unlisted); ok && u.Partial {
+					e.partial++
+				} else {
+					e.refused++
+				}
+			}
+			return nil, e
 		}
 		if len(runs) == 0 {
 			return nil, fmt.Errorf("%w in %s", ErrNoRuns, s.Root)
 		}
-		for _, r := range runs {
-			if r.Measured() {
-				return r, nil
-			}
-		}
-		return runs[0], nil
+		return LatestOf(runs), nil
 	}
 	if !ValidID(id) {
 		return nil, fmt.Errorf("%w %q", ErrInvalidID, id)

@@ -283,4 +283,11 @@ func TestLatestAllUnreadable(t *testing.T) {
 	if _, err := Open(t.TempDir()).Load(Latest); !errors.Is(err, ErrNoRuns) || errors.Is(err, ErrUnreadable) {
 		t.Errorf("empty store: Load(latest) = %v; want ErrNoRuns alone", err)
 	}
+	// Being written: not called unreadable.
+	if err := os.Rename(filepath.Join(dir, id), filepath.Join(dir, "."+id+".partial")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir).Load(Latest); !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), "no run in "+dir+" is finished: the one there is partial") {
+		t.Errorf("partial only: Load(latest) = %v", err)
+	}
 }
