@@ -47,7 +47,7 @@ type FlameOptions struct {
 func newFlameCmd(io *IO, runF runFunc[FlameOptions]) *cobra.Command {
 	opts := &FlameOptions{}
 	cmd := &cobra.Command{
-		Use:   "flame <profile.pb.gz | run-dir/case> [-o out.svg|out.html|out.folded]",
+		Use:   "flame <profile.pb.gz | run-dir/case | -> [-o out.svg|out.html|out.folded]",
 		Short: "Draw a category-coloured flame graph (SVG, interactive HTML, folded) of any pprof profile",
 		Long: `Draw a flame graph of a pprof profile: perflab's own (a run directory and case
 name, or a case directory) or any other (go test -cpuprofile, /debug/pprof, fgprof,
@@ -57,7 +57,7 @@ other) with each category's share in the legend.
 The output format follows -o's extension: .svg (static, no script), .html (one
 self-contained interactive page: zoom, search, category highlights, icicle view,
 focus on a function) or .folded (folded stacks for flamegraph.pl and speedscope).
-Without -o an SVG goes to stdout.
+Without -o an SVG goes to stdout. A profile of - is read from standard input.
 
 With --diff, two profiles: the graph is the union of both, the base scaled to the
 same total, drawn on the new profile's shape (--layout base for the base's), with
@@ -147,6 +147,9 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 			return err
 		}
 		inputs = append(inputs, in)
+	}
+	if n := countOf(o.Inputs, "-"); n > 1 {
+		return usagef(errors.New("flame: standard input (-) can be only one of the profiles"))
 	}
 	for _, arg := range o.Inputs {
 		in, err := openFlameInput(io, arg, o.Kind)
@@ -324,6 +327,15 @@ func (in *flameInput) classifyAs(run *store.Run) {
 // are not regular and paths out of the run, so a tampered run cannot make
 // flame read (or hang on) anything else.
 func openFlameInput(io *IO, arg, kind string) (*flameInput, error) {
+	if arg == "-" {
+		// A profile piped in (curl …/debug/pprof/profile | perflab flame
+		// -): read with the same limits as a file.
+		src, err := flame.ReadSource(io.In, profiles.Limits{})
+		if err != nil {
+			return nil, fmt.Errorf("standard input: %w", err)
+		}
+		return &flameInput{src: src, title: "stdin"}, nil
+	}
 	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
 		// A profile file of a stored run (<run>/cases/<slug>/cpu.pb.gz) is
 		// read through its store and classified with its scenario's work
@@ -437,6 +449,17 @@ func readProfileFile(path string) (*flame.Source, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return src, nil
+}
+
+// countOf is how many of xs are x.
+func countOf(xs []string, x string) int {
+	n := 0
+	for _, v := range xs {
+		if v == x {
+			n++
+		}
+	}
+	return n
 }
 
 func mapKeys(m map[string]string) []string {

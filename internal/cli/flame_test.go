@@ -309,3 +309,31 @@ func TestFlameRefusesTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestFlameStdin: a profile of - is read from standard input, with a
+// file's limits and errors; only one of a diff's two can be.
+func TestFlameStdin(t *testing.T) {
+	data, err := os.ReadFile(realCPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(in []byte, args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		root := NewRoot(&IO{In: bytes.NewReader(in), Out: &out, Err: &errb})
+		root.SetArgs(args)
+		err := root.ExecuteContext(context.Background())
+		if err != nil {
+			errb.WriteString("perflab: " + err.Error() + "\n")
+		}
+		return out.String(), errb.String(), exitCode(err)
+	}
+	if out, errs, code := run(data, "flame", "-", "--format", "folded"); code != 0 || !strings.Contains(out, "main.worker;main.hashWork;crypto/sha256.Sum256") {
+		t.Errorf("folded from stdin: exit %d, stderr %q, output %.200q", code, errs, out)
+	}
+	if _, errs, code := run([]byte("garbage"), "flame", "-", "--format", "folded"); code != 1 || !strings.Contains(errs, "standard input: not a pprof profile") {
+		t.Errorf("garbage on stdin: exit %d, stderr %q", code, errs)
+	}
+	if _, errs, code := run(data, "flame", "--diff", "-", "-", "--format", "svg"); code != 2 || !strings.Contains(errs, "standard input (-) can be only one") {
+		t.Errorf("both from stdin: exit %d, stderr %q", code, errs)
+	}
+}
