@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles/flame"
@@ -196,10 +197,14 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 			v.Profile = &pv
 			done()
 		}
-		files := "/runs/" + run.ID + "/files/"
 		v.FlameSVG = base + "/flame.svg" + q
+		// The file's own link only for a path the store would serve: a
+		// tampered run.json's "../../etc/passwd" gets none, not a link
+		// to a refusal.
+		if rel := c.Profiles[kind]; s.servable(run.ID, rel) {
+			v.Downloads = append(v.Downloads, link{Label: kind + ".pb.gz (pprof)", URL: "/runs/" + run.ID + "/files/" + escapePath(rel)})
+		}
 		v.Downloads = append(v.Downloads,
-			link{Label: kind + ".pb.gz (pprof)", URL: files + c.Profiles[kind]},
 			link{Label: kind + ".folded (flamegraph.pl, speedscope)", URL: base + "/folded" + q},
 			link{Label: kind + ".svg (flame graph)", URL: v.FlameSVG + "&download=1"})
 	} else if c.Flame != "" {
@@ -207,6 +212,22 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.CompareTo = s.compareCandidates(run, c)
 	s.render(w, r, http.StatusOK, "case", v)
+}
+
+// servable says runFile would serve run id's file rel: the store's checks
+// (no dot segments, no symbolic links, a regular file) pass.
+func (s *Server) servable(id, rel string) bool {
+	_, err := s.store.Path(id, rel)
+	return err == nil
+}
+
+// escapePath escapes each segment of a run's relative file path for a URL.
+func escapePath(rel string) string {
+	segs := strings.Split(rel, "/")
+	for i, seg := range segs {
+		segs[i] = url.PathEscape(seg)
+	}
+	return strings.Join(segs, "/")
 }
 
 // compareCandidates lists what a case can be compared with: the other

@@ -66,6 +66,9 @@ func TestStoreDoorRefusals(t *testing.T) {
 				resp.Body.Close()
 				if strings.Contains(path, "?kind=wall") && !strings.Contains(path, "/flame") && !strings.Contains(path, "/folded") {
 					// The case page shows the profile's error in place.
+					if strings.Contains(string(body), `href="`+file+`"`) {
+						t.Errorf("GET %s: the page links the refused file %s", path, file)
+					}
 					if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "refused") {
 						t.Errorf("GET %s: status %d, page does not say refused", path, resp.StatusCode)
 					}
