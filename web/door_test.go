@@ -42,6 +42,10 @@ func TestStoreDoorRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Before: a case page links its profile file.
+	if _, _, body := get(t, srv.URL+caseURL(run, 0)+"?kind=wall"); !strings.Contains(body, `href="/runs/`+run.ID+`/files/`+escapePath(run.Cases[0].Profiles["wall"])+`"`) {
+		t.Fatalf("the case page does not link its profile file %s", run.Cases[0].Profiles["wall"])
+	}
 	hows := []string{"fifo", "device", "symlink"}
 	for i, how := range hows {
 		replace(i, how)
@@ -66,7 +70,7 @@ func TestStoreDoorRefusals(t *testing.T) {
 				resp.Body.Close()
 				if strings.Contains(path, "?kind=wall") && !strings.Contains(path, "/flame") && !strings.Contains(path, "/folded") {
 					// The case page shows the profile's error in place.
-					if strings.Contains(string(body), `href="`+file+`"`) {
+					if strings.Contains(string(body), `href="/runs/`+run.ID+`/files/`+escapePath(run.Cases[i].Profiles["wall"])+`"`) {
 						t.Errorf("GET %s: the page links the refused file %s", path, file)
 					}
 					if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "refused") {
