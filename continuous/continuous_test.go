@@ -63,6 +63,26 @@ func rootsOf(p *profile.Profile) map[string]int64 {
 	return out
 }
 
+// rootless is the time at samples with no function of their goroutine's
+// own at the root: a state frame with no stack (a goroutine first seen
+// runnable, or blocked with no stack given), and CPU samples whose stack
+// the runtime could not walk to the goroutine's (runtime._System,
+// runtime._ExternalCode) or that were taken on g0 as it parked
+// (runtime.mcall). Whose goroutine's time it is the profile does not say,
+// which is a limit of it: in a run beside a Pyroscope server, 85 ms of a
+// 410 ms window's two workers' 820 ms, a tenth, was there (runtime._System
+// 53, "[sched] runnable" 21, "[wait] blocked" 10), and the workers' own
+// root had 723 ms: the check that failed CI twice. The tests allow a fifth.
+func rootless(roots map[string]int64) time.Duration {
+	var d int64
+	for root, v := range roots {
+		if strings.HasPrefix(root, "[") || strings.HasPrefix(root, "runtime._") || root == "runtime.mcall" {
+			d += v
+		}
+	}
+	return time.Duration(d)
+}
+
 func TestHandler(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -96,12 +116,13 @@ func TestHandler(t *testing.T) {
 	}
 	roots := rootsOf(p)
 	const worker = "github.com/perflab/perflab/continuous_test.serviceWorker"
-	// Each of the two workers is in the profile for the whole window.
-	if w, d := time.Duration(roots[worker]), time.Duration(p.DurationNanos); w < 2*d*95/100 || w > 2*d*101/100 {
-		t.Errorf("workers: %v in a %v window, want about 2 × the window", w, time.Duration(p.DurationNanos))
+	// Each of the two workers is in the profile for the whole window: at
+	// their own root, or at none (rootless), which is at most a fifth.
+	if w, d, r := time.Duration(roots[worker]), time.Duration(p.DurationNanos), rootless(roots); w+r < 2*d*95/100 || w > 2*d*101/100 || r > 2*d/5 {
+		t.Errorf("workers: %v in a %v window, and %v at no root: want about 2 × the window, at most a fifth of it at no root", w, time.Duration(p.DurationNanos), r)
 	}
 	for root, v := range roots {
-		if strings.HasPrefix(root, "runtime.") && !strings.HasPrefix(root, "runtime._") || strings.HasPrefix(root, "github.com/perflab/perflab/continuous.") {
+		if strings.HasPrefix(root, "runtime.") && !strings.HasPrefix(root, "runtime._") && root != "runtime.mcall" || strings.HasPrefix(root, "github.com/perflab/perflab/continuous.") {
 			t.Errorf("%v at %s: the runtime's or the profiler's own", time.Duration(v), root)
 		}
 	}
@@ -180,9 +201,10 @@ func TestStart(t *testing.T) {
 		if w.Profile.PeriodType.Type != "wall" {
 			t.Errorf("period type %s", w.Profile.PeriodType.Type)
 		}
-		worker := time.Duration(rootsOf(w.Profile)["github.com/perflab/perflab/continuous_test.serviceWorker"])
-		if d > 100*time.Millisecond && (worker < 2*d*9/10 || worker > 2*d*11/10) {
-			t.Errorf("workers: %v in a %v window, want about twice the window", worker, d)
+		roots := rootsOf(w.Profile)
+		worker, r := time.Duration(roots["github.com/perflab/perflab/continuous_test.serviceWorker"]), rootless(roots)
+		if d > 100*time.Millisecond && (worker+r < 2*d*9/10 || worker > 2*d*11/10 || r > 2*d/5) {
+			t.Errorf("workers: %v in a %v window, and %v at no root: want about twice the window, at most a fifth of it at no root", worker, d, r)
 		}
 	}
 }
