@@ -237,10 +237,6 @@ func (o *RunOptions) profiles() ([]string, error) {
 	return o.Profile, nil
 }
 
-// minCount is the fewest repetitions benchmath gives a 95% interval of a
-// median for (its "need >= 6 samples").
-const minCount = 6
-
 func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 	// Check everything the user typed before measuring anything.
 	if err := o.checkVariants(); err != nil {
@@ -373,9 +369,9 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 	}
 	r := &runner.Runner{Scenario: s, Opts: opts, Run: run, Save: save, Progress: prog, Rules: rules}
 	noteWrapped(io.Err, fmt.Sprintf("%s; GOMAXPROCS=%d GOGC=%s", announcement(s.Name, ncases, o.Count, o.Time, prof, est), run.Env.GOMAXPROCS, run.Env.GOGC))
-	if o.Count < minCount && o.Until == "" {
+	if o.Count < runner.MinIntervalReps && o.Until == "" {
 		// Said before the rounds, not only after them as a ±∞.
-		fmt.Fprintf(io.Err, "perflab: --count %d: too few for a 95%% interval (%d or more); time/op shows ±∞\n", o.Count, minCount)
+		fmt.Fprintf(io.Err, "perflab: --count %d: too few for a 95%% interval (%d or more); time/op shows ±∞\n", o.Count, runner.MinIntervalReps)
 	}
 	runErr := r.Execute(ctx)
 	prog.endLine()
@@ -425,12 +421,10 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 			}
 		}
 		switch {
-		case len(failed) == 1 && len(run.Cases) == 1:
-			// A case can fail after some rounds and keep them, so this
-			// is not report.Unmeasured's "measured nothing".
-			runErr = fmt.Errorf("its one case failed: %s", failed[0])
 		case len(failed) == len(run.Cases):
-			runErr = fmt.Errorf("all %s failed: %s", report.Count(len(failed), "case"), strings.Join(failed, ", "))
+			// A case can fail after some rounds and keep them, so not
+			// report.Unmeasured, which is "" for a run that measured.
+			runErr = fmt.Errorf("%s: %s", report.AllFailed(len(failed)), strings.Join(failed, ", "))
 		case len(failed) > 0:
 			runErr = fmt.Errorf("%d of %s failed (the others are measured and saved): %s", len(failed), report.Count(len(run.Cases), "case"), strings.Join(failed, ", "))
 		}

@@ -465,10 +465,16 @@ func Unmeasured(r *store.Run) string {
 	case !r.Complete:
 		return "interrupted before any case was measured"
 	case failed == len(r.Cases) && failed > 0:
-		if failed == 1 {
-			return "its one case failed"
-		}
-		return "all " + Count(failed, "case") + " failed"
+		return AllFailed(failed)
 	}
 	return "no case was measured"
+}
+
+// AllFailed says that every one of a run's n cases failed: "its one case
+// failed", "all 3 cases failed".
+func AllFailed(n int) string {
+	if n == 1 {
+		return "its one case failed"
+	}
+	return "all " + Count(n, "case") + " failed"
 }

@@ -339,9 +339,10 @@ func (r *Runner) rounds(ctx context.Context) error {
 	return nil
 }
 
-// minUntilReps is the fewest repetitions --until accepts as converged:
-// benchmath gives no 95% interval for the median below 6.
-const minUntilReps = 6
+// MinIntervalReps is the fewest repetitions benchmath gives a 95% interval
+// of a median for (its "need >= 6 samples"): --until accepts no fewer as
+// converged, and the CLI warns of a --count below it.
+const MinIntervalReps = 6
 
 // more reports whether --until wants another round: some live case's
 // time/op interval is still wider than the target, and the time cap is not
@@ -356,7 +357,7 @@ func (r *Runner) more(round int, began time.Time) bool {
 			continue
 		}
 		st := r.Run.Cases[i].Stats["ns/op"]
-		if st.N < minUntilReps || st.HalfWidth() > r.Opts.Until {
+		if st.N < MinIntervalReps || st.HalfWidth() > r.Opts.Until {
 			open = append(open, i)
 		}
 	}

@@ -540,8 +540,8 @@ func TestUntil(t *testing.T) {
 	}
 	for _, c := range run.Cases {
 		n := c.Stats["ns/op"].N
-		if n < minUntilReps {
-			t.Errorf("%s: %d repetitions, want at least %d for an interval", c.Name, n, minUntilReps)
+		if n < MinIntervalReps {
+			t.Errorf("%s: %d repetitions, want at least %d for an interval", c.Name, n, MinIntervalReps)
 		}
 		warned := strings.Contains(strings.Join(c.Warnings, "\n"), "did not reach --until")
 		if hw := c.Stats["ns/op"].HalfWidth(); hw > 0.5 != warned {
