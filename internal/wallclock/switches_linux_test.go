@@ -523,7 +523,7 @@ func TestUnseenThreads(t *testing.T) {
 				<-release
 			}()
 		}
-		time.Sleep(each + 3*switchDrain)
+		time.Sleep(each + 3*switchScan)
 		close(release)
 		wg.Wait()
 		if _, err := rec.Stop(); err != nil {
@@ -551,7 +551,10 @@ func TestStaysOver(t *testing.T) {
 		h = putSwitch(a, h, in, 32, (100*i+20)*us, 1)
 	}
 	a.page.Data_head = h
-	r := &SwitchRecorder{rings: map[int]*switchRing{}, failed: map[int]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+	r, err := newSwitchRecorder()
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.drain(a)
 	close(r.done)
 	got, err := r.Stop()
@@ -562,6 +565,52 @@ func TestStaysOver(t *testing.T) {
 		if p.ByOwn != 0 || p.ByWoken != 0 {
 			t.Errorf("%+v: nothing is known of who had the CPU", p)
 		}
+	}
+}
+
+// TestRingWatermark: the recorder drains a ring when the kernel says a
+// quarter of it is written, not only when it looks for new threads. With
+// one-page rings (1 KiB watermark, 128 records) two threads handing a
+// value back and forth fill a ring many times over within switchScan; a
+// recorder that drained only on its timer would lose records.
+func TestRingWatermark(t *testing.T) {
+	defer func(n int) { ringPages = n }(ringPages)
+	ringPages = 1
+	rec, err := StartSwitches()
+	if err != nil {
+		t.Skip("no context-switch records here:", err)
+	}
+	a, b := make(chan int), make(chan int)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for v := range a {
+			b <- v
+		}
+		close(b)
+	}()
+	runtime.LockOSThread()
+	const trips = 3000
+	start := time.Now()
+	for i := range trips {
+		a <- i
+		<-b
+	}
+	close(a)
+	<-b
+	runtime.UnlockOSThread()
+	took := time.Since(start)
+	got, err := rec.Stop()
+	if err != nil {
+		t.Fatalf("%d round trips in %v: %v", trips, took, err)
+	}
+	// Each round trip switches both threads out and in; 4096/32 = 128
+	// records fill a ring.
+	if n := len(rec.stays); n < trips {
+		t.Errorf("%d round trips, %d stays on a CPU recorded (%d preemptions): want at least one a trip", trips, n, len(got))
+	}
+	if took < 2*switchScan {
+		t.Logf("the trips took %v, under two scans: the check is weak here", took)
 	}
 }
 
@@ -583,7 +632,7 @@ func TestThreadExitEndsStay(t *testing.T) {
 			defer wg.Done()
 			runtime.LockOSThread() // and never unlocked: the thread ends with the goroutine
 			tids[i] = int32(unix.Gettid())
-			time.Sleep(2 * switchDrain) // found by a scan, with a ring
+			time.Sleep(2 * switchScan) // found by a scan, with a ring
 			spin(time.Millisecond)
 		}()
 	}
