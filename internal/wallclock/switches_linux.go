@@ -44,14 +44,13 @@ const (
 	perfRecordSwitch = 14
 	miscSwitchOut    = 0x2000
 	miscOutPreempt   = 0x4000
-	// switchScan is how often /proc/self/task is read for threads started
-	// since the last look. Each look is about 8 µs; a ring's drain costs
-	// nothing while its thread is quiet. The recorder used to wake every
-	// 5 ms to drain every ring and look: on cipher-stream's ctr-512 at
-	// 16 KiB (one goroutine, 2,500 switches a second) it ran 2.1% slower
-	// than this one (median of 30 paired windows), and waking every
-	// millisecond cost about 4.5 points against once a second.
-	switchScan = 20 * time.Millisecond
+	// minDrain and maxDrain bound how often the rings are drained and
+	// /proc/self/task is read for new threads (loop, nextDrain).
+	minDrain = time.Millisecond
+	maxDrain = 40 * time.Millisecond
+	// ringSlack is the free space under which a ring is taken to have
+	// filled up (maybeLost): more than its largest record.
+	ringSlack = 64
 	// maxPreemptions bounds what one window keeps (a hostile or pathological
 	// workload must not grow memory without limit): 48 bytes each, with
 	// the CPU.
@@ -66,10 +65,7 @@ const (
 
 // ringPages is each thread's ring, a power of two pages: 128 KiB holds
 // 4,096 records (32 bytes each, two per switch: out and in), 20 ms of a
-// thread switching 100,000 times a second. The kernel wakes the recorder
-// when a quarter of a ring has been written since its last wake-up
-// (attr.watermark), which leaves 15 ms at that rate to drain it before it
-// overflows. A variable for its test.
+// thread switching 100,000 times a second. A variable for its test.
 var ringPages = 32
 
 // maxStays bounds the stays on a CPU kept to tell who took a preempted
@@ -100,8 +96,8 @@ type switchRing struct {
 	// lastIn is 1 + the index of its stay while on a CPU, else 0.
 	slept  bool
 	lastIn int
-	// exited says the ring held its thread's exit record, or its fd hung
-	// up: nothing more will come, and drainAll closes it.
+	// exited says the ring held its thread's exit record: nothing more
+	// will come, and drainAll closes it.
 	exited bool
 }
 
@@ -120,15 +116,17 @@ type SwitchRecorder struct {
 	// staysOver is set when stays were dropped (maxStays, or no memory).
 	staysOver bool
 	lost      uint64
+	// maybeLost is set when a drain found a ring full, or nearly: the
+	// kernel writes the count of what it dropped only once it has room
+	// again, which after the last drain it may never have.
+	maybeLost bool
 	over      bool
 	// noMem is set when memory for the records could not be mapped.
 	noMem bool
 	// corrupt is set when a ring held a record no kernel writes.
 	corrupt bool
-	// epfd waits on every ring's fd and on wake, which Stop writes to end
-	// the loop; done is closed when the loop has ended.
-	epfd, wake int
-	done       chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
 	// failed holds the threads whose ring would not open; unseen is the
 	// CPU time of threads that ran without one (Unseen).
 	failed map[int]bool
@@ -136,44 +134,18 @@ type SwitchRecorder struct {
 }
 
 // StartSwitches starts recording every thread's preemptions, threads
-// started later included (they are found within switchScan).
+// started later included (they are found within maxDrain).
 func StartSwitches() (*SwitchRecorder, error) {
-	r, err := newSwitchRecorder()
-	if err != nil {
-		return nil, err
-	}
+	r := &SwitchRecorder{rings: map[int]*switchRing{}, failed: map[int]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := r.scan(); err != nil {
 		r.close()
 		return nil, err
 	}
 	if len(r.rings) == 0 {
-		r.close()
 		return nil, errors.New("no threads found in /proc/self/task")
 	}
 	go r.loop()
 	return r, nil
-}
-
-// wakeID is the epoll data of the recorder's own eventfd; a ring's is its
-// thread's id, which is positive.
-const wakeID = -1
-
-func newSwitchRecorder() (*SwitchRecorder, error) {
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-	if err != nil {
-		return nil, err
-	}
-	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil {
-		unix.Close(epfd)
-		return nil, err
-	}
-	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wake, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: wakeID}); err != nil {
-		unix.Close(wake)
-		unix.Close(epfd)
-		return nil, err
-	}
-	return &SwitchRecorder{rings: map[int]*switchRing{}, failed: map[int]bool{}, epfd: epfd, wake: wake, done: make(chan struct{})}, nil
 }
 
 func openSwitches(tid int) (*switchRing, error) {
@@ -182,11 +154,10 @@ func openSwitches(tid int) (*switchRing, error) {
 		Config:      unix.PERF_COUNT_SW_DUMMY,
 		Sample_type: unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME | unix.PERF_SAMPLE_CPU,
 		Bits: unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv | unix.PerfBitSampleIDAll |
-			unix.PerfBitUseClockID | unix.PerfBitContextSwitch | unix.PerfBitTask | unix.PerfBitWatermark,
+			unix.PerfBitUseClockID | unix.PerfBitContextSwitch | unix.PerfBitTask,
 		Clockid: unix.CLOCK_MONOTONIC, // Go's nanotime, the trace's ClockSnapshot.Mono
 	}
 	attr.Size = uint32(unsafe.Sizeof(attr))
-	attr.Wakeup = uint32(ringPages * os.Getpagesize() / 4) // bytes, with the watermark bit
 	fd, err := unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	if err != nil {
 		return nil, err
@@ -218,13 +189,6 @@ func (r *SwitchRecorder) scan() error {
 		if errors.Is(err, unix.ESRCH) {
 			continue
 		}
-		if err == nil {
-			// Level-triggered: readable once per watermark crossing,
-			// and hung up for good when the thread has ended.
-			if err = unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, ring.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(tid)}); err != nil {
-				ring.close()
-			}
-		}
 		if err != nil {
 			if first {
 				return err
@@ -253,7 +217,7 @@ func threadRun(tid int) time.Duration {
 
 // Unseen is, after Stop, the CPU time of the process's threads that ran
 // without a ring, as far as it is known: those started during the
-// recording, until it found them (within switchScan; their schedstat when
+// recording, until it found them (within maxDrain; their schedstat when
 // found, which for a thread the first scan missed is its whole life), and
 // any whose ring would not open and that still ran at Stop (their whole
 // life). A thread that started and ended between two scans, or failed and
@@ -262,65 +226,84 @@ func threadRun(tid int) time.Duration {
 // not cover may still have been the process's own.
 func (r *SwitchRecorder) Unseen() time.Duration { return r.unseen }
 
-// loop drains the rings when the kernel says one is a quarter written,
-// closes those whose thread has ended (its fd hangs up), and looks for new
-// threads every switchScan, until Stop writes to wake. It blocks in
-// epoll_wait on a thread of its own while it waits, as cilium/ebpf's perf
-// reader does: the Go netpoller takes no perf fds.
+// loop drains the rings and looks for new threads, every 5 ms at first and
+// then as often as the rings fill (nextDrain), until Stop. A fixed 5 ms
+// cost a quiet case its 200 wake-ups a second: on cipher-stream's ctr-512
+// at 16 KiB (one goroutine, 2,500 switches a second) the window ran 2.1%
+// slower than with one wake-up every 20 ms (30 paired windows), and waking
+// every millisecond cost about 4.5 points against once a second.
+//
+// It does not wait on the kernel's watermark instead. Blocked in
+// epoll_wait, the goroutine keeps its P until sysmon retakes it, up to
+// 10 ms later: uuid-hash's new at four goroutines ran at 0.781 of the CPU
+// profiler alone where the 5 ms timer ran at 0.962 (12 paired windows).
+// Through the netpoller (the epoll fd nests) the wake-up came too late for
+// small rings in a test of two locked threads, and silently so.
 func (r *SwitchRecorder) loop() {
 	defer close(r.done)
-	events := make([]unix.EpollEvent, 32)
-	next := time.Now().Add(switchScan)
+	every := 5 * time.Millisecond
+	t := time.NewTimer(every)
+	defer t.Stop()
 	for {
-		wait := max(time.Until(next), 0)
-		n, err := unix.EpollWait(r.epfd, events, int((wait+time.Millisecond-1)/time.Millisecond))
-		if err != nil && err != unix.EINTR {
-			// Not seen; without it the rings are drained on a timer.
-			time.Sleep(switchScan / 4)
-		}
-		r.mu.Lock()
-		for _, ev := range events[:max(n, 0)] {
-			if ev.Fd == wakeID {
-				r.mu.Unlock()
-				return
-			}
-			if ring := r.rings[int(ev.Fd)]; ring != nil && ev.Events&unix.EPOLLHUP != 0 {
-				ring.exited = true // drained below, then closed
-			}
-		}
-		r.drainAll()
-		if now := time.Now(); !now.Before(next) {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.mu.Lock()
+			fill := r.drainAll()
 			r.scan()
-			next = now.Add(switchScan)
+			r.mu.Unlock()
+			every = nextDrain(every, fill)
+			t.Reset(every)
 		}
-		r.mu.Unlock()
 	}
+}
+
+// nextDrain is the wait before the next drain, after one that found its
+// fullest ring fill written (a share of the ring): half as long above a
+// quarter, twice as long under a sixteenth, within minDrain and maxDrain.
+// A rate four times the last interval's still fits before it halves.
+func nextDrain(every time.Duration, fill float64) time.Duration {
+	switch {
+	case fill > 1.0/4:
+		return max(every/2, minDrain)
+	case fill < 1.0/16:
+		return min(every*2, maxDrain)
+	}
+	return every
 }
 
 // drainAll drains every ring, then closes those whose thread has exited:
 // each holds a mapping of 1+ringPages pages (which the kernel charges to
 // the user's locked memory) and a file descriptor, and a new thread that
 // reuses the id needs a ring of its own, which the next scan opens.
-func (r *SwitchRecorder) drainAll() {
+//
+// It returns the largest share of a ring that was written.
+func (r *SwitchRecorder) drainAll() (fill float64) {
 	for tid, ring := range r.rings {
-		r.drain(ring)
+		fill = max(fill, r.drain(ring))
 		if ring.exited {
-			unix.EpollCtl(r.epfd, unix.EPOLL_CTL_DEL, ring.fd, nil)
 			ring.close()
 			delete(r.rings, tid)
 		}
 	}
+	return fill
 }
 
 // drain reads a ring's records (PERF_RECORD_SWITCH with sample_id_all:
 // pid, tid, time, cpu) and pairs each preempted switch-out with the
 // thread's next switch-in, keeping each stay on a CPU (ended by the next
 // switch-out, or by the thread's exit record) for Stop to tell who took a
-// preempted thread's CPU.
-func (r *SwitchRecorder) drain(ring *switchRing) {
+// preempted thread's CPU. It returns the share of the ring that was
+// written, and sets maybeLost when the ring had no room left.
+func (r *SwitchRecorder) drain(ring *switchRing) float64 {
 	head := atomic.LoadUint64(&ring.page.Data_head)
 	tail := ring.page.Data_tail
 	size := uint64(len(ring.data))
+	used := head - tail
+	if used > size-ringSlack {
+		r.maybeLost = true
+	}
 	var rec [64]byte
 	for tail < head {
 		off := tail % size
@@ -392,6 +375,7 @@ func (r *SwitchRecorder) drain(ring *switchRing) {
 		tail += n
 	}
 	atomic.StoreUint64(&ring.page.Data_tail, tail)
+	return float64(used) / float64(size)
 }
 
 func copyRing(dst, ring []byte, off uint64) {
@@ -470,9 +454,7 @@ func (r *SwitchRecorder) gather() {
 // means some were lost (the kernel's ring overflowed, or too many to keep):
 // the caller should not take them as the whole.
 func (r *SwitchRecorder) Stop() ([]Preemption, error) {
-	var one [8]byte
-	binary.NativeEndian.PutUint64(one[:], 1)
-	unix.Write(r.wake, one[:])
+	close(r.stop)
 	<-r.done
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -494,6 +476,8 @@ func (r *SwitchRecorder) Stop() ([]Preemption, error) {
 	switch {
 	case r.lost > 0:
 		return r.got, errors.New("the kernel dropped " + strconv.FormatUint(r.lost, 10) + " context-switch records")
+	case r.maybeLost:
+		return r.got, errors.New("a context-switch ring filled up, so the kernel may have dropped records")
 	case r.noMem:
 		return r.got, errors.New("no memory could be mapped for the context-switch records")
 	case r.corrupt:
@@ -513,11 +497,6 @@ func (r *SwitchRecorder) close() {
 	for tid, ring := range r.rings {
 		ring.close()
 		delete(r.rings, tid)
-	}
-	if r.epfd >= 0 {
-		unix.Close(r.epfd)
-		unix.Close(r.wake)
-		r.epfd, r.wake = -1, -1
 	}
 }
 
