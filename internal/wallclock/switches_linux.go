@@ -44,12 +44,18 @@ const (
 	perfRecordSwitch = 14
 	miscSwitchOut    = 0x2000
 	miscOutPreempt   = 0x4000
-	// minDrain and maxDrain bound how often the rings are drained and
-	// /proc/self/task is read for new threads (loop, nextDrain).
-	minDrain = time.Millisecond
-	maxDrain = 40 * time.Millisecond
+	// minDrain and maxDrain bound how often the rings are drained (loop,
+	// nextDrain); /proc/self/task is read for new threads at most every
+	// scanEvery, at the drain after it has passed.
+	minDrain  = time.Millisecond
+	maxDrain  = 20 * time.Millisecond
+	scanEvery = 20 * time.Millisecond
 	// ringSlack is the free space under which a ring is taken to have
-	// filled up (maybeLost): more than its largest record.
+	// filled up (maybeLost), on kernels that cannot count what they drop:
+	// more than its largest record, PERF_RECORD_EXIT or _FORK with
+	// sample_id_all (56 bytes on Linux 6.18). The kernel refuses a record
+	// of s bytes when fewer than s+1 are free, so a drop leaves the ring
+	// fuller than that until the next drain.
 	ringSlack = 64
 	// maxPreemptions bounds what one window keeps (a hostile or pathological
 	// workload must not grow memory without limit): 48 bytes each, with
@@ -65,8 +71,15 @@ const (
 
 // ringPages is each thread's ring, a power of two pages: 128 KiB holds
 // 4,096 records (32 bytes each, two per switch: out and in), 20 ms of a
-// thread switching 100,000 times a second. A variable for its test.
+// thread switching 100,000 times a second: the longest wait, maxDrain. A
+// thread that jumps from quiet to more than that loses records before the
+// first drain can shorten the wait, and Stop says so (the runner then takes
+// the per-thread estimate for the window). A variable for its test.
 var ringPages = 32
+
+// fixedDrain, when set, replaces nextDrain's wait: for the benchmark that
+// measures what the adaptive one saves.
+var fixedDrain time.Duration
 
 // maxStays bounds the stays on a CPU kept to tell who took a preempted
 // thread's CPU, 24 bytes each (24 MiB at most; a whole make run of
@@ -116,9 +129,15 @@ type SwitchRecorder struct {
 	// staysOver is set when stays were dropped (maxStays, or no memory).
 	staysOver bool
 	lost      uint64
-	// maybeLost is set when a drain found a ring full, or nearly: the
-	// kernel writes the count of what it dropped only once it has room
-	// again, which after the last drain it may never have.
+	// countLost says the rings were opened with PERF_FORMAT_LOST (Linux
+	// 6.0), so that reading a ring's fd gives the exact count of records
+	// the kernel dropped from it; lostRead is the sum, read as each ring
+	// closes. Without it, maybeLost is set when a drain found a ring full,
+	// or nearly: the kernel writes PERF_RECORD_LOST, which lost counts,
+	// only once it has room again, which after the last drain it may
+	// never have.
+	countLost bool
+	lostRead  uint64
 	maybeLost bool
 	over      bool
 	// noMem is set when memory for the records could not be mapped.
@@ -134,9 +153,9 @@ type SwitchRecorder struct {
 }
 
 // StartSwitches starts recording every thread's preemptions, threads
-// started later included (they are found within maxDrain).
+// started later included (they are found within scanEvery and a drain).
 func StartSwitches() (*SwitchRecorder, error) {
-	r := &SwitchRecorder{rings: map[int]*switchRing{}, failed: map[int]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+	r := &SwitchRecorder{rings: map[int]*switchRing{}, failed: map[int]bool{}, stop: make(chan struct{}), done: make(chan struct{}), countLost: true}
 	if err := r.scan(); err != nil {
 		r.close()
 		return nil, err
@@ -148,7 +167,7 @@ func StartSwitches() (*SwitchRecorder, error) {
 	return r, nil
 }
 
-func openSwitches(tid int) (*switchRing, error) {
+func openSwitches(tid int, countLost bool) (*switchRing, error) {
 	attr := unix.PerfEventAttr{
 		Type:        unix.PERF_TYPE_SOFTWARE,
 		Config:      unix.PERF_COUNT_SW_DUMMY,
@@ -158,6 +177,9 @@ func openSwitches(tid int) (*switchRing, error) {
 		Clockid: unix.CLOCK_MONOTONIC, // Go's nanotime, the trace's ClockSnapshot.Mono
 	}
 	attr.Size = uint32(unsafe.Sizeof(attr))
+	if countLost {
+		attr.Read_format = unix.PERF_FORMAT_LOST
+	}
 	fd, err := unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	if err != nil {
 		return nil, err
@@ -185,7 +207,12 @@ func (r *SwitchRecorder) scan() error {
 		if err != nil || r.rings[tid] != nil {
 			continue
 		}
-		ring, err := openSwitches(tid)
+		ring, err := openSwitches(tid, r.countLost)
+		if first && r.countLost && errors.Is(err, unix.EINVAL) {
+			// Before Linux 6.0: no count of what is dropped.
+			r.countLost = false
+			ring, err = openSwitches(tid, false)
+		}
 		if errors.Is(err, unix.ESRCH) {
 			continue
 		}
@@ -226,24 +253,33 @@ func threadRun(tid int) time.Duration {
 // not cover may still have been the process's own.
 func (r *SwitchRecorder) Unseen() time.Duration { return r.unseen }
 
-// loop drains the rings and looks for new threads, every 5 ms at first and
-// then as often as the rings fill (nextDrain), until Stop. A fixed 5 ms
-// cost a quiet case its 200 wake-ups a second: on cipher-stream's ctr-512
-// at 16 KiB (one goroutine, 2,500 switches a second) the window ran 2.1%
-// slower than with one wake-up every 20 ms (30 paired windows), and waking
-// every millisecond cost about 4.5 points against once a second.
+// loop drains the rings every 5 ms at first and then as often as they
+// fill (nextDrain), and looks for new threads every scanEvery, until Stop.
+// A fixed 5 ms cost a quiet case its 200 wake-ups a second: on
+// cipher-stream's ctr-512 at 16 KiB (one goroutine, 2,500 switches a
+// second) the window ran at 0.932 of the CPU profiler alone with it and at
+// 0.958 with this (30 paired windows in one process), and waking every
+// millisecond cost about 4.5 points against once a second. Those were
+// single experiments. On a loop like it, with the tracer and the CPU
+// profiler on (BenchmarkRecorderWakeups), the two timers read within this
+// machine's noise: the fixed one 0.951 and 1.067 of no recorder in two
+// runs, this one 0.991 and 1.040. Fewer wake-ups is the reason to keep it.
 //
 // It does not wait on the kernel's watermark instead. Blocked in
 // epoll_wait, the goroutine keeps its P until sysmon retakes it, up to
 // 10 ms later: uuid-hash's new at four goroutines ran at 0.781 of the CPU
 // profiler alone where the 5 ms timer ran at 0.962 (12 paired windows).
 // Through the netpoller (the epoll fd nests) the wake-up came too late for
-// small rings in a test of two locked threads, and silently so.
+// small rings in a test of two locked threads.
 func (r *SwitchRecorder) loop() {
 	defer close(r.done)
 	every := 5 * time.Millisecond
+	if fixedDrain > 0 {
+		every = fixedDrain
+	}
 	t := time.NewTimer(every)
 	defer t.Stop()
+	scanned := time.Now()
 	for {
 		select {
 		case <-r.stop:
@@ -251,9 +287,14 @@ func (r *SwitchRecorder) loop() {
 		case <-t.C:
 			r.mu.Lock()
 			fill := r.drainAll()
-			r.scan()
+			if now := time.Now(); now.Sub(scanned) >= scanEvery {
+				r.scan()
+				scanned = now
+			}
 			r.mu.Unlock()
-			every = nextDrain(every, fill)
+			if every = nextDrain(every, fill); fixedDrain > 0 {
+				every = fixedDrain
+			}
 			t.Reset(every)
 		}
 	}
@@ -262,7 +303,8 @@ func (r *SwitchRecorder) loop() {
 // nextDrain is the wait before the next drain, after one that found its
 // fullest ring fill written (a share of the ring): half as long above a
 // quarter, twice as long under a sixteenth, within minDrain and maxDrain.
-// A rate four times the last interval's still fits before it halves.
+// A rate less than four times the last interval's still fits before it
+// halves; after a quiet spell at maxDrain, see ringPages.
 func nextDrain(every time.Duration, fill float64) time.Duration {
 	switch {
 	case fill > 1.0/4:
@@ -283,7 +325,7 @@ func (r *SwitchRecorder) drainAll() (fill float64) {
 	for tid, ring := range r.rings {
 		fill = max(fill, r.drain(ring))
 		if ring.exited {
-			ring.close()
+			r.closeRing(ring)
 			delete(r.rings, tid)
 		}
 	}
@@ -474,9 +516,9 @@ func (r *SwitchRecorder) Stop() ([]Preemption, error) {
 		r.got = []Preemption{} // none, which is not "not recorded"
 	}
 	switch {
-	case r.lost > 0:
-		return r.got, errors.New("the kernel dropped " + strconv.FormatUint(r.lost, 10) + " context-switch records")
-	case r.maybeLost:
+	case max(r.lost, r.lostRead) > 0:
+		return r.got, errors.New("the kernel dropped " + strconv.FormatUint(max(r.lost, r.lostRead), 10) + " context-switch records")
+	case r.maybeLost && !r.countLost:
 		return r.got, errors.New("a context-switch ring filled up, so the kernel may have dropped records")
 	case r.noMem:
 		return r.got, errors.New("no memory could be mapped for the context-switch records")
@@ -495,9 +537,23 @@ func (r *SwitchRecorder) OwnUnknown() bool { return r.staysOver }
 
 func (r *SwitchRecorder) close() {
 	for tid, ring := range r.rings {
-		ring.close()
+		r.closeRing(ring)
 		delete(r.rings, tid)
 	}
+}
+
+// closeRing closes a ring, first reading from its fd how many records the
+// kernel dropped from it, where it counts them (countLost).
+func (r *SwitchRecorder) closeRing(ring *switchRing) {
+	if r.countLost {
+		// read_format PERF_FORMAT_LOST alone: the event's value, then
+		// the records lost.
+		var b [16]byte
+		if n, err := unix.Read(ring.fd, b[:]); err == nil && n == len(b) {
+			r.lostRead += binary.NativeEndian.Uint64(b[8:])
+		}
+	}
+	ring.close()
 }
 
 func (ring *switchRing) close() {

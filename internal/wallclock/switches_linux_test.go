@@ -266,9 +266,11 @@ func putSwitch(ring *switchRing, head uint64, misc, n uint16, at int64, cpu uint
 	return head + uint64(n)
 }
 
-// putExit lays a PERF_RECORD_EXIT of ring's thread at the given time.
+// putExit lays a PERF_RECORD_EXIT of ring's thread at the given time, as
+// long as the kernel's (56 bytes with sample_id_all: pid, ppid, tid, ptid,
+// time, then the sample's tid, time and cpu).
 func putExit(ring *switchRing, head uint64, at int64) uint64 {
-	rec := make([]byte, 40)
+	rec := make([]byte, 56)
 	binary.LittleEndian.PutUint32(rec, perfRecordExit)
 	binary.LittleEndian.PutUint16(rec[6:], uint16(len(rec)))
 	binary.LittleEndian.PutUint32(rec[16:], uint32(ring.tid))
@@ -574,6 +576,7 @@ func TestNextDrain(t *testing.T) {
 	}{
 		{5 * ms, 0, 10 * ms},
 		{5 * ms, 0.05, 10 * ms},
+		{5 * ms, 1.0 / 16, 5 * ms},
 		{5 * ms, 0.1, 5 * ms},
 		{5 * ms, 0.25, 5 * ms},
 		{5 * ms, 0.3, 2500 * time.Microsecond},
@@ -587,38 +590,67 @@ func TestNextDrain(t *testing.T) {
 	}
 }
 
-// TestRingFull: a ring found with no room left may have dropped records
-// whose count the kernel never wrote; Stop says so.
+// TestRingFull: where the kernel cannot count what it drops, a ring found
+// with no room for its largest record (56 bytes) may have dropped records
+// whose count the kernel never wrote; Stop says so. The kernel refuses a
+// record of s bytes when fewer than s+1 are free, so a refused 32-byte
+// switch record leaves a 4 KiB ring holding 127 of them.
 func TestRingFull(t *testing.T) {
+	const us = int64(time.Microsecond)
 	for _, c := range []struct {
-		records int
-		lost    bool
-	}{{4096/32 - 2, false}, {4096 / 32, true}} {
+		switches, exits int
+		lost            bool
+	}{
+		{126, 0, false}, // 64 bytes free: room for any record
+		{127, 0, true},  // 32 free: a switch record was refused
+		{121, 3, true},  // 56 free: an exit or fork record was refused
+	} {
 		a := &switchRing{tid: 7, page: new(unix.PerfEventMmapPage), data: make([]byte, 4096), out: -1}
 		var h uint64
-		for i := range c.records {
-			h = putSwitch(a, h, uint16(miscSwitchOut*(i%2)), 32, int64(i+1)*int64(time.Microsecond), 0)
+		for i := range c.switches {
+			h = putSwitch(a, h, uint16(miscSwitchOut*(i%2)), 32, int64(i+1)*us, 0)
+		}
+		for range c.exits {
+			h = putExit(a, h, int64(c.switches+1)*us)
 		}
 		a.page.Data_head = h
 		r := &SwitchRecorder{rings: map[int]*switchRing{}, failed: map[int]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 		fill := r.drain(a)
 		close(r.done)
 		_, err := r.Stop()
-		if (err != nil) != c.lost || fill != float64(32*c.records)/4096 {
-			t.Errorf("%d records in a 4 KiB ring: drain = %.3f, Stop error %v; want %.3f, an error %v", c.records, fill, err, float64(32*c.records)/4096, c.lost)
+		if want := float64(h) / 4096; (err != nil) != c.lost || fill != want {
+			t.Errorf("%d switch and %d exit records in a 4 KiB ring: drain = %.4f, Stop error %v; want %.4f, an error %v", c.switches, c.exits, fill, err, want, c.lost)
 		}
 	}
 }
 
-// TestSmallRingsKeepUp: the recorder drains as often as the rings fill.
-// With eight-page rings (1,024 records) two locked threads handing a value
-// back and forth fill a ring every 10–20 ms here; drained every maxDrain,
-// records would be lost.
-func TestSmallRingsKeepUp(t *testing.T) {
-	defer func(n int) { ringPages = n }(ringPages)
-	ringPages = 8
-	// Both threads exist before the recorder starts, so that it has a
-	// ring for each from its first look.
+// TestLostCounted: where the kernel counts what it drops (Linux 6.0),
+// Stop's error gives that count even when the rings filled and were never
+// drained, so that no PERF_RECORD_LOST was ever written.
+func TestLostCounted(t *testing.T) {
+	defer func(n int, d time.Duration) { ringPages, fixedDrain = n, d }(ringPages, fixedDrain)
+	ringPages, fixedDrain = 1, time.Hour
+	stopPair, tripPair := lockedPair()
+	defer stopPair()
+	tripPair(1)
+	rec, err := StartSwitches()
+	if err != nil {
+		t.Skip("no context-switch records here:", err)
+	}
+	if !rec.countLost {
+		rec.Stop()
+		t.Skip("this kernel does not count dropped records (before Linux 6.0)")
+	}
+	tripPair(2000)
+	if _, err := rec.Stop(); err == nil || rec.lostRead == 0 || rec.lost != 0 {
+		t.Errorf("one-page rings never drained over 2,000 round trips: Stop = %v, %d counted by the kernel, %d in LOST records; want an error with the kernel's count", err, rec.lostRead, rec.lost)
+	}
+}
+
+// lockedPair starts a goroutine locked to a thread of its own that echoes
+// what the caller's (also locked) sends; trip runs n round trips, and stop
+// ends the pair and unlocks the caller.
+func lockedPair() (stop func(), trip func(n int)) {
 	a, b := make(chan int), make(chan int)
 	go func() {
 		runtime.LockOSThread()
@@ -629,28 +661,68 @@ func TestSmallRingsKeepUp(t *testing.T) {
 		close(b)
 	}()
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	a <- 0
-	<-b
-	rec, err := StartSwitches()
+	return func() {
+			close(a)
+			<-b
+			runtime.UnlockOSThread()
+		}, func(n int) {
+			for i := range n {
+				a <- i
+				<-b
+			}
+		}
+}
+
+// TestSmallRingsKeepUp: the recorder drains as often as the rings fill.
+// Two locked threads hand a value back and forth; the rings are sized to
+// hold 7–14 ms of the busier thread's records (measured first), so that
+// the first 5 ms wait fits and a fixed maxDrain would not: drained every
+// maxDrain, records are lost (20 ms of them in a ring that holds 14).
+// It does not show that the wait halves in time after a quiet spell: that
+// is ringPages' bound.
+func TestSmallRingsKeepUp(t *testing.T) {
+	stopPair, tripPair := lockedPair()
+	defer stopPair()
+	tripPair(1)
+	// The records a round trip writes in the caller's ring, and how long
+	// a trip takes.
+	probe, err := StartSwitches()
 	if err != nil {
-		close(a)
 		t.Skip("no context-switch records here:", err)
 	}
-	const trips = 3000
 	start := time.Now()
-	for i := range trips {
-		a <- i
-		<-b
+	tripPair(500)
+	perTrip := time.Since(start) / 500
+	tid := int32(unix.Gettid())
+	if _, err := probe.Stop(); err != nil {
+		t.Fatal(err)
 	}
-	close(a)
-	<-b
+	in := 0
+	for _, st := range probe.stays {
+		if st.tid == tid {
+			in++
+		}
+	}
+	// Two records a stay: its switch-in and its switch-out.
+	perSec := 2 * float64(in) / 500 / perTrip.Seconds()
+	defer func(n int) { ringPages = n }(ringPages)
+	ringPages = 1
+	for float64(2*ringPages*os.Getpagesize()/32) <= perSec*0.014 {
+		ringPages *= 2
+	}
+	t.Logf("%v a round trip, %d stays of this thread in 500; %.0f records a second: %d-page rings hold %.1f ms", perTrip, in, perSec, ringPages, 1e3*float64(ringPages*os.Getpagesize()/32)/perSec)
+	rec, err := StartSwitches()
+	if err != nil {
+		t.Fatal(err)
+	}
+	trips := int(200 * time.Millisecond / perTrip)
+	start = time.Now()
+	tripPair(trips)
 	took := time.Since(start)
 	got, err := rec.Stop()
 	if err != nil {
 		t.Fatalf("%d round trips in %v: %v", trips, took, err)
 	}
-	// Each round trip switches both threads out and in.
 	if n := len(rec.stays); n < trips {
 		t.Errorf("%d round trips, %d stays on a CPU recorded (%d preemptions): want at least one a trip", trips, n, len(got))
 	}
