@@ -357,6 +357,7 @@ func compareStats(a, b *compareSide) (rows []compareRow, warnings []string) {
 	if !same {
 		warnings = append(warnings, report.EnvWarnings(a.Run, b.Run)...)
 	}
+	warnings = append(warnings, report.ContentionWarnings(a.Run, b.Run)...)
 	return rows, warnings
 }
 

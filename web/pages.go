@@ -353,11 +353,9 @@ func buildRunView(run *store.Run) runView {
 	v.Warnings = commonWarnings(run.Cases)
 	// The machine's load over the rounds, and a steal warning: the same
 	// words as the CLI's table (internal/report).
-	var steal string
-	v.Load, steal = report.Machine(run)
-	if steal != "" {
-		v.Warnings = append(v.Warnings, steal)
-	}
+	var machineWarnings []string
+	v.Load, machineWarnings = report.Machine(run)
+	v.Warnings = append(v.Warnings, machineWarnings...)
 	colors := variantColors(run)
 	cats := map[string]bool{}
 	var order []string

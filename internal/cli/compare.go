@@ -318,6 +318,7 @@ func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison,
 	if !same {
 		c.Warnings = report.EnvWarnings(ra.Run, rb.Run)
 	}
+	c.Warnings = append(c.Warnings, report.ContentionWarnings(ra.Run, rb.Run)...)
 	c.Warnings = append(c.Warnings, caseWarnings(ra.Run, pairs)...)
 	if !same {
 		c.Warnings = append(c.Warnings, caseWarnings(rb.Run, pairs)...)

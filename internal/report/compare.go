@@ -39,26 +39,28 @@ type Comparison struct {
 func (c *Comparison) Regressed() bool { return compare.Regressed(c.Metrics) }
 
 // Load differences worth a word: the rounds' highest one-minute load
-// average by half a CPU or more, or their highest steal by 2 points (load
+// average by half a CPU or more, their highest steal by 2 points (load
 // 0.8–1.1 against 1.0–1.1 on two CPUs was a warning, for the same machine
-// doing the same thing).
+// doing the same thing), or the most CPUs other programs used in a round
+// by a quarter of a CPU.
 const (
-	minLoadDiff  = 0.5
-	minStealDiff = 0.02
+	minLoadDiff   = 0.5
+	minStealDiff  = 0.02
+	minOthersDiff = 0.25
 )
 
 // loadDiffers says whether two runs' machines were busy differently enough
 // during their rounds to explain a difference in their times.
 func loadDiffers(a, b *store.Run) bool {
-	peak := func(r *store.Run) (load, steal float64) {
+	peak := func(r *store.Run) (load, steal, others float64) {
 		for _, rd := range r.Rounds {
-			load, steal = math.Max(load, rd.Load1), math.Max(steal, rd.Steal)
+			load, steal, others = math.Max(load, rd.Load1), math.Max(steal, rd.Steal), math.Max(others, rd.Others)
 		}
-		return load, steal
+		return load, steal, others
 	}
-	la, sa := peak(a)
-	lb, sb := peak(b)
-	return math.Abs(la-lb) >= minLoadDiff || math.Abs(sa-sb) >= minStealDiff
+	la, sa, oa := peak(a)
+	lb, sb, ob := peak(b)
+	return math.Abs(la-lb) >= minLoadDiff || math.Abs(sa-sb) >= minStealDiff || math.Abs(oa-ob) >= minOthersDiff
 }
 
 // EnvWarnings lists how two runs' machines and settings differ, each a
@@ -88,6 +90,28 @@ func EnvWarnings(a, b *store.Run) []string {
 	for _, r := range []*store.Run{a, b} {
 		if !r.Complete {
 			out = append(out, fmt.Sprintf("run %s is incomplete: %s", r.ID, r.Why()))
+		}
+	}
+	return out
+}
+
+// ContentionWarnings says, for each of the runs a comparison rests on
+// (once each), when other programs used maxOthers or more of its CPUs in
+// some round: its wall times are contended, and so is any verdict on them.
+func ContentionWarnings(runs ...*store.Run) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if r == nil || seen[r.ID] {
+			continue
+		}
+		seen[r.ID] = true
+		var others float64
+		for _, rd := range r.Rounds {
+			others = math.Max(others, rd.Others)
+		}
+		if others >= maxOthers {
+			out = append(out, fmt.Sprintf("run %s: other programs used up to %.1f of %s during its rounds, so its time/op and ops/s are contended, and so are the verdicts on them; cpu/op is steadier", r.ID, others, Count(r.Env.NumCPU, "CPU")))
 		}
 	}
 	return out

@@ -19,6 +19,11 @@ func TestLoadDiffers(t *testing.T) {
 		}
 		return r
 	}
+	others := func(o float64) *store.Run {
+		r := run(0, 1.0)
+		r.Rounds[0].Others = o
+		return r
+	}
 	for _, tt := range []struct {
 		name string
 		a, b *store.Run
@@ -29,6 +34,8 @@ func TestLoadDiffers(t *testing.T) {
 		{"half a CPU more", run(0, 1.0), run(0, 1.5), true},
 		{"stolen", run(0, 1.0), run(0.03, 1.0), true},
 		{"a little stolen", run(0, 1.0), run(0.01, 1.0), false},
+		{"another program, the load average not yet up", others(0), others(0.9), true},
+		{"a little of another program", others(0.05), others(0.2), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := false
@@ -37,6 +44,51 @@ func TestLoadDiffers(t *testing.T) {
 			}
 			if got != tt.want {
 				t.Errorf("machine load line %v, want %v (%v)", got, tt.want, EnvWarnings(tt.a, tt.b))
+			}
+		})
+	}
+}
+
+// TestMachine: the summary names other programs' CPUs when there were
+// any, and a run whose rounds had half a CPU or more of them is warned of,
+// as is one with steal.
+func TestMachine(t *testing.T) {
+	run := func(steal, others float64) *store.Run {
+		r := &store.Run{ID: "r1", Complete: true}
+		r.Env.NumCPU = 2
+		r.Rounds = []store.Round{{Load1: 1.0, Steal: steal, Others: others / 2}, {Load1: 1.2, Steal: steal, Others: others}}
+		return r
+	}
+	for _, tt := range []struct {
+		name          string
+		run           *store.Run
+		summary       string
+		warns         []string
+		contentionMsg bool
+	}{
+		{"quiet", run(0, 0.02), "load 1.0–1.2 on 2 CPUs (perflab's workers included), steal up to 0%", nil, false},
+		{"a little else", run(0, 0.3), "load 1.0–1.2 on 2 CPUs (perflab's workers included), steal up to 0%, other programs up to 0.3 CPUs", nil, false},
+		{"a spinning program", run(0, 0.92), "load 1.0–1.2 on 2 CPUs (perflab's workers included), steal up to 0%, other programs up to 0.9 CPUs", []string{"other programs used up to 0.9 of 2 CPUs"}, true},
+		{"stolen and contended", run(0.08, 1.3), "load 1.0–1.2 on 2 CPUs (perflab's workers included), steal up to 8%, other programs up to 1.3 CPUs", []string{"the hypervisor stole up to 8%", "other programs used up to 1.3 of 2 CPUs"}, true},
+		{"no rounds", &store.Run{}, "", nil, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			summary, warns := Machine(tt.run)
+			if summary != tt.summary {
+				t.Errorf("summary %q, want %q", summary, tt.summary)
+			}
+			if len(warns) != len(tt.warns) {
+				t.Fatalf("warnings %q, want ones starting %q", warns, tt.warns)
+			}
+			for i, w := range warns {
+				if !strings.HasPrefix(w, tt.warns[i]) {
+					t.Errorf("warning %q, want one starting %q", w, tt.warns[i])
+				}
+			}
+			// A comparison of the run with itself names it once.
+			cw := ContentionWarnings(tt.run, tt.run)
+			if got := len(cw) == 1 && strings.HasPrefix(cw[0], "run r1: other programs used"); got != tt.contentionMsg || len(cw) > 1 {
+				t.Errorf("ContentionWarnings = %q, want one: %v", cw, tt.contentionMsg)
 			}
 		})
 	}

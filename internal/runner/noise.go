@@ -11,16 +11,22 @@ import (
 )
 
 // noise samples what the machine is doing beyond this process, once a
-// round: the load average and the CPU time stolen by the hypervisor. On a
-// shared machine they explain a noisy run (a case at four goroutines got
-// 0.99 CPUs of 2 in issue 10's example, with nothing said).
+// round: the load average, the CPU time stolen by the hypervisor, and the
+// CPUs other programs used. On a shared machine they explain a noisy run
+// (a case at four goroutines got 0.99 CPUs of 2 in issue 10's example,
+// with nothing said).
 type noise struct {
-	t  cpuTimes
-	ok bool
+	t   cpuTimes
+	ok  bool
+	cpu time.Duration
+	at  time.Time
 }
 
 // start reads the CPU counters at the start of a round.
-func (n *noise) start() { n.t, n.ok = readCPUTimes() }
+func (n *noise) start() {
+	n.t, n.ok = readCPUTimes()
+	n.cpu, n.at = processCPU(), time.Now()
+}
 
 // end returns the round's figures, and whether the system gave any.
 func (n *noise) end() (store.Round, bool) {
@@ -32,6 +38,7 @@ func (n *noise) end() (store.Round, bool) {
 		// 0 when a counter went backwards, as some hypervisors'
 		// steal does: never a wrapped uint64 over the total.
 		r.Steal, _ = stealShare(n.t, t)
+		r.Others, _ = otherCPUs(n.t, t, processCPU()-n.cpu, time.Since(n.at))
 	}
 	return r, okLoad || (okStat && n.ok)
 }

@@ -101,6 +101,37 @@ func TestOtherCPUsSeesAnotherProcess(t *testing.T) {
 	t.Logf("other CPUs %.2f; the child used %.2f", got, child)
 }
 
+// TestRoundOthers: a round's Others is what the rest of the machine used
+// during it, a spinning child process included.
+func TestRoundOthers(t *testing.T) {
+	if os.Getenv("PERFLAB_TEST_SPIN") != "" {
+		for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); {
+		}
+		return
+	}
+	if _, ok := readCPUTimes(); !ok {
+		t.Skip("no /proc/stat on this system")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRoundOthers$")
+	cmd.Env = append(os.Environ(), "PERFLAB_TEST_SPIN=1")
+	var n noise
+	n.start()
+	wall0 := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	rd, ok := n.end()
+	wall := time.Since(wall0)
+	if !ok {
+		t.Fatal("no figures")
+	}
+	child := (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds() / wall.Seconds()
+	if rd.Others < child-0.15 || rd.Others > 2 {
+		t.Errorf("round's other CPUs %.2f; the child alone used %.2f", rd.Others, child)
+	}
+	t.Logf("round's other CPUs %.2f; the child used %.2f", rd.Others, child)
+}
+
 // TestStealShare: the steal share over a round, and none when a counter
 // went backwards (some hypervisors' steal does), never a wrapped uint64.
 func TestStealShare(t *testing.T) {
