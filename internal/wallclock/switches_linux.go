@@ -146,6 +146,8 @@ type SwitchRecorder struct {
 	corrupt bool
 	stop    chan struct{}
 	done    chan struct{}
+	// shortest is the shortest wait loop used, for its test.
+	shortest time.Duration
 	// failed holds the threads whose ring would not open; unseen is the
 	// CPU time of threads that ran without one (Unseen).
 	failed map[int]bool
@@ -280,6 +282,7 @@ func (r *SwitchRecorder) loop() {
 	t := time.NewTimer(every)
 	defer t.Stop()
 	scanned := time.Now()
+	r.shortest = every
 	for {
 		select {
 		case <-r.stop:
@@ -295,6 +298,7 @@ func (r *SwitchRecorder) loop() {
 			if every = nextDrain(every, fill); fixedDrain > 0 {
 				every = fixedDrain
 			}
+			r.shortest = min(r.shortest, every)
 			t.Reset(every)
 		}
 	}

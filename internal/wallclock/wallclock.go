@@ -562,8 +562,10 @@ func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTr
 			g.offState = Runnable
 			g.offFrame = profiles.StateFrame(profiles.Sched, "runnable after syscall")
 		default:
-			// Created, or first seen runnable.
-			g.offState, g.offStack = Runnable, trace.NoStack
+			// Created, or first seen runnable. For a creation the trace
+			// gives the new goroutine's starting stack (its function),
+			// the root of the rest of its time; first seen, none.
+			g.offState, g.offStack = Runnable, st.Stack
 			g.offFrame = profiles.StateFrame(profiles.Sched, "runnable")
 		}
 	case trace.GoSyscall:

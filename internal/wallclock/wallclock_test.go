@@ -356,6 +356,52 @@ func TestAllGoroutines(t *testing.T) {
 	t.Logf("%d goroutines, total %v, span %v, by root %v", res.Goroutines, res.Total(), res.Span, byRoot)
 }
 
+//go:noinline
+func createdLate(done *sync.WaitGroup) { done.Done() }
+
+// TestCreatedRunnableRoot: a goroutine's time runnable from its creation
+// until it first runs is at its own function, the root of its other time,
+// not at a state frame with no stack: the trace gives the new goroutine's
+// starting stack with its creation. With one P, the creator yields (so
+// that sysmon, which preempts after 10 ms, does not before it means to),
+// creates it and spins 6 ms, then yields to it.
+func TestCreatedRunnableRoot(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var tb bytes.Buffer
+	if err := trace.Start(&tb); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	runtime.Gosched()
+	go createdLate(&wg)
+	spin(6 * time.Millisecond)
+	runtime.Gosched()
+	wg.Wait()
+	trace.Stop()
+	res, err := FromTrace(bytes.NewReader(tb.Bytes()), Options{AllGoroutines: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const fn = "github.com/perflab/perflab/internal/wallclock.createdLate"
+	var atRoot, stateless time.Duration
+	for _, s := range res.Profile.Sample {
+		if s.Label["state"][0] != "runnable" {
+			continue
+		}
+		root := s.Location[len(s.Location)-1].Line[0].Function.Name
+		switch {
+		case root == fn:
+			atRoot += time.Duration(s.Value[0])
+		case len(s.Location) == 1 && strings.HasPrefix(root, "["):
+			stateless += time.Duration(s.Value[0])
+		}
+	}
+	if atRoot < 4*time.Millisecond {
+		t.Errorf("createdLate was runnable %v at its own root (%v at state frames with no stack); want the ~6 ms it waited to run", atRoot, stateless)
+	}
+}
+
 func TestOptionsExclusive(t *testing.T) {
 	if _, err := FromTrace(bytes.NewReader(nil), Options{Region: region, AllGoroutines: true}); err == nil {
 		t.Error("Region with AllGoroutines: want an error")
