@@ -544,6 +544,11 @@ func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTr
 		g.offState, g.offStack = Blocked, st.Stack
 		g.offFrame = profiles.StateFrame(g.blockCat, "blocked"+because(st.Reason))
 	case trace.GoRunnable:
+		if from == to {
+			// A new generation's status: still runnable as it was, and
+			// for the same cause (after a wake-up it is still the wait's).
+			return
+		}
 		switch from {
 		case trace.GoWaiting:
 			// Woken: the wait goes on until it runs (issue 9's first rule).
@@ -564,7 +569,9 @@ func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTr
 		default:
 			// Created, or first seen runnable. For a creation the trace
 			// gives the new goroutine's starting stack (its function),
-			// the root of the rest of its time; first seen, none.
+			// the root of the rest of its time; for one first seen at a
+			// generation's start, the stack it is runnable at, when the
+			// status carries one.
 			g.offState, g.offStack = Runnable, st.Stack
 			g.offFrame = profiles.StateFrame(profiles.Sched, "runnable")
 		}

@@ -906,3 +906,21 @@ func readGoTransitions(t *testing.T, data []byte, each func(ev *xtrace.Event, st
 		}
 	})
 }
+
+// TestRunnableAcrossGenerations: a goroutine woken from a wait that is
+// still runnable when a new generation restates its status stays the
+// wait's, not sched's: the status is no transition.
+func TestRunnableAcrossGenerations(t *testing.T) {
+	a := &accountant{rules: profiles.DefaultRules(), cats: map[catKey]profiles.Category{}}
+	g := &gor{}
+	a.transition(g, xtrace.GoRunning, xtrace.GoWaiting, xtrace.StateTransition{Reason: "chan receive"})
+	a.transition(g, xtrace.GoWaiting, xtrace.GoRunnable, xtrace.StateTransition{})
+	woken := g.offFrame
+	a.transition(g, xtrace.GoRunnable, xtrace.GoRunnable, xtrace.StateTransition{})
+	if g.offFrame != woken || g.offState != Runnable {
+		t.Errorf("after a new generation's status: %q (%v), want %q", g.offFrame, g.offState, woken)
+	}
+	if !strings.Contains(woken, "runnable after wake") {
+		t.Errorf("woken from a channel receive: %q", woken)
+	}
+}
