@@ -263,6 +263,7 @@ func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison,
 		}
 		c.A, c.B = o.Base, "variant"
 		c.Warnings = caseWarnings(ref.Run, nil)
+		c.Warnings = append(c.Warnings, report.ContentionWarnings(ref.Run)...)
 		if !ref.Run.Complete {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("run %s is incomplete: %s", ref.Run.ID, ref.Run.Why()))
 		}

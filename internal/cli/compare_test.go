@@ -55,6 +55,28 @@ func storeRunIncomplete(t *testing.T, st *store.Store, started time.Time, cases 
 	return id
 }
 
+// storeRunContended is storeRun for a run whose rounds had other programs
+// on 1.2 of its machine's 2 CPUs.
+func storeRunContended(t *testing.T, st *store.Store, started time.Time, cases map[string][]float64) string {
+	t.Helper()
+	id := storeRun(t, st, started, cases)
+	run, err := st.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	others := 1.2
+	run.Env.NumCPU = 2
+	run.Rounds = []store.Round{{Load1: 2.1}, {Load1: 2.2, Others: &others}}
+	b, err := json.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(st.Root, id, "run.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 func TestCompare(t *testing.T) {
 	dir := t.TempDir()
 	st := store.Open(dir)
@@ -70,6 +92,9 @@ func TestCompare(t *testing.T) {
 	})
 	lonely := storeRun(t, st, t0.Add(-time.Hour), map[string][]float64{"variant=other/keys=1/threads=1": steady})
 	halfway := storeRunIncomplete(t, st, t0.Add(-2*time.Hour), map[string][]float64{"variant=mutex/keys=128/threads=1": steady})
+	contended := storeRunContended(t, st, t0.Add(-3*time.Hour), map[string][]float64{
+		"variant=mutex/keys=128/threads=1": steady, "variant=sum256/keys=128/threads=1": steady,
+	})
 	tests := []struct {
 		name string
 		args []string
@@ -94,6 +119,12 @@ func TestCompare(t *testing.T) {
 		{"gate on an incomplete run", []string{"compare", old, halfway, "--fail-on", "regression", "-o", dir}, 3, []string{"incomplete"}, nil},
 		{"bad threshold", []string{"compare", old, newer, "--threshold", "lots", "-o", dir}, 2, []string{"--threshold"}, nil},
 		{"unknown base", []string{"compare", newer, "--base", "nope", "-o", dir}, 2, []string{`no variant "nope"`}, nil},
+		// Other programs took 1.2 of the 2 CPUs in its rounds: said, in a
+		// comparison of its variants and in one with another run.
+		{"base variant, contended", []string{"compare", contended, "--base", "sum256", "-o", dir}, 0,
+			[]string{"run " + contended + ": other programs or the kernel used up to 1.2"}, nil},
+		{"two runs, one contended", []string{"compare", contended, old, "-o", dir}, 0,
+			[]string{"run " + contended + ": other programs or the kernel used up to 1.2"}, []string{"run " + old + ": other programs"}},
 		{"unknown case", []string{"compare", old + "/variant=x", newer, "-o", dir}, 2, []string{`no case "variant=x"`}, nil},
 		{"run with case", []string{"compare", old, newer + "/variant=mutex,keys=128,threads=1", "-o", dir}, 2, []string{"a run with a run"}, nil},
 		{"one ref", []string{"compare", old, "-o", dir}, 2, []string{"give two runs"}, nil},

@@ -52,15 +52,18 @@ const (
 // loadDiffers says whether two runs' machines were busy differently enough
 // during their rounds to explain a difference in their times.
 func loadDiffers(a, b *store.Run) bool {
-	peak := func(r *store.Run) (load, steal, others float64) {
+	peak := func(r *store.Run) (load, steal float64) {
 		for _, rd := range r.Rounds {
-			load, steal, others = math.Max(load, rd.Load1), math.Max(steal, rd.Steal), math.Max(others, rd.Others)
+			load, steal = math.Max(load, rd.Load1), math.Max(steal, rd.Steal)
 		}
-		return load, steal, others
+		return load, steal
 	}
-	la, sa, oa := peak(a)
-	lb, sb, ob := peak(b)
-	return math.Abs(la-lb) >= minLoadDiff || math.Abs(sa-sb) >= minStealDiff || math.Abs(oa-ob) >= minOthersDiff
+	la, sa := peak(a)
+	lb, sb := peak(b)
+	oa, okA := PeakOthers(a)
+	ob, okB := PeakOthers(b)
+	return math.Abs(la-lb) >= minLoadDiff || math.Abs(sa-sb) >= minStealDiff ||
+		okA && okB && math.Abs(oa-ob) >= minOthersDiff
 }
 
 // EnvWarnings lists how two runs' machines and settings differ, each a
@@ -106,15 +109,23 @@ func ContentionWarnings(runs ...*store.Run) []string {
 			continue
 		}
 		seen[r.ID] = true
-		var others float64
-		for _, rd := range r.Rounds {
-			others = math.Max(others, rd.Others)
-		}
-		if others >= maxOthers {
-			out = append(out, fmt.Sprintf("run %s: other programs used up to %.1f of %s during its rounds, so its time/op and ops/s are contended, and so are the verdicts on them; cpu/op is steadier", r.ID, others, Count(r.Env.NumCPU, "CPU")))
+		if others, _ := PeakOthers(r); others >= maxOthers {
+			out = append(out, fmt.Sprintf("run %s: other programs or the kernel used up to %.1f of %s during its rounds, so its time/op and ops/s are contended, and so are the verdicts on them; compare cpu/op, which contention disturbs less", r.ID, others, Count(r.Env.NumCPU, "CPU")))
 		}
 	}
 	return out
+}
+
+// PeakOthers is the most CPUs other programs (or the kernel) used over any
+// span of a run's rounds, and whether the run recorded any.
+func PeakOthers(r *store.Run) (float64, bool) {
+	peak, ok := 0.0, false
+	for _, rd := range r.Rounds {
+		if rd.Others != nil {
+			peak, ok = math.Max(peak, *rd.Others), true
+		}
+	}
+	return peak, ok
 }
 
 func commitOf(r *store.Run) string {

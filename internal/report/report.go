@@ -73,12 +73,12 @@ func Machine(run *store.Run) (summary string, warnings []string) {
 		return "", nil
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
-	var steal, others float64
+	var steal float64
 	for _, r := range run.Rounds {
 		lo, hi = math.Min(lo, r.Load1), math.Max(hi, r.Load1)
 		steal = math.Max(steal, r.Steal)
-		others = math.Max(others, r.Others)
 	}
+	others, _ := PeakOthers(run)
 	load := fmt.Sprintf("%.1f", lo)
 	if hi-lo >= 0.05 {
 		load += fmt.Sprintf("–%.1f", hi)
@@ -91,7 +91,7 @@ func Machine(run *store.Run) (summary string, warnings []string) {
 		warnings = append(warnings, fmt.Sprintf("the hypervisor stole up to %.0f%% of the CPUs during the rounds: other guests share this machine, so times are inflated and noisy", 100*steal))
 	}
 	if others >= maxOthers {
-		warnings = append(warnings, fmt.Sprintf("other programs used up to %.1f of %s during the rounds: the workers shared the CPUs with them, so time/op, and any verdict on it, is contended (two spinning programs made identical variants read up to 1.7× apart); cpu/op is steadier, or run on a quieter machine", others, Count(run.Env.NumCPU, "CPU")))
+		warnings = append(warnings, fmt.Sprintf("other programs or the kernel used up to %.1f of %s during the rounds: the workers shared the CPUs with them, so time/op, and any verdict on it, is contended (two spinning programs made identical variants read up to 1.7× apart); compare cpu/op, which contention disturbs less, or run on a quieter machine", others, Count(run.Env.NumCPU, "CPU")))
 	}
 	return summary, warnings
 }

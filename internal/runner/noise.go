@@ -16,16 +16,28 @@ import (
 // (a case at four goroutines got 0.99 CPUs of 2 in issue 10's example,
 // with nothing said).
 type noise struct {
-	t   cpuTimes
-	ok  bool
-	cpu time.Duration
-	at  time.Time
+	t  cpuTimes
+	ok bool
+	// The span the other programs' CPUs are taken over: from the start
+	// of its first round, at least othersSpan long.
+	span     cpuTimes
+	spanOK   bool
+	spanCPU  time.Duration
+	spanFrom time.Time
 }
 
-// start reads the CPU counters at the start of a round.
+// othersSpan is the shortest span Round.Others is taken over: 100 ticks
+// on two CPUs, good to a few hundredths of a CPU.
+const othersSpan = 500 * time.Millisecond
+
+// start reads the CPU counters at the start of a round, and begins a span
+// for the other programs' CPUs when none is open.
 func (n *noise) start() {
 	n.t, n.ok = readCPUTimes()
-	n.cpu, n.at = processCPU(), time.Now()
+	if n.spanFrom.IsZero() {
+		n.span, n.spanOK = n.t, n.ok
+		n.spanCPU, n.spanFrom = processCPU(), time.Now()
+	}
 }
 
 // end returns the round's figures, and whether the system gave any.
@@ -34,11 +46,14 @@ func (n *noise) end() (store.Round, bool) {
 	load, okLoad := readLoad()
 	t, okStat := readCPUTimes()
 	r.Load1 = load
-	if okStat && n.ok {
+	if wall := time.Since(n.spanFrom); okStat && n.spanOK && wall >= othersSpan {
 		// 0 when a counter went backwards, as some hypervisors'
 		// steal does: never a wrapped uint64 over the total.
-		r.Steal, _ = stealShare(n.t, t)
-		r.Others, _ = otherCPUs(n.t, t, processCPU()-n.cpu, time.Since(n.at))
+		r.Steal, _ = stealShare(n.span, t)
+		if o, ok := otherCPUs(n.span, t, processCPU()-n.spanCPU, wall); ok {
+			r.Others = &o
+		}
+		n.spanFrom = time.Time{}
 	}
 	return r, okLoad || (okStat && n.ok)
 }

@@ -101,11 +101,12 @@ func TestOtherCPUsSeesAnotherProcess(t *testing.T) {
 	t.Logf("other CPUs %.2f; the child used %.2f", got, child)
 }
 
-// TestRoundOthers: a round's Others is what the rest of the machine used
-// during it, a spinning child process included.
+// TestRoundOthers: a span of rounds' Others is what the rest of the
+// machine used during it, a spinning child process included, and not this
+// process's own CPU: a goroutine here spins beside the child.
 func TestRoundOthers(t *testing.T) {
 	if os.Getenv("PERFLAB_TEST_SPIN") != "" {
-		for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); {
+		for end := time.Now().Add(othersSpan + 100*time.Millisecond); time.Now().Before(end); {
 		}
 		return
 	}
@@ -117,19 +118,67 @@ func TestRoundOthers(t *testing.T) {
 	var n noise
 	n.start()
 	wall0 := time.Now()
-	if err := cmd.Run(); err != nil {
+	stop := make(chan struct{})
+	spun := make(chan struct{})
+	go func() {
+		defer close(spun)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}()
+	err := cmd.Run()
+	close(stop)
+	<-spun
+	if err != nil {
 		t.Fatal(err)
 	}
 	rd, ok := n.end()
 	wall := time.Since(wall0)
-	if !ok {
-		t.Fatal("no figures")
+	if !ok || rd.Others == nil {
+		t.Fatalf("no figure after %v (ok %v)", wall, ok)
 	}
 	child := (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds() / wall.Seconds()
-	if rd.Others < child-0.15 || rd.Others > 2 {
-		t.Errorf("round's other CPUs %.2f; the child alone used %.2f", rd.Others, child)
+	t.Logf("other CPUs %.2f; the child used %.2f", *rd.Others, child)
+	if *rd.Others < child-0.15 {
+		t.Errorf("other CPUs %.2f, but the child alone used %.2f", *rd.Others, child)
 	}
-	t.Logf("round's other CPUs %.2f; the child used %.2f", rd.Others, child)
+	// The spinning goroutine here had most of a CPU, which must not
+	// count. Where something else took CPUs too (the child got less than
+	// 0.9 of one: another package's tests beside this one) the rest of the
+	// machine's use is not known, and only the lower bound holds.
+	if child >= 0.9 && *rd.Others-child > 0.4 {
+		t.Errorf("other CPUs %.2f against the child's %.2f: this process's own spinning counted", *rd.Others, child)
+	}
+}
+
+// TestOthersSpan: a round shorter than othersSpan gives no figure for
+// other programs' CPUs nor steal (/proc/stat's ticks are too coarse); the
+// round that closes a span of at least othersSpan gives them over the
+// whole span.
+func TestOthersSpan(t *testing.T) {
+	if _, ok := readCPUTimes(); !ok {
+		t.Skip("no /proc/stat on this system")
+	}
+	var n noise
+	n.start()
+	time.Sleep(20 * time.Millisecond)
+	rd, _ := n.end()
+	if rd.Others != nil || rd.Steal != 0 {
+		t.Errorf("a 20 ms round: others %v, steal %v; want none", rd.Others, rd.Steal)
+	}
+	n.start() // the span goes on from the first round
+	time.Sleep(othersSpan)
+	if rd, _ = n.end(); rd.Others == nil {
+		t.Errorf("a span of %v gave no figure", othersSpan+20*time.Millisecond)
+	}
+	n.start() // a new span
+	if rd, _ = n.end(); rd.Others != nil {
+		t.Errorf("a new span's first short round: others %v, want none", *rd.Others)
+	}
 }
 
 // TestStealShare: the steal share over a round, and none when a counter

@@ -281,6 +281,9 @@ func (r *Runner) rounds(ctx context.Context) error {
 		order[i] = i
 	}
 	began := time.Now()
+	// One across rounds: its figures for other programs' CPUs and for
+	// steal are taken over spans of rounds at least othersSpan long.
+	var nz noise
 	for round := 0; ; round++ {
 		if round >= r.Opts.Count && !r.more(round, began) {
 			for _, w := range r.untilWarnings {
@@ -300,7 +303,6 @@ func (r *Runner) rounds(ctx context.Context) error {
 		}
 		r.Progress.Phase(phase, r.live())
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		var nz noise
 		nz.start()
 		for _, i := range order {
 			c := r.cases[i]
