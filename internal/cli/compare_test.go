@@ -40,11 +40,18 @@ func storeRun(t *testing.T, st *store.Store, started time.Time, cases map[string
 func storeRunIncomplete(t *testing.T, st *store.Store, started time.Time, cases map[string][]float64) string {
 	t.Helper()
 	id := storeRun(t, st, started, cases)
+	rewriteRun(t, st, id, func(run *store.Run) { run.Complete, run.Note = false, "interrupted" })
+	return id
+}
+
+// rewriteRun changes a stored run's run.json in place.
+func rewriteRun(t *testing.T, st *store.Store, id string, change func(*store.Run)) {
+	t.Helper()
 	run, err := st.Load(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	run.Complete, run.Note = false, "interrupted"
+	change(run)
 	b, err := json.Marshal(run)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +59,6 @@ func storeRunIncomplete(t *testing.T, st *store.Store, started time.Time, cases 
 	if err := os.WriteFile(filepath.Join(st.Root, id, "run.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return id
 }
 
 // storeRunContended is storeRun for a run whose rounds had other programs
@@ -60,20 +66,11 @@ func storeRunIncomplete(t *testing.T, st *store.Store, started time.Time, cases 
 func storeRunContended(t *testing.T, st *store.Store, started time.Time, cases map[string][]float64) string {
 	t.Helper()
 	id := storeRun(t, st, started, cases)
-	run, err := st.Load(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	others := 1.2
-	run.Env.NumCPU = 2
-	run.Rounds = []store.Round{{Load1: 2.1}, {Load1: 2.2, Others: &others}}
-	b, err := json.Marshal(run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(st.Root, id, "run.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rewriteRun(t, st, id, func(run *store.Run) {
+		others := 1.2
+		run.Env.NumCPU = 2
+		run.Rounds = []store.Round{{Load1: 2.1}, {Load1: 2.2, Others: &others}}
+	})
 	return id
 }
 
