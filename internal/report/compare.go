@@ -109,8 +109,8 @@ func ContentionWarnings(runs ...*store.Run) []string {
 			continue
 		}
 		seen[r.ID] = true
-		if others, _ := PeakOthers(r); others >= maxOthers {
-			out = append(out, fmt.Sprintf("run %s: other programs or the kernel used up to %.1f of %s during its rounds, so its time/op and ops/s are contended, and so are the verdicts on them; compare cpu/op, which contention disturbs less", r.ID, others, Count(r.Env.NumCPU, "CPU")))
+		if w, ok := contention(r); ok {
+			out = append(out, "run "+r.ID+": "+w)
 		}
 	}
 	return out

@@ -90,10 +90,20 @@ func Machine(run *store.Run) (summary string, warnings []string) {
 	if steal > maxSteal {
 		warnings = append(warnings, fmt.Sprintf("the hypervisor stole up to %.0f%% of the CPUs during the rounds: other guests share this machine, so times are inflated and noisy", 100*steal))
 	}
-	if others >= maxOthers {
-		warnings = append(warnings, fmt.Sprintf("other programs or the kernel used up to %.1f of %s during the rounds: the workers shared the CPUs with them, so time/op, and any verdict on it, is contended (two spinning programs made identical variants read up to 1.7× apart); compare cpu/op, which contention disturbs less, or run on a quieter machine", others, Count(run.Env.NumCPU, "CPU")))
+	if w, ok := contention(run); ok {
+		warnings = append(warnings, w)
 	}
 	return summary, warnings
+}
+
+// contention is the warning for a run whose rounds had other programs on
+// maxOthers or more of its CPUs, in some span, and whether there is one.
+func contention(run *store.Run) (string, bool) {
+	others, _ := PeakOthers(run)
+	if others < maxOthers {
+		return "", false
+	}
+	return fmt.Sprintf("other programs or the kernel used up to %.1f of %s during the rounds: the workers shared the CPUs with them, so time/op, and any verdict on it, is contended (two spinning programs made identical variants read up to 1.7× apart); compare cpu/op, which contention disturbs less, or run on a quieter machine", others, Count(run.Env.NumCPU, "CPU")), true
 }
 
 // Group is the cases of one parameter combination and goroutine count.

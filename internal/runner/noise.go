@@ -16,10 +16,8 @@ import (
 // (a case at four goroutines got 0.99 CPUs of 2 in issue 10's example,
 // with nothing said).
 type noise struct {
-	t  cpuTimes
-	ok bool
-	// The span the other programs' CPUs are taken over: from the start
-	// of its first round, at least othersSpan long.
+	// The span steal and the other programs' CPUs are taken over: from
+	// the start of its first round, at least othersSpan long.
 	span     cpuTimes
 	spanOK   bool
 	spanCPU  time.Duration
@@ -30,12 +28,11 @@ type noise struct {
 // on two CPUs, good to a few hundredths of a CPU.
 const othersSpan = 500 * time.Millisecond
 
-// start reads the CPU counters at the start of a round, and begins a span
-// for the other programs' CPUs when none is open.
+// start begins a span at the start of a round, when none is open: it
+// reads the CPU counters there.
 func (n *noise) start() {
-	n.t, n.ok = readCPUTimes()
 	if n.spanFrom.IsZero() {
-		n.span, n.spanOK = n.t, n.ok
+		n.span, n.spanOK = readCPUTimes()
 		n.spanCPU, n.spanFrom = processCPU(), time.Now()
 	}
 }
@@ -55,7 +52,7 @@ func (n *noise) end() (store.Round, bool) {
 		}
 		n.spanFrom = time.Time{}
 	}
-	return r, okLoad || (okStat && n.ok)
+	return r, okLoad || (okStat && n.spanOK)
 }
 
 // readLoad reads the one-minute load average from /proc/loadavg (Linux).
