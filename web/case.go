@@ -162,7 +162,7 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	slug := store.Slug(c.Name)
 	base := "/runs/" + run.ID + "/cases/" + slug
 	v := caseView{Run: run, Case: c, Slug: slug, Base: base, Params: paramString(run, c), Kind: kind, Kinds: profileKinds(c), Budget: budgetParts(c.Budget)}
-	for _, u := range units([]store.Case{*c}) {
+	for _, u := range caseUnits([]store.Case{*c}) {
 		v.Stats = append(v.Stats, statRow{Label: unitLabel(u), Cell: statCell(c.Stats, u)})
 	}
 	if warn := rulesOfRun(run).warning; warn != "" {

@@ -302,7 +302,7 @@ func compareStats(a, b *compareSide) (rows []compareRow, warnings []string) {
 	var msgs []string
 	metricsOf := map[string][]string{}
 	var shared []string
-	for _, unit := range units([]store.Case{*a.Case, *b.Case}) {
+	for _, unit := range caseUnits([]store.Case{*a.Case, *b.Case}) {
 		if unit == "ops/s" || unit == "alloc-MB/s" {
 			continue
 		}

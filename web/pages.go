@@ -18,6 +18,7 @@ import (
 
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/units"
 )
 
 // ---- runs -------------------------------------------------------------
@@ -208,15 +209,12 @@ func budgetCell(parts []budgetPart) ([]barSeg, string) {
 	return segs, strings.Join(names, " · ")
 }
 
-// caseOnlyUnits are kept off the run table (they are on every case's page):
-// the allocation rate and the GC figures, which the budget and B/op speak
-// for, so the table with its budget column fits 1280 px.
-var caseOnlyUnits = map[string]bool{"alloc-MB/s": true, "gc/op": true, "gc-cpu-%": true}
-
+// tableUnits are the run table's columns: the headline units of the unit
+// table (internal/units) that some case measured, then a scenario's own.
 func tableUnits(cases []store.Case) []string {
 	var out []string
 	for _, u := range nonZeroUnits(cases) {
-		if !caseOnlyUnits[u] {
+		if known, ok := units.Lookup(u); !ok || known.Headline {
 			out = append(out, u)
 		}
 	}
@@ -412,30 +410,19 @@ func buildRunView(run *store.Run) runView {
 	return v
 }
 
-// unitOrder puts the headline metrics first; other units follow
-// alphabetically.
-var unitOrder = []string{"ns/op", "sec/op", "cpu-ns/op", "cpu-sec/op", "ops/s", "B/op", "allocs/op", "alloc-MB/s", "gc/op", "gc-cpu-%"}
-
-func units(cases []store.Case) []string {
+// caseUnits is every unit the cases measured, in the unit table's order.
+func caseUnits(cases []store.Case) []string {
 	set := map[string]bool{}
+	var out []string
 	for _, c := range cases {
 		for u := range c.Stats {
-			set[u] = true
+			if !set[u] {
+				set[u] = true
+				out = append(out, u)
+			}
 		}
 	}
-	var out []string
-	for _, u := range unitOrder {
-		if set[u] {
-			out = append(out, u)
-			delete(set, u)
-		}
-	}
-	var rest []string
-	for u := range set {
-		rest = append(rest, u)
-	}
-	sort.Strings(rest)
-	return append(out, rest...)
+	return units.Sort(out)
 }
 
 // nonZeroUnits is units without the metrics that are zero in every case
@@ -443,7 +430,7 @@ func units(cases []store.Case) []string {
 // differ. The case page still lists them.
 func nonZeroUnits(cases []store.Case) []string {
 	var out []string
-	for _, u := range units(cases) {
+	for _, u := range caseUnits(cases) {
 		for _, c := range cases {
 			if st, ok := c.Stats[u]; ok && (st.Median != 0 || st.Max != 0) {
 				out = append(out, u)

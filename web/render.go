@@ -11,6 +11,7 @@ import (
 
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/units"
 )
 
 // pageNames are the templates under templates/, each rendered inside
@@ -59,24 +60,12 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	w.Write(buf.Bytes())
 }
 
-// fmtValue formats a measurement in its unit: internal/report's one
+// fmtValue formats a measurement in its unit: the unit table's one
 // formatter, so the web and the CLI write every number alike.
-func fmtValue(v float64, unit string) string { return report.Value(v, unit) }
+func fmtValue(v float64, unit string) string { return units.Format(v, unit) }
 
-// unitLabel names a unit for a column heading.
-func unitLabel(unit string) string {
-	switch unit {
-	case "sec/op", "ns/op":
-		return "time/op"
-	case "cpu-sec/op", "cpu-ns/op":
-		return "CPU/op"
-	case "alloc-MB/s":
-		return "alloc MB/s"
-	case "gc-cpu-%":
-		return "GC CPU"
-	}
-	return unit
-}
+// unitLabel names a unit for a column heading, as every table does.
+func unitLabel(unit string) string { return units.Label(unit) }
 
 // breakable escapes a function name for HTML and lets the browser break it
 // only at package and type boundaries (after '/', '.', '(', ')' and '*'),

@@ -12,6 +12,7 @@ import (
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/units"
 	"github.com/spf13/cobra"
 )
 
@@ -188,7 +189,7 @@ func compareRun(io *IO, o *CompareOptions) error {
 
 // metricUnits turns --metric's names into run.json units: the names the
 // tables print, time/op and cpu/op, are aliases of ns/op and cpu-ns/op. A
-// name that is neither one of report.Units nor measured by any compared
+// name that is neither a unit perflab knows (internal/units) nor measured by any compared
 // case is an error, not a silently empty row: in a CI gate a typo would
 // drop the metric from the gate.
 func metricUnits(names []string, pairs []compare.Pair) ([]string, error) {
@@ -200,8 +201,14 @@ func metricUnits(names []string, pairs []compare.Pair) ([]string, error) {
 			valid = append(valid, report.MetricName(u))
 		}
 	}
-	for _, u := range report.Units {
-		addUnit(u)
+	labels := map[string]bool{}
+	for _, u := range units.Known() {
+		// sec/op and cpu-sec/op share time/op's and cpu/op's labels: one
+		// name each.
+		if !labels[u.Label] {
+			labels[u.Label] = true
+			addUnit(u.Name)
+		}
 	}
 	var extra []string
 	for _, p := range pairs {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/units"
 )
 
 // Comparison is what `perflab compare` says, for every renderer: the
@@ -217,34 +218,12 @@ func metricTitle(c compare.Comparison) string {
 
 func unitName(u string) string { return MetricName(u) }
 
-// Units are the metrics every measured case has, in run.json's names and
-// the order the tables show them; a scenario may report more (hits/op).
-var Units = []string{"ns/op", "cpu-ns/op", "ops/s", "B/op", "allocs/op", "alloc-MB/s", "gc/op", "gc-cpu-%", "MB/s"}
+// MetricName is the label tables print for a unit (units.Label).
+func MetricName(unit string) string { return units.Label(unit) }
 
-// metricNames are the names the tables print for units whose run.json
-// name differs.
-var metricNames = map[string]string{"ns/op": "time/op", "cpu-ns/op": "cpu/op"}
-
-// MetricName is the name the tables print for a unit: "time/op" for
-// ns/op, "cpu/op" for cpu-ns/op; other units are their own name.
-func MetricName(unit string) string {
-	if n, ok := metricNames[unit]; ok {
-		return n
-	}
-	return unit
-}
-
-// MetricUnit is the run.json unit of a metric named as a table prints it
-// ("time/op" is ns/op) or by its unit; names it does not know are
-// returned unchanged.
-func MetricUnit(name string) string {
-	for u, n := range metricNames {
-		if n == name {
-			return u
-		}
-	}
-	return name
-}
+// MetricUnit is the run.json unit of a metric named by its label or unit
+// (units.Parse).
+func MetricUnit(name string) string { return units.Parse(name) }
 
 // WriteCompareText renders the comparison for a terminal, fitting width
 // columns (default 80): a row whose cells do not fit beside its label puts

@@ -6,83 +6,15 @@ import (
 	"strconv"
 
 	"github.com/perflab/perflab/internal/store"
-	"golang.org/x/perf/benchunit"
+	"github.com/perflab/perflab/internal/units"
 )
 
-// hugeValue is where Value stops scaling: 1e18 ns is 31 years an op.
-const hugeValue = 1e18
+// Value formats a measurement in its unit: the unit table's one formatter
+// (internal/units), so every renderer writes numbers alike.
+func Value(v float64, unit string) string { return units.Format(v, unit) }
 
-// Value formats a measurement in its unit, the one way every renderer
-// writes numbers: times with SI prefixes as benchstat does (214.7ns,
-// 1.23µs), rates with SI prefixes above 1000 (4.03M), counts and bytes per
-// operation as plain numbers (0.876 allocs/op, not 876.2m), percentages with
-// one decimal. NaN and infinities are "—".
-func Value(v float64, unit string) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "—"
-	}
-	if math.Abs(v) >= hugeValue {
-		// No measurement: a tampered or broken run.json. Three figures
-		// and an exponent, not benchunit's 300 digits before "T".
-		switch unit {
-		case "ns/op", "cpu-ns/op":
-			return strconv.FormatFloat(v, 'g', 3, 64) + "ns"
-		case "sec/op", "cpu-sec/op":
-			return strconv.FormatFloat(v, 'g', 3, 64) + "s"
-		}
-		return strconv.FormatFloat(v, 'g', 3, 64)
-	}
-	switch unit {
-	case "sec/op", "cpu-sec/op":
-		if v == 0 {
-			return "0"
-		}
-		return benchunit.Scale(v, benchunit.Decimal) + "s"
-	case "ns/op", "cpu-ns/op":
-		if math.Abs(v) < 1 {
-			// benchunit would write 0.00005000ns; below a nanosecond two
-			// decimals say all a timer can.
-			if v == 0 {
-				return "0"
-			}
-			if math.Abs(v) < 0.01 {
-				return "<0.01ns"
-			}
-			return strconv.FormatFloat(v, 'f', 2, 64) + "ns"
-		}
-		return benchunit.Scale(v*1e-9, benchunit.Decimal) + "s"
-	case "ops/s", "alloc-MB/s", "MB/s", "ops/µs":
-		if math.Abs(v) >= 1000 {
-			return benchunit.Scale(v, benchunit.Decimal)
-		}
-	case "gc-cpu-%":
-		return fmt.Sprintf("%.1f%%", v)
-	}
-	return Number(v)
-}
-
-// Number formats a plain number: three significant figures below 1000,
-// SI prefixes from 10,000, and never a milli- or micro- prefix. A value too
-// small for three decimals is "<0.001", so a tiny non-zero figure never
-// reads as a zero beside a real 0.
-func Number(v float64) string {
-	switch a := math.Abs(v); {
-	case v == 0:
-		return "0"
-	case a >= 1e4:
-		return benchunit.Scale(v, benchunit.Decimal)
-	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 1:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a < 0.001:
-		if v < 0 {
-			return ">-0.001"
-		}
-		return "<0.001"
-	}
-	return strconv.FormatFloat(v, 'f', 3, 64)
-}
+// Number formats a plain number as units.Number does.
+func Number(v float64) string { return units.Number(v) }
 
 // CI formats a median's interval as benchstat prints it: "±3%", or "±∞"
 // with too few repetitions for one.

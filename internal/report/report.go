@@ -15,6 +15,7 @@ import (
 
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/units"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -226,11 +227,6 @@ type Warning struct {
 	Cases   []string
 }
 
-// fixedUnits have columns of their own; other per-op metrics a scenario
-// reports get columns after them.
-var fixedUnits = map[string]bool{"ns/op": true, "cpu-ns/op": true, "ops/s": true, "B/op": true,
-	"allocs/op": true, "alloc-MB/s": true, "gc/op": true, "gc-cpu-%": true, "MB/s": true}
-
 // Build makes the report of run.
 func Build(run *store.Run) *Run {
 	rep := &Run{Run: run, Status: "complete", Reps: Count(run.Config.Count, "repetition")}
@@ -288,7 +284,7 @@ func Build(run *store.Run) *Run {
 		}
 		rep.Groups[gi].Rows = append(rep.Groups[gi].Rows, row)
 		for u := range c.Stats {
-			if !fixedUnits[u] {
+			if _, known := units.Lookup(u); !known {
 				extra[u] = true
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/perflab/perflab/internal/units"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -124,24 +125,24 @@ var optionalOrder = []string{"alloc MB/s", "ops/s", "MB/s"}
 func (rep *Run) timingTable(g *Group, wide bool) *table {
 	t := &table{}
 	variant := t.add("variant", false, "")
-	timeCol := t.add("time/op", true, "")
+	timeCol := t.add(units.Label("ns/op"), true, "")
 	ci := t.add("±", true, "")
-	cpu := t.add("cpu/op", true, "")
+	cpu := t.add(units.Label("cpu-ns/op"), true, "")
 	var bg *column
 	if wide && rep.HasWindow {
 		bg = t.add("bg gc/op", true, "")
 	}
-	ops := t.add("ops/s", true, "ops/s")
+	ops := t.add(units.Label("ops/s"), true, "ops/s")
 	var mb *column
 	if rep.HasMB {
-		mb = t.add("MB/s", true, "MB/s")
+		mb = t.add(units.Label("MB/s"), true, "MB/s")
 	}
-	bop := t.add("B/op", true, "")
-	allocs := t.add("allocs/op", true, "")
-	rate := t.add("alloc MB/s", true, "alloc MB/s")
+	bop := t.add(units.Label("B/op"), true, "")
+	allocs := t.add(units.Label("allocs/op"), true, "")
+	rate := t.add(units.Label("alloc-MB/s"), true, "alloc MB/s")
 	extra := make([]*column, len(rep.Metrics))
 	for i, u := range rep.Metrics {
-		extra[i] = t.add(u, true, "")
+		extra[i] = t.add(units.Label(u), true, "")
 	}
 	for _, r := range g.Rows {
 		t.row(r.Message)

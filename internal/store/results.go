@@ -7,13 +7,13 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/units"
 	"golang.org/x/perf/benchfmt"
 )
 
-// benchUnits are written to results.txt in this order; scenario metrics
-// (hits/op, …) follow, sorted. ops/s is left out: benchstat derives
-// nothing from it that ns/op does not already say.
-var benchUnits = []string{"ns/op", "cpu-ns/op", "MB/s", "B/op", "allocs/op", "alloc-MB/s", "gc/op", "gc-cpu-%"}
+// benchUnits are written to results.txt in the unit table's order
+// (internal/units); scenario metrics (hits/op, …) follow, sorted.
+var benchUnits = units.Bench()
 
 // ResultsFile is the benchfmt file of a run, next to run.json.
 const ResultsFile = "results.txt"
@@ -68,13 +68,10 @@ func WriteResults(w io.Writer, run *Run) error {
 }
 
 func extraUnits(m map[string]float64) []string {
-	known := map[string]bool{"ops/s": true}
-	for _, u := range benchUnits {
-		known[u] = true
-	}
 	var out []string
 	for u := range m {
-		if !known[u] {
+		// A known unit results.txt leaves out (ops/s) stays out.
+		if _, known := units.Lookup(u); !known {
 			out = append(out, u)
 		}
 	}
