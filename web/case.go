@@ -168,7 +168,7 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	if warn := rulesOfRun(run).warning; warn != "" {
 		// A copy: the cached run is shared between requests.
 		cc := *c
-		cc.Warnings = append(slices.Clip(c.Warnings), warn)
+		cc.Warnings = append(slices.Clip(c.Warnings), store.Warn(store.WarnOther, 0, warn))
 		v.Case = &cc
 	}
 	for _, p := range v.Budget {

@@ -100,7 +100,7 @@ func makeRun(t testing.TB, st *store.Store, rng *rand.Rand, started time.Time, s
 				c.Budget = map[string]float64{"work": ns * 0.4, "lock": ns * 0.3 * float64(vi), "wait": ns * 0.02, "alloc": ns * 0.1, "gc": ns * 0.08, "sched": ns * 0.05, "other": ns * 0.07}
 				c.Window = &store.Window{Seconds: 1.01, Ops: 1e6, NsPerOp: ns * 1.02, Running: 0.6, Runnable: 0.1, Blocked: 0.3, Occupancy: 0.97, BackgroundGCNsPerOp: 3.5, CPUSamples: 180, Goroutines: 20}
 				if vi == 1 && th == 4 {
-					c.Warnings = []string{"wide confidence interval: ±12% (noisy machine?)"}
+					c.Warnings = []store.Warning{store.Warn(store.WarnWideCI, 12, "time/op confidence interval ±12% is wide: noisy machine?")}
 				}
 				for _, kind := range []string{"wall", "cpu", "mutex", "block"} {
 					rel := "cases/" + slug + "/" + kind + ".pb.gz"
@@ -272,7 +272,7 @@ func writeWideRun(t testing.TB, root string) *store.Run {
 				}
 				c.Stats = stats(c.Reps)
 				c.Budget = map[string]float64{"work": ns * 0.01, "sched": ns * (0.5 - 0.01*float64(vi)), "other": ns * (0.49 - 0.01*float64(vi))}
-				c.Warnings = []string{fmt.Sprintf("the profiling window's time/op was +%d%% off the timed median", 13+vi)}
+				c.Warnings = []store.Warning{store.Warn(store.WarnWindowDrift, float64(13+vi), fmt.Sprintf("the profiling window's time/op was +%d%% off the timed median", 13+vi))}
 				for _, kind := range []string{"wall", "cpu", "mutex", "block"} {
 					rel := "cases/" + slug + "/" + kind + ".pb.gz"
 					if err := w.WriteFile(rel, testProfile(t, kind, vi)); err != nil {

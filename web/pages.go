@@ -19,6 +19,7 @@ import (
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/units"
+	"github.com/perflab/perflab/profiles"
 )
 
 // ---- runs -------------------------------------------------------------
@@ -136,10 +137,14 @@ func (s *Server) run(id string) (*store.Run, int, error) {
 // ---- one run ----------------------------------------------------------
 
 type runView struct {
-	Run        *store.Run
+	Run *store.Run
+	// Report is the run's report, the model this page lays out.
+	Report     *report.Run
 	HasResults bool
-	// Warnings are the case warnings every case shares, shown once.
-	Warnings []string
+	// Warnings are the run's own warnings (the machine's, and routine
+	// ones most cases share), shown once at the top; Notes the run's
+	// notes (report.Info), behind a toggle.
+	Warnings, Notes []report.Warning
 	NoCI     bool
 	Machine  string
 	Load     string
@@ -160,15 +165,24 @@ type runView struct {
 }
 
 type caseGroup struct {
-	Title  string
+	Title string
+	// Verdict is the report's sentence on the group's fastest variant;
+	// Advice says when the repetitions were too few for it.
+	Verdict, Advice string
+	// Notes are its cases' notes (report.Info), behind a toggle.
+	Notes  []report.Warning
 	Rows   []caseRow
 	Time   barChart
 	Budget stackChart
 }
 
 type caseRow struct {
-	Case     *store.Case
-	Warnings []string
+	Case *store.Case
+	// Warnings are the case's own warnings (report.Caution and above),
+	// shown under the group's table; TimeMark and BudgetMark put a mark
+	// on the figures and the budget they are about.
+	Warnings             []report.Warning
+	TimeMark, BudgetMark bool
 	Slug     string
 	Cells    []cell
 	Budget   []budgetPart
@@ -346,57 +360,66 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "run", v)
 }
 
+// buildRunView lays out the report of run (internal/report, the one model
+// the CLI's table renders too) as the run page: the groups, rows, verdicts,
+// warnings and notes are the report's; what is decided here is layout
+// (column widths, charts, colours).
 func buildRunView(run *store.Run) runView {
-	v := runView{Run: run, Machine: machine(run.Env), Units: tableUnits(run.Cases)}
-	v.Warnings = commonWarnings(run.Cases)
-	// The machine's load over the rounds, and a steal warning: the same
-	// words as the CLI's table (internal/report).
-	var machineWarnings []string
-	v.Load, machineWarnings = report.Machine(run)
-	v.Warnings = append(v.Warnings, machineWarnings...)
+	rep := report.Build(run)
+	v := runView{Run: run, Report: rep, Machine: machine(run.Env), Units: tableUnits(run.Cases), Load: rep.Machine}
+	for _, w := range rep.Warnings {
+		if w.Severity >= report.Caution {
+			v.Warnings = append(v.Warnings, w)
+		} else {
+			v.Notes = append(v.Notes, w)
+		}
+	}
 	colors := variantColors(run)
 	cats := map[string]bool{}
-	var order []string
 	byKey := map[string]*caseGroup{}
-	for i := range run.Cases {
-		c := &run.Cases[i]
-		key := paramString(run, c)
-		if c.Threads > 0 {
-			key = strings.TrimSpace(fmt.Sprintf("%s threads=%d", key, c.Threads))
+	for _, rg := range rep.Groups {
+		g := &caseGroup{Title: rg.Title(), Advice: rg.Advice}
+		if rg.Verdict != nil {
+			g.Verdict = rg.Verdict.String()
 		}
-		g := byKey[key]
-		if g == nil {
-			g = &caseGroup{Title: key}
-			byKey[key] = g
-			order = append(order, key)
-		}
-		row := caseRow{Case: c, Slug: store.Slug(c.Name), Kinds: profileKinds(c)}
-		for _, w := range c.Warnings {
-			if !slices.Contains(v.Warnings, w) {
-				row.Warnings = append(row.Warnings, w)
+		byKey[g.Title] = g
+		for ri := range rg.Rows {
+			rr := &rg.Rows[ri]
+			c := rr.Case
+			row := caseRow{Case: c, Slug: store.Slug(c.Name), Kinds: profileKinds(c)}
+			for _, w := range rr.Warnings {
+				if w.Severity >= report.Caution {
+					row.Warnings = append(row.Warnings, w)
+				} else {
+					g.Notes = append(g.Notes, w)
+				}
 			}
+			row.TimeMark = rr.Marked(report.AffectsTime, report.Caution)
+			row.BudgetMark = rr.Marked(report.AffectsBudget, report.Caution)
+			if st, _, ok := timeStat(c); ok && !finiteCI(st) {
+				v.NoCI = true
+			}
+			for _, u := range v.Units {
+				row.Cells = append(row.Cells, statCell(c.Stats, u))
+			}
+			if rr.HasBudget {
+				row.Budget = reportBudget(rr, c)
+			}
+			for _, p := range row.Budget {
+				cats[p.Category] = true
+			}
+			row.BudgetBar, row.BudgetText = budgetCell(row.Budget)
+			g.Rows = append(g.Rows, row)
+			v.Cases = append(v.Cases, caseOption{Value: run.ID + "/" + row.Slug, Label: c.Name})
 		}
-		if st, _, ok := timeStat(c); ok && !finiteCI(st) {
-			v.NoCI = true
-		}
-		for _, u := range v.Units {
-			row.Cells = append(row.Cells, statCell(c.Stats, u))
-		}
-		row.Budget = budgetParts(c.Budget)
-		for _, p := range row.Budget {
-			cats[p.Category] = true
-		}
-		row.BudgetBar, row.BudgetText = budgetCell(row.Budget)
-		g.Rows = append(g.Rows, row)
-		v.Cases = append(v.Cases, caseOption{Value: run.ID + "/" + row.Slug, Label: c.Name})
+		v.Groups = append(v.Groups, *g)
 	}
 	v.VariantCol, v.Cols = tableWidths(v.Units, byKey)
 	v.Span = len(v.Cols) + 1
-	for _, key := range order {
-		g := byKey[key]
+	for i := range v.Groups {
+		g := &v.Groups[i]
 		g.Time = timeChart(g.Rows, colors)
 		g.Budget = budgetChart(g.Rows)
-		v.Groups = append(v.Groups, *g)
 	}
 	if x, y := variantPair(run); x != nil {
 		v.CompareA, v.CompareB = run.ID+"/"+store.Slug(x.Name), run.ID+"/"+store.Slug(y.Name)
@@ -408,6 +431,27 @@ func buildRunView(run *store.Run) runView {
 		v.Legend = append(v.Legend, legendItem{Label: c, Color: categoryColor(c)})
 	}
 	return v
+}
+
+// reportBudget is a report row's budget as the page's parts: the report's
+// shares, in the categories' order, with each share's time per op.
+func reportBudget(rr *report.Row, c *store.Case) []budgetPart {
+	var parts []budgetPart
+	ns := 0.0
+	if st, ok := c.Stats["ns/op"]; ok {
+		ns = st.Median
+	}
+	set := map[string]bool{}
+	for _, cat := range profiles.Categories {
+		if rr.Budget[cat.Index()] > 0 {
+			set[string(cat)] = true
+		}
+	}
+	for _, name := range categoryOrder(set) {
+		share := rr.Budget[profiles.Category(name).Index()]
+		parts = append(parts, budgetPart{Category: name, Color: categoryColor(name), NS: share * ns, Share: share})
+	}
+	return parts
 }
 
 // caseUnits is every unit the cases measured, in the unit table's order.
@@ -439,27 +483,6 @@ func nonZeroUnits(cases []store.Case) []string {
 		}
 	}
 	return out
-}
-
-// commonWarnings returns the warnings that every measured case has.
-func commonWarnings(cases []store.Case) []string {
-	var common []string
-	first := true
-	for _, c := range cases {
-		if c.Status != store.StatusOK {
-			continue
-		}
-		if first {
-			common = slices.Clone(c.Warnings)
-			first = false
-			continue
-		}
-		common = slices.DeleteFunc(common, func(w string) bool { return !slices.Contains(c.Warnings, w) })
-	}
-	if len(cases) < 2 {
-		return nil
-	}
-	return common
 }
 
 func statCell(stats map[string]store.Stat, unit string) cell {

@@ -67,6 +67,9 @@ func TestRoutes(t *testing.T) {
 		{"runs filtered", "/?scenario=broken", 200, []string{f.broken}},
 		{"runs filter no match", "/?scenario=nothing", 200, []string{"No runs of nothing"}},
 		{"run", "/runs/" + full.ID, 200, []string{"keys=128 key=ssk threads=4", "time/op", "±", "<svg class=\"chart\"", "Scaling", "rwmutex"}},
+		// The report's verdict and a case's own warning, next to its
+		// group, as the CLI's table has them.
+		{"run verdict", "/runs/" + full.ID, 200, []string{`<p class="verdict-line">fastest: `, `⚠ rwmutex: time/op&#39;s interval ±12% is wide`}},
 		{"latest", "/runs/latest", 302, nil},
 		// A skipped case is called so, as the CLI's table calls it.
 		{"run with failures", "/runs/" + small.ID, 200, []string{"failed: panic: &lt;/script&gt;", "n/a at these parameters: no sharding below 256 keys", "incomplete", "skipped: not measured (the run stopped before this case ran)"}},

@@ -32,7 +32,8 @@ func TestCount(t *testing.T) {
 }
 
 // TestTextSingular: a run of one repetition on one CPU says so in the
-// singular, and a warning several cases share stays singular ("its").
+// singular, and a routine warning most cases share is one line that
+// counts them.
 func TestTextSingular(t *testing.T) {
 	run := fixture()
 	run.Config.Count, run.Env.NumCPU = 1, 1
@@ -40,6 +41,7 @@ func TestTextSingular(t *testing.T) {
 		if st, ok := run.Cases[i].Stats["ns/op"]; ok {
 			st.N = 1
 			run.Cases[i].Stats["ns/op"] = st
+			run.Cases[i].Warnings = append(run.Cases[i].Warnings, store.Warn(store.WarnWideCI, float64(10+i), "wide"))
 		}
 	}
 	var b strings.Builder
@@ -52,7 +54,7 @@ func TestTextSingular(t *testing.T) {
 	}{
 		{"one repetition", "median of 1 repetition ±", true},
 		{"one CPU", "on 1 CPU (", true},
-		{"grouped warning", "in each of 3 cases: ", true},
+		{"grouped warning", "in all 6 cases: time/op's 95% interval is wide (±10–18%)", true},
 		{"no plural after one", "1 repetitions", false},
 		{"no CPUs after one", "1 CPUs", false},
 	} {

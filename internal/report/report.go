@@ -47,8 +47,9 @@ type Run struct {
 	// Notes compare allocation rate and bytes per operation where they
 	// tell different stories.
 	Notes []string
-	// Warnings are the cases' warnings, the same message across cases
-	// given once.
+	// Warnings are the run's own warnings: the machine's, and a routine
+	// kind most cases share (a noisy machine), given once. A case's other
+	// warnings are on its row (Row.Warnings). Severe first.
 	Warnings []Warning
 	// Machine says how loaded the machine was during the timed rounds:
 	// "load 1.2–4.5 on 2 CPUs, steal 0–3%" ("" when not recorded).
@@ -70,6 +71,15 @@ const maxOthers = 0.5
 // Machine summarises the machine's load over a run's rounds, and warns
 // about steal and about other programs' use of the CPUs.
 func Machine(run *store.Run) (summary string, warnings []string) {
+	summary, ws := machineWarnings(run)
+	for _, w := range ws {
+		warnings = append(warnings, w.Message)
+	}
+	return summary, warnings
+}
+
+// machineWarnings is Machine with its warnings as values.
+func machineWarnings(run *store.Run) (summary string, warnings []Warning) {
 	if len(run.Rounds) == 0 {
 		return "", nil
 	}
@@ -89,10 +99,11 @@ func Machine(run *store.Run) (summary string, warnings []string) {
 		summary += fmt.Sprintf(", other programs up to %.1f CPUs", others)
 	}
 	if steal > maxSteal {
-		warnings = append(warnings, fmt.Sprintf("the hypervisor stole up to %.0f%% of the CPUs during the rounds: other guests share this machine, so times are inflated and noisy", 100*steal))
+		warnings = append(warnings, Warning{Kind: KindSteal, Severity: Caution, Affects: AffectsRun, Hi: math.Round(100 * steal),
+			Message: fmt.Sprintf("the hypervisor stole up to %.0f%% of the CPUs during the rounds: other guests share this machine, so times are inflated and noisy", 100*steal)})
 	}
 	if w, ok := contention(run); ok {
-		warnings = append(warnings, w)
+		warnings = append(warnings, Warning{Kind: KindContention, Severity: Caution, Affects: AffectsRun, Hi: others, Message: w})
 	}
 	return summary, warnings
 }
@@ -149,6 +160,22 @@ type Row struct {
 	// profiles.Categories entry (all zero without a budget).
 	Budget    []float64
 	HasBudget bool
+	// Warnings are the case's own warnings (those not given once for the
+	// run), severe first: each says whether it is about the timing row or
+	// the budget row.
+	Warnings []Warning
+}
+
+// Marked says whether the row has a warning about what affects (the
+// timing row or the budget row) at severity min or above: renderers put a
+// mark on that row.
+func (r *Row) Marked(affects Affects, min Severity) bool {
+	for _, w := range r.Warnings {
+		if w.Affects == affects && w.Severity >= min {
+			return true
+		}
+	}
+	return false
 }
 
 // Stat returns the summary of unit, and whether the case measured it.
@@ -221,12 +248,6 @@ func speed(r float64) string {
 	return fmt.Sprintf("%.0f%%", 100*(r-1))
 }
 
-// Warning is one warning message and the cases that have it.
-type Warning struct {
-	Message string
-	Cases   []string
-}
-
 // Build makes the report of run.
 func Build(run *store.Run) *Run {
 	rep := &Run{Run: run, Status: "complete", Reps: Count(run.Config.Count, "repetition")}
@@ -251,7 +272,8 @@ func Build(run *store.Run) *Run {
 		rep.Reps = "up to " + Count(most, "repetition")
 	}
 	byKey := map[string]int{}
-	var warnings warningList
+	var warnings []caseWarning
+	measured := 0
 	extra := map[string]bool{}
 	for i := range run.Cases {
 		c := &run.Cases[i]
@@ -282,6 +304,12 @@ func Build(run *store.Run) *Run {
 				row.Budget[cat.Index()] = c.Budget[string(cat)] / total
 			}
 		}
+		if row.OK {
+			measured++
+		}
+		for _, w := range c.Warnings {
+			warnings = append(warnings, caseWarning{group: gi, row: len(rep.Groups[gi].Rows), name: c.Name, w: w})
+		}
 		rep.Groups[gi].Rows = append(rep.Groups[gi].Rows, row)
 		for u := range c.Stats {
 			if _, known := units.Lookup(u); !known {
@@ -293,9 +321,6 @@ func Build(run *store.Run) *Run {
 		}
 		if c.Window != nil {
 			rep.HasWindow = true
-		}
-		for _, w := range c.Warnings {
-			warnings.add(c.Name, w)
 		}
 	}
 	for u := range extra {
@@ -312,12 +337,16 @@ func Build(run *store.Run) *Run {
 		rep.Notes = append(rep.Notes, allocNotes(g.Title(), cases)...)
 	}
 	rep.NoBudget = noBudget(run)
-	rep.Warnings = warnings.list()
-	var machine []string
-	rep.Machine, machine = Machine(run)
-	for _, w := range machine {
-		rep.Warnings = append(rep.Warnings, Warning{Message: w, Cases: []string{"run " + run.ID}})
+	var perRow map[[2]int][]Warning
+	rep.Warnings, perRow = groupWarnings(warnings, measured)
+	for pos, ws := range perRow {
+		sortWarnings(ws)
+		rep.Groups[pos[0]].Rows[pos[1]].Warnings = ws
 	}
+	var machine []Warning
+	rep.Machine, machine = machineWarnings(run)
+	rep.Warnings = append(machine, rep.Warnings...)
+	sortWarnings(rep.Warnings)
 	return rep
 }
 

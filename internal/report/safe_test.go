@@ -43,7 +43,7 @@ func TestWriteTextEscapes(t *testing.T) {
 	mk := func(v string) store.Case {
 		return store.Case{Name: "variant=" + v + "/threads=1", Variant: v, Threads: 1, Status: store.StatusOK,
 			Params: map[string]string{}, Stats: map[string]store.Stat{"ns/op": st, "cpu-ns/op": st},
-			Reps: []store.Rep{{Ops: 1}, {Ops: 1}, {Ops: 1}}, Warnings: []string{"warned " + evil}}
+			Reps: []store.Rep{{Ops: 1}, {Ops: 1}, {Ops: 1}}, Warnings: []store.Warning{store.Warn(store.WarnOther, 0, "warned "+evil)}}
 	}
 	run := &store.Run{ID: "r", Scenario: "s" + evil, Cases: []store.Case{mk("ok"), mk(evil)},
 		Env: store.Env{CPU: "cpu" + evil, GOGC: "100"}}

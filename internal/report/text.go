@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/units"
 	"github.com/perflab/perflab/profiles"
 )
@@ -17,7 +18,26 @@ type TextOptions struct {
 	Width int
 	// Wide puts every column in one table, whatever its width.
 	Wide bool
+	// Verbose shows every warning, notes included, with each case's own
+	// sentence; by default a case's warnings are one short line each
+	// under its block, and notes (Info) are counted, not shown.
+	Verbose bool
 }
+
+// shown says whether a warning is printed under opts.
+func (o TextOptions) shown(w Warning) bool { return o.Verbose || w.Severity >= Caution }
+
+// marked says whether a row gets a mark for what affects.
+func (o TextOptions) marked(r *Row, affects Affects) bool {
+	if o.Verbose {
+		return r.Marked(affects, Info)
+	}
+	return r.Marked(affects, Caution)
+}
+
+// mark is what a row's variant cell gets when it has a warning shown
+// under its block.
+const mark = " !"
 
 // WriteText renders the report as the CLI prints it: a heading, then per
 // group a timing block, a budget block and the verdict, then notes and
@@ -62,23 +82,24 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 	tw.wrap(legend, opts.Width, "")
 
 	hidden := map[string]bool{}
+	hiddenNotes := 0
 	for _, g := range rep.Groups {
 		tw.linef("")
 		tw.linef("%s", g.Title())
-		wide := rep.timingTable(&g, true)
+		wide := rep.timingTable(&g, true, opts)
 		if rep.HasBudget {
-			wide.cols = append(wide.cols, rep.budgetTable(&g, true).cols[1:1+len(profiles.Categories)]...)
+			wide.cols = append(wide.cols, rep.budgetTable(&g, true, opts).cols[1:1+len(profiles.Categories)]...)
 		}
 		if opts.Wide || wide.total() <= opts.Width {
 			// One row per variant when everything fits.
 			wide.write(tw, 0)
 		} else {
-			t := rep.timingTable(&g, false)
+			t := rep.timingTable(&g, false, opts)
 			for _, name := range t.fit(opts.Width) {
 				hidden[name] = true
 			}
 			t.write(tw, opts.Width)
-			if b := rep.budgetTable(&g, false); b.rows() > 0 {
+			if b := rep.budgetTable(&g, false, opts); b.rows() > 0 {
 				b.cols[0].head = "budget"
 				b.write(tw, opts.Width)
 			}
@@ -88,6 +109,19 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 		}
 		if g.Advice != "" {
 			tw.wrap(g.Advice, opts.Width, "  ")
+		}
+		for _, r := range g.Rows {
+			for _, wn := range r.Warnings {
+				if !opts.shown(wn) {
+					hiddenNotes++
+					continue
+				}
+				msg := wn.Message
+				if opts.Verbose && wn.Detail != "" {
+					msg = wn.Detail
+				}
+				tw.wrap("! "+variantName(r.Case)+": "+msg, opts.Width, "  ")
+			}
 		}
 	}
 	if len(hidden) > 0 {
@@ -107,12 +141,24 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 			tw.wrap(n, opts.Width, "  ")
 		}
 	}
-	if len(rep.Warnings) > 0 {
+	var runWarnings []Warning
+	for _, wn := range rep.Warnings {
+		if opts.shown(wn) {
+			runWarnings = append(runWarnings, wn)
+		} else {
+			hiddenNotes++
+		}
+	}
+	if len(runWarnings) > 0 {
 		tw.linef("")
 		tw.linef("warnings:")
-		for _, wn := range rep.Warnings {
+		for _, wn := range runWarnings {
 			tw.wrap(wn.String(), opts.Width, "  ")
 		}
+	}
+	if hiddenNotes > 0 {
+		tw.linef("")
+		tw.wrap(Count(hiddenNotes, "note")+" left out (--verbose shows them)", opts.Width, "")
 	}
 	return tw.err
 }
@@ -122,7 +168,15 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 // throughput (time/op says it too).
 var optionalOrder = []string{"alloc MB/s", "ops/s", "MB/s"}
 
-func (rep *Run) timingTable(g *Group, wide bool) *table {
+// variantName is a case's name in its group's table and warnings.
+func variantName(c *store.Case) string {
+	if c.Variant == "" {
+		return c.Name
+	}
+	return c.Variant
+}
+
+func (rep *Run) timingTable(g *Group, wide bool, opts TextOptions) *table {
 	t := &table{}
 	variant := t.add("variant", false, "")
 	timeCol := t.add(units.Label("ns/op"), true, "")
@@ -146,7 +200,12 @@ func (rep *Run) timingTable(g *Group, wide bool) *table {
 	}
 	for _, r := range g.Rows {
 		t.row(r.Message)
-		variant.cells = append(variant.cells, r.Case.Variant)
+		name := r.Case.Variant
+		// The wide layout has the budget on the same row.
+		if opts.marked(&r, AffectsTime) || wide && rep.HasBudget && opts.marked(&r, AffectsBudget) {
+			name += mark
+		}
+		variant.cells = append(variant.cells, name)
 		if !r.OK {
 			for _, c := range t.cols[1:] {
 				c.cells = append(c.cells, "")
@@ -183,7 +242,7 @@ func bgCell(r *Row) string {
 
 // budgetTable has a row per case with a budget, or with all, a row per
 // case (blank without a budget) to sit beside the timing table's.
-func (rep *Run) budgetTable(g *Group, all bool) *table {
+func (rep *Run) budgetTable(g *Group, all bool, opts TextOptions) *table {
 	t := &table{}
 	variant := t.add("variant", false, "")
 	cats := make([]*column, len(profiles.Categories))
@@ -199,7 +258,11 @@ func (rep *Run) budgetTable(g *Group, all bool) *table {
 			continue
 		}
 		t.row("")
-		variant.cells = append(variant.cells, r.Case.Variant)
+		name := r.Case.Variant
+		if !all && opts.marked(&r, AffectsBudget) {
+			name += mark
+		}
+		variant.cells = append(variant.cells, name)
 		for i := range profiles.Categories {
 			cell := "-"
 			if r.HasBudget {

@@ -80,12 +80,12 @@ func fixture() *store.Run {
 			}
 			c.Window = &store.Window{Seconds: 1, NsPerOp: ns, BackgroundGCNsPerOp: vv.bop / 8}
 			if th == 4 {
-				c.Warnings = append(c.Warnings, "the profiling window's time/op was +"+string(rune('1'+i))+"2% off the timed median: the budget's shares come from that window")
+				c.Warnings = append(c.Warnings, store.Warn(store.WarnWindowDrift, float64(10*(i+1)+2), "the profiling window's time/op was +"+string(rune('1'+i))+"2% off the timed median: the budget's shares come from that window"))
 			}
 			run.Cases = append(run.Cases, c)
 		}
 	}
-	run.Cases[0].Warnings = append(run.Cases[0].Warnings, "budget rests on 27 CPU samples")
+	run.Cases[0].Warnings = append(run.Cases[0].Warnings, store.Warn(store.WarnFewSamples, 27, "the split of running time (work, alloc, other…) rests on 27 CPU samples"))
 	run.Env.NumCPU = 2
 	run.Rounds = []store.Round{{Load1: 1.2}, {Load1: 3.4, Steal: 0.08}, {Load1: 2.0, Steal: 0.01}}
 	return run

@@ -57,11 +57,11 @@ func (r *Runner) profile(ctx context.Context) error {
 			return err
 		}
 		if err := r.profileCase(i, want); errors.Is(err, errAbandoned) {
-			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, "profiling interrupted: its profiles are not saved")
+			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, store.Warn(store.WarnProfiling, 0, "profiling interrupted: its profiles are not saved"))
 			return err
 		} else if err != nil {
 			r.Progress.Warn(fmt.Sprintf("%s: profiling: %v", c.name, firstLine(err.Error())))
-			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, "profiling: "+err.Error())
+			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, store.Warn(store.WarnProfiling, 0, "profiling: "+err.Error()))
 			r.lost = append(r.lost, c.name+": "+firstLine(err.Error()))
 		}
 		if err := r.Save.Checkpoint(); err != nil {
@@ -276,25 +276,25 @@ func cpusWanted(win *store.Window, threads int) float64 {
 // workers' uneven finishing is worth a word.
 const minOccupancy = 0.85
 
-func windowWarnings(sc *store.Case, w *wallclock.Result) []string {
-	var out []string
+func windowWarnings(sc *store.Case, w *wallclock.Result) []store.Warning {
+	var out []store.Warning
 	win := sc.Window
 	if ns, ok := sc.Stats["ns/op"]; ok && ns.Median > 0 && win.NsPerOp > 0 {
 		if d := win.NsPerOp/ns.Median - 1; math.Abs(d) > maxWindowDrift {
 			// One figure, so that warningList groups it across cases.
-			out = append(out, fmt.Sprintf("the profiling window's time/op was %+.0f%% off the timed median: the budget's shares come from that window, and profiling or the machine changed the behaviour",
-				100*d))
+			out = append(out, store.Warn(store.WarnWindowDrift, math.Round(100*d), fmt.Sprintf("the profiling window's time/op was %+.0f%% off the timed median: the budget's shares come from that window, and profiling or the machine changed the behaviour",
+				100*d)))
 		}
 	}
 	if gc, ok := sc.Stats["gc/op"]; ok && gc.Median > 0 && win.GCPerOp > 0 {
 		if ratio := win.GCPerOp / gc.Median; ratio > 1+maxWindowGCDrift || ratio < 1/(1+maxWindowGCDrift) {
-			out = append(out, fmt.Sprintf("the profiling window ran %.2f× the timed repetitions' GC cycles per op: GC pacing differed (the heap's size sets how often a small heap is collected), so the budget's gc and alloc shares are off",
-				ratio))
+			out = append(out, store.Warn(store.WarnWindowGC, math.Round(100*ratio)/100, fmt.Sprintf("the profiling window ran %.2f× the timed repetitions' GC cycles per op: GC pacing differed (the heap's size sets how often a small heap is collected), so the budget's gc and alloc shares are off",
+				ratio)))
 		}
 	}
 	if win.Occupancy > 0 && win.Occupancy < minOccupancy {
-		out = append(out, fmt.Sprintf("workers were busy %.0f%% of the profiling window (the rest they had finished or not yet started: uneven finishing, e.g. a lock that favours its holder); the budget splits their busy time",
-			100*win.Occupancy))
+		out = append(out, store.Warn(store.WarnOccupancy, math.Round(100*win.Occupancy), fmt.Sprintf("workers were busy %.0f%% of the profiling window (the rest they had finished or not yet started: uneven finishing, e.g. a lock that favours its holder); the budget splits their busy time",
+			100*win.Occupancy)))
 	}
 	// Only when the kernel says the workers' threads waited for a CPU
 	// that another program had: a lock-bound case's woken waiters want a
@@ -304,22 +304,22 @@ func windowWarnings(sc *store.Case, w *wallclock.Result) []string {
 	// 7–8% of its time, nearly all of it for its own threads).
 	others, took := othersTook(win, sc.Threads)
 	if got, want := cpusUsed(sc), cpusWanted(win, sc.Threads); want >= 0.5 && got > 0 && got < maxStarved*want && others >= minStarvedWait && took != "" {
-		out = append(out, fmt.Sprintf("got %.2f CPUs where its workers wanted %.2f (GOMAXPROCS=%d): another process took the cores (%s), so time/op and sched are inflated; compare cpu/op, or use a quieter machine",
-			got, want, runtime.GOMAXPROCS(0), took))
+		out = append(out, store.Warn(store.WarnStarved, math.Round(100*got)/100, fmt.Sprintf("got %.2f CPUs where its workers wanted %.2f (GOMAXPROCS=%d): another process took the cores (%s), so time/op and sched are inflated; compare cpu/op, or use a quieter machine",
+			got, want, runtime.GOMAXPROCS(0), took)))
 	} else if others >= maxWindowOSWait && took != "" {
 		// The timed rounds had the CPUs they wanted, the window did not:
 		// its sched is another process's doing, and the budget applies it
 		// to a time/op that did not have it.
-		out = append(out, fmt.Sprintf("another process on the cores kept the workers' threads from a CPU in the profiling window (%s), which the budget counts as sched; the timed rounds were not starved like that: rerun on a quieter machine",
-			took))
+		out = append(out, store.Warn(store.WarnWindowContended, 0, fmt.Sprintf("another process on the cores kept the workers' threads from a CPU in the profiling window (%s), which the budget counts as sched; the timed rounds were not starved like that: rerun on a quieter machine",
+			took)))
 	}
 	if win.Steal != nil && *win.Steal >= minWindowSteal {
-		out = append(out, fmt.Sprintf("the hypervisor gave %.0f%% of the CPUs' time in the profiling window to other guests: what of it the workers' threads lost while running, the budget cannot see and counts as running (work, other…); rerun on a quieter host",
-			100**win.Steal))
+		out = append(out, store.Warn(store.WarnWindowSteal, math.Round(100**win.Steal), fmt.Sprintf("the hypervisor gave %.0f%% of the CPUs' time in the profiling window to other guests: what of it the workers' threads lost while running, the budget cannot see and counts as running (work, other…); rerun on a quieter host",
+			100**win.Steal)))
 	}
 	if w.Time[wallclock.Running] > 0 && w.CPUSamples < minCPUSamples {
-		out = append(out, fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more; good to about ±50/√n points): use a longer --profile-time; off-CPU shares are exact",
-			w.CPUSamples, minCPUSamples))
+		out = append(out, store.Warn(store.WarnFewSamples, float64(w.CPUSamples), fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more; good to about ±50/√n points): use a longer --profile-time; off-CPU shares are exact",
+			w.CPUSamples, minCPUSamples)))
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime/pprof"
 	"sort"
@@ -213,7 +214,7 @@ func (r *Runner) setup(ctx context.Context) error {
 		if errors.Is(err, errAbandoned) || ctx.Err() != nil {
 			// Interrupted while calibrating or warming up: not the case's
 			// failure.
-			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, "interrupted during setup (calibration or warmup): not measured")
+			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, store.Warn(store.WarnInterrupted, 0, "interrupted during setup (calibration or warmup): not measured"))
 			return ctx.Err()
 		}
 		if errors.Is(err, perflab.ErrNotApplicable) {
@@ -314,8 +315,8 @@ func (r *Runner) rounds(ctx context.Context) error {
 			}
 			res, err := c.rep(r.sampler)
 			if errors.Is(err, errAbandoned) {
-				r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings,
-					fmt.Sprintf("a repetition was abandoned when the run was interrupted: not counted (%d measured)", len(r.reps[i])))
+				r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, store.Warn(store.WarnAbandoned, 0,
+					fmt.Sprintf("a repetition was abandoned when the run was interrupted: not counted (%d measured)", len(r.reps[i]))))
 				return err
 			}
 			if err != nil && ctx.Err() != nil {
@@ -370,16 +371,17 @@ func (r *Runner) more(round int, began time.Time) bool {
 		return true
 	}
 	for _, i := range open {
-		r.untilWarnings = append(r.untilWarnings, untilWarning{i, fmt.Sprintf(
+		hw := 100 * r.Run.Cases[i].Stats["ns/op"].HalfWidth()
+		r.untilWarnings = append(r.untilWarnings, untilWarning{i, store.Warn(store.WarnUntil, math.Round(hw), fmt.Sprintf(
 			"time/op ±%.0f%% after %d rounds: did not reach --until ±%.0f%% within --until-max %v",
-			100*r.Run.Cases[i].Stats["ns/op"].HalfWidth(), round, 100*r.Opts.Until, r.Opts.UntilMax)})
+			hw, round, 100*r.Opts.Until, r.Opts.UntilMax))})
 	}
 	return false
 }
 
 type untilWarning struct {
 	i   int
-	msg string
+	msg store.Warning
 }
 
 func (r *Runner) live() int {

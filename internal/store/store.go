@@ -221,8 +221,10 @@ type Case struct {
 	Profiles map[string]string `json:"profiles,omitempty"`
 	// Flame is the wall-clock flame graph SVG, relative to the run directory.
 	Flame string `json:"flame,omitempty"`
-	// Warnings are statistical or measurement warnings shown to the user.
-	Warnings []string `json:"warnings,omitempty"`
+	// Warnings are statistical or measurement warnings shown to the user,
+	// as values with a kind (runs stored before kinds read theirs from
+	// their sentences: Warning.UnmarshalJSON).
+	Warnings []Warning `json:"warnings,omitempty"`
 }
 
 // Rep is one timed repetition of a case.
