@@ -145,10 +145,10 @@ type runView struct {
 	// ones most cases share), shown once at the top; Notes the run's
 	// notes (report.Info), behind a toggle.
 	Warnings, Notes []report.Warning
-	NoCI     bool
-	Machine  string
-	Load     string
-	Units    []string
+	NoCI            bool
+	Machine         string
+	Load            string
+	Units           []string
 	// Cols are the run table's metric columns, VariantCol the width class
 	// of its first: every group's table has the same widths (tableWidths).
 	Cols       []tableCol
@@ -183,10 +183,10 @@ type caseRow struct {
 	// on the figures and the budget they are about.
 	Warnings             []report.Warning
 	TimeMark, BudgetMark bool
-	Slug     string
-	Cells    []cell
-	Budget   []budgetPart
-	Kinds    []string
+	Slug                 string
+	Cells                []cell
+	Budget               []budgetPart
+	Kinds                []string
 	// BudgetBar is the budget as a small stacked bar for the table, and
 	// BudgetText its largest shares, "lock 71% · work 13%".
 	BudgetBar  []barSeg

@@ -209,10 +209,22 @@ func TestRunInterruptedIsSavedIncomplete(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("show exit %d", code)
 	}
-	var run store.Run
-	if err := json.Unmarshal([]byte(show), &run); err != nil {
+	// show --json is the report; the stored run has the repetitions.
+	var rep struct {
+		Complete bool   `json:"complete"`
+		Status   string `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(show), &rep); err != nil {
 		t.Fatal(err)
 	}
+	if rep.Complete || !strings.HasPrefix(rep.Status, "INCOMPLETE") {
+		t.Errorf("show --json: complete=%v status %q, want an incomplete run", rep.Complete, rep.Status)
+	}
+	stored, lerr := store.Open(dir).Load(store.Latest)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	run := *stored
 	if run.Complete || len(run.Cases) != 1 || len(run.Cases[0].Reps) == 0 {
 		t.Fatalf("stored run complete=%v cases=%d, want incomplete with the measured reps", run.Complete, len(run.Cases))
 	}

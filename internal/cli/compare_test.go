@@ -140,7 +140,7 @@ func TestCompare(t *testing.T) {
 			[]string{"time/op: 2 rows"}, []string{"B/op"}},
 		// A typo must not silently drop a metric from a gate.
 		{"unknown metric", []string{"compare", old, newer, "--metric", "ns/op,cpu/opp", "--fail-on", "regression", "-o", dir}, 2,
-			[]string{`unknown metric "cpu/opp"`, "time/op, cpu/op, ops/s, B/op"}, []string{"time/op: 2 rows"}},
+			[]string{`unknown metric "cpu/opp"`, "time/op, cpu/op, ops/s, MB/s, B/op"}, []string{"time/op: 2 rows"}},
 		{"no metric", []string{"compare", old, newer, "--metric", "", "-o", dir}, 2, []string{"name at least one metric"}, nil},
 		{"known metric nobody measured", []string{"compare", old, newer, "--metric", "time/op,cpu/op", "-o", dir}, 0,
 			[]string{"time/op: 2 rows", "--metric cpu/op: no compared case measured it"}, nil},

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +33,7 @@ type RunOptions struct {
 	Out         string
 	JSON        bool
 	Wide        bool
+	Verbose     bool
 	Until       string
 	UntilMax    time.Duration
 	Rules       string
@@ -87,7 +87,8 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 	f.StringSliceVar(&opts.Profile, "profile", runner.DefaultProfiles, "profiles to capture: wall,cpu,mutex,block,fgprof or none")
 	f.DurationVar(&opts.ProfileTime, "profile-time", time.Second, "profiling window per case")
 	storeFlag(f, &opts.Out)
-	f.BoolVar(&opts.JSON, "json", false, "print the run as JSON instead of a table (one document per scenario)")
+	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON instead of a table (one document per scenario; run.json in the store has every repetition)")
+	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "show every warning and note, each case's in full")
 	f.StringVar(&opts.Until, "until", "", "after --count rounds, keep adding rounds until every case's time/op is within ± this `percent` (e.g. 3%)")
 	f.DurationVar(&opts.UntilMax, "until-max", 10*time.Minute, "time cap on the rounds --until adds")
 	f.BoolVar(&opts.Wide, "wide", false, "one table row per variant with every column, whatever the width (default: fit 80 columns)")
@@ -386,13 +387,11 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 		return errors.Join(runErr, err)
 	}
 	if o.JSON {
-		enc := json.NewEncoder(io.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(run); err != nil {
+		if err := writeJSON(io.Out, run); err != nil {
 			return err
 		}
 	} else {
-		writeTable(io.Out, run, o.Wide)
+		writeTable(io.Out, run, o.Wide, o.Verbose)
 	}
 	showArgs := run.ID
 	if st.Root != store.DefaultDir {

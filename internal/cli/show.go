@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -13,9 +12,9 @@ import (
 
 // ShowOptions are the flags of `perflab show`.
 type ShowOptions struct {
-	Ref              string
-	Dir              string
-	JSON, List, Wide bool
+	Ref                       string
+	Dir                       string
+	JSON, List, Wide, Verbose bool
 }
 
 func newShowCmd(io *IO, runF runFunc[ShowOptions]) *cobra.Command {
@@ -33,7 +32,8 @@ func newShowCmd(io *IO, runF runFunc[ShowOptions]) *cobra.Command {
 		},
 	}
 	storeFlag(cmd.Flags(), &o.Dir)
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the run as JSON")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON (the stored run, every repetition included, is run.json in the store)")
+	cmd.Flags().BoolVarP(&o.Verbose, "verbose", "v", false, "show every warning and note, each case's in full")
 	cmd.Flags().BoolVar(&o.List, "list", false, "list stored runs, newest first")
 	cmd.Flags().BoolVar(&o.Wide, "wide", false, "one table row per variant with every column, whatever the width (default: fit 80 columns)")
 	return cmd
@@ -49,11 +49,9 @@ func showRun(_ context.Context, io *IO, o *ShowOptions) error {
 		return err
 	}
 	if o.JSON {
-		enc := json.NewEncoder(io.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r.Run)
+		return writeJSON(io.Out, r.Run)
 	}
-	writeTable(io.Out, r.Run, o.Wide)
+	writeTable(io.Out, r.Run, o.Wide, o.Verbose)
 	return nil
 }
 

@@ -10,9 +10,15 @@ import (
 
 // writeTable prints a run's results as internal/report renders them: one
 // block per parameter combination (and goroutine count), fitting 80
-// columns unless wide.
-func writeTable(w io.Writer, run *store.Run, wide bool) {
-	report.WriteText(w, report.Build(run), report.TextOptions{Wide: wide})
+// columns unless wide; verbose shows every warning and note in full.
+func writeTable(w io.Writer, run *store.Run, wide, verbose bool) {
+	report.WriteText(w, report.Build(run), report.TextOptions{Wide: wide, Verbose: verbose})
+}
+
+// writeJSON prints a run's report as JSON: what the table says, as data.
+// The stored run, every repetition included, is run.json in the store.
+func writeJSON(w io.Writer, run *store.Run) error {
+	return report.WriteJSON(w, report.Build(run))
 }
 
 func firstLineOf(s string) string {

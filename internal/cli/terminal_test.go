@@ -26,7 +26,7 @@ func TestTerminalEscapes(t *testing.T) {
 	stat := store.Stat{N: 3, Median: 100, MedianLo: 90, MedianHi: 110, Mean: 100, MeanLo: 90, MeanHi: 110}
 	mk := func(v string) store.Case {
 		return store.Case{Name: "variant=" + v + "/threads=1", Variant: v, Threads: 1, Status: store.StatusOK, Params: map[string]string{},
-			Stats: map[string]store.Stat{"ns/op": stat}, Warnings: []string{"w" + evil},
+			Stats: map[string]store.Stat{"ns/op": stat}, Warnings: []store.Warning{store.Warn(store.WarnOther, 0, "w"+evil)},
 			Reps:     []store.Rep{{Ops: 1, Metrics: map[string]float64{"ns/op": 90}}, {Ops: 1, Metrics: map[string]float64{"ns/op": 100}}, {Ops: 1, Metrics: map[string]float64{"ns/op": 110}}},
 			Profiles: map[string]string{"wall": "cases/x/wall.pb.gz"}}
 	}

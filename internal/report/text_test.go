@@ -117,6 +117,7 @@ func TestTextGolden(t *testing.T) {
 		{"table-80.txt", TextOptions{}, 80},
 		{"table-160.txt", TextOptions{Width: 160}, 160},
 		{"table-wide.txt", TextOptions{Wide: true}, 0},
+		{"table-verbose-80.txt", TextOptions{Verbose: true}, 80},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer

@@ -92,7 +92,7 @@ func TestInterruptAbandonsRepetition(t *testing.T) {
 	if len(c.Reps) != 2 || c.Status != store.StatusOK {
 		t.Errorf("status %s with %d reps, want ok with the 2 measured before", c.Status, len(c.Reps))
 	}
-	if !strings.Contains(strings.Join(c.Warnings, "\n"), "abandoned") {
+	if !hasWarning(c.Warnings, store.WarnAbandoned, "abandoned") {
 		t.Errorf("case warnings do not mention the abandoned repetition: %q", c.Warnings)
 	}
 	if run.Complete || !strings.Contains(run.Note, "SIGTERM") {
@@ -131,7 +131,7 @@ func TestInterruptDuringSetup(t *testing.T) {
 			if took > 2*time.Second {
 				t.Errorf("took %v to stop", took)
 			}
-			if c := run.Cases[0]; c.Status != store.StatusSkipped || !strings.Contains(strings.Join(c.Warnings, " "), "interrupted during setup") {
+			if c := run.Cases[0]; c.Status != store.StatusSkipped || !hasWarning(c.Warnings, store.WarnInterrupted, "interrupted during setup") {
 				t.Errorf("case %s, warnings %q", c.Status, c.Warnings)
 			}
 		})

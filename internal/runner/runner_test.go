@@ -407,7 +407,11 @@ func TestSummarise(t *testing.T) {
 			if st.N != len(tt.values) || st.Min > st.Median || st.Median > st.Max {
 				t.Errorf("stat %+v", st)
 			}
-			joined := strings.Join(warns, "; ")
+			var msgs []string
+			for _, w := range warns {
+				msgs = append(msgs, w.Message)
+			}
+			joined := strings.Join(msgs, "; ")
 			if tt.warn == "" && joined != "" {
 				t.Errorf("unexpected warnings %q", joined)
 			}
@@ -543,7 +547,7 @@ func TestUntil(t *testing.T) {
 		if n < MinIntervalReps {
 			t.Errorf("%s: %d repetitions, want at least %d for an interval", c.Name, n, MinIntervalReps)
 		}
-		warned := strings.Contains(strings.Join(c.Warnings, "\n"), "did not reach --until")
+		warned := hasWarning(c.Warnings, store.WarnUntil, "did not reach --until")
 		if hw := c.Stats["ns/op"].HalfWidth(); hw > 0.5 != warned {
 			t.Errorf("%s: ±%.0f%%, warned %v", c.Name, 100*hw, warned)
 		}
@@ -648,7 +652,7 @@ func TestWindowWarnings(t *testing.T) {
 				t.Fatalf("got %d warnings %q, want %d", len(got), got, len(tc.want))
 			}
 			for i, w := range tc.want {
-				if !strings.Contains(got[i], w) {
+				if !strings.Contains(got[i].Message, w) {
 					t.Errorf("warning %d = %q, want it to say %q", i, got[i], w)
 				}
 			}
@@ -710,4 +714,15 @@ func TestWorkersBuiltBeforeRuns(t *testing.T) {
 	if fmt.Sprint(built) != "[0 1 2]" || len(bad) > 0 {
 		t.Errorf("built %v; %q", built, bad)
 	}
+}
+
+// hasWarning says whether ws has a warning of kind whose sentence says
+// text.
+func hasWarning(ws []store.Warning, kind store.WarningKind, text string) bool {
+	for _, w := range ws {
+		if w.Kind == kind && strings.Contains(w.Message, text) {
+			return true
+		}
+	}
+	return false
 }

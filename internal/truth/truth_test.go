@@ -399,10 +399,10 @@ func formatTable(c store.Case, tr Truth, rows []row) string {
 		fmt.Fprintf(&b, "  %-14s %7.1f %13s %+6.1f %s%s%s\n", r.name, 100*r.budget, truth, 100*r.diff(), timed, mark, note)
 	}
 	for _, w := range c.Warnings {
-		if strings.HasPrefix(w, "need >= ") {
+		if w.Kind == store.WarnFewReps {
 			continue // the suite's three timed rounds are for the timed column only
 		}
-		fmt.Fprintf(&b, "  warning: %s\n", w)
+		fmt.Fprintf(&b, "  warning: %s\n", w.Message)
 	}
 	return b.String()
 }
