@@ -179,14 +179,12 @@ type caseGroup struct {
 type caseRow struct {
 	Case *store.Case
 	// Warnings are the case's own warnings (report.Caution and above),
-	// shown under the group's table; TimeMark and BudgetMark put a mark
-	// on the figures and the budget they are about.
-	Warnings             []report.Warning
-	TimeMark, BudgetMark bool
-	Slug                 string
-	Cells                []cell
-	Budget               []budgetPart
-	Kinds                []string
+	// shown under the group's table, with a mark on the row.
+	Warnings []report.Warning
+	Slug     string
+	Cells    []cell
+	Budget   []budgetPart
+	Kinds    []string
 	// BudgetBar is the budget as a small stacked bar for the table, and
 	// BudgetText its largest shares, "lock 71% · work 13%".
 	BudgetBar  []barSeg
@@ -394,8 +392,6 @@ func buildRunView(run *store.Run) runView {
 					g.Notes = append(g.Notes, w)
 				}
 			}
-			row.TimeMark = rr.Marked(report.AffectsTime, report.Caution)
-			row.BudgetMark = rr.Marked(report.AffectsBudget, report.Caution)
 			if st, _, ok := timeStat(c); ok && !finiteCI(st) {
 				v.NoCI = true
 			}
