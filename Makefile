@@ -3,7 +3,7 @@
 GO ?= go
 RUN_ARGS ?=
 
-.PHONY: build run test truth fuzz load bench check fmt
+.PHONY: build run test truth fuzz load bench check fmt staticcheck
 
 build:
 	$(GO) build -o bin/perflab ./cmd/perflab
@@ -69,7 +69,12 @@ bench:
 	# web UI load check: concurrent clients on loopback, bounded requests
 	$(GO) test -run '^TestLoad$$' -count 1 -v ./web -load
 
-check: fmt test
+# staticcheck at a version the module proxy serves here; go run caches it.
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+check: fmt staticcheck test
+
+staticcheck:
+	$(STATICCHECK) ./...
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -21,7 +21,6 @@ type gcSplitWorker struct {
 	sample           []metrics.Sample
 	traced, untraced [2]uint64 // cycles, ops
 	_                [64]byte
-	keep             []byte
 }
 
 var gcSplitSink []byte

@@ -35,7 +35,7 @@ type svgFrame struct {
 	tip      string
 	x, y, w  float64
 	fill     string
-	gone, ns bool
+	gone     bool
 }
 
 var frameRE = regexp.MustCompile(`<title>([^<]*)</title><rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="15" rx="2" fill="([^"]+)"`)
