@@ -32,10 +32,10 @@ var (
 
 // svgFrame is one frame of a written SVG.
 type svgFrame struct {
-	tip      string
-	x, y, w  float64
-	fill     string
-	gone     bool
+	tip     string
+	x, y, w float64
+	fill    string
+	gone    bool
 }
 
 var frameRE = regexp.MustCompile(`<title>([^<]*)</title><rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="15" rx="2" fill="([^"]+)"`)
