@@ -278,6 +278,12 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("%s is %dpx wide on a 390px phone", path, w)
 			}
 		}
+		// The table scrolls inside its box, so the page's width does not
+		// show a verdict pushed off-screen: every verdict must be on it
+		// (issue 24: at 390 px the verdict column was to the right).
+		if off := eval[int](b, `Array.from(document.querySelectorAll("table.compare .verdict")).filter(v => { const r = v.getBoundingClientRect(); return r.width === 0 || r.right > window.innerWidth; }).length`); off > 0 {
+			t.Errorf("%d verdicts of the compare page are off a 390px screen", off)
+		}
 		b.shot("compare-phone")
 		b.viewport(1280, 900, false)
 		b.noConsoleErrors()
