@@ -112,6 +112,9 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 		}
 		for _, r := range g.Rows {
 			for _, wn := range r.Warnings {
+				if wn.Grouped && !opts.Verbose {
+					continue // marked on the row, worded once under warnings:
+				}
 				if !opts.shown(wn) {
 					hiddenNotes++
 					continue

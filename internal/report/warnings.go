@@ -82,7 +82,7 @@ var kinds = map[store.WarningKind]kindInfo{
 	store.WarnWideCI: {Caution, AffectsTime, true,
 		"time/op's 95%% interval is wide (±%s): the machine is noisy or the case unstable; use more --count, a quieter machine, or compare cpu/op",
 		"time/op's interval ±%s is wide: a noisy machine or an unstable case", pct},
-	store.WarnTwoSpeeds: {Caution, AffectsTime, false,
+	store.WarnTwoSpeeds: {Caution, AffectsTime, true,
 		"time/op ran at two speeds, %s apart (a lock or scheduler state that flips between repetitions): its median and a comparison mix them; see the repetitions in results.txt",
 		"time/op ran at two speeds, %s apart: the median mixes them (results.txt)", times},
 	store.WarnUntil: {Caution, AffectsTime, false,
@@ -95,7 +95,7 @@ var kinds = map[store.WarningKind]kindInfo{
 		"a repetition was abandoned when the run was interrupted: not counted",
 		"a repetition abandoned at the interrupt: not counted", nil},
 	store.WarnProfiling: {Severe, AffectsBudget, false, "", "", nil},
-	store.WarnWindowDrift: {Caution, AffectsBudget, false,
+	store.WarnWindowDrift: {Caution, AffectsBudget, true,
 		"the profiling window's time/op was %s off the timed median: the budget's shares come from that window, which behaved differently",
 		"budget from a profiling window %s off the timed time/op", signedPcts},
 	store.WarnWindowGC: {Caution, AffectsBudget, false,
@@ -146,6 +146,11 @@ type Warning struct {
 	// Lo and Hi are the range of the warning's figure over its cases.
 	Lo float64 `json:"lo,omitempty"`
 	Hi float64 `json:"hi,omitempty"`
+	// Marked, on a run's warning about some of its cases, says their rows
+	// carry a mark; Grouped, on a row's, says the run's warnings word it,
+	// so the row has the mark and no line of its own.
+	Marked  bool `json:"marked,omitempty"`
+	Grouped bool `json:"grouped,omitempty"`
 }
 
 // maxNamed is how many cases a warning names before "and N more": enough
@@ -163,6 +168,9 @@ func (w Warning) String() string {
 	case len(w.Cases) == 1:
 		return w.Cases[0] + ": " + w.Message
 	}
+	if w.Marked {
+		return "in " + strconv.Itoa(len(w.Cases)) + " of " + Count(w.Of, "case") + " (marked !): " + w.Message
+	}
 	names := w.Cases
 	more := ""
 	if len(names) > maxNamed {
@@ -172,7 +180,8 @@ func (w Warning) String() string {
 	if w.Of > len(w.Cases) {
 		of = strconv.Itoa(len(w.Cases)) + " of " + Count(w.Of, "case")
 	} else if w.Of == len(w.Cases) {
-		of = "all " + Count(w.Of, "case")
+		// Every case: naming them all says nothing more.
+		return "in all " + Count(w.Of, "case") + ": " + w.Message
 	}
 	return "in " + of + ": " + w.Message + " (" + strings.Join(names, ", ") + more + ")"
 }
@@ -216,7 +225,17 @@ func groupWarnings(all []caseWarning, measured int) (run []Warning, perRow map[[
 			w := Warning{Kind: k.kind, Severity: info.severity, Affects: info.affects, Cases: names, Of: measured}
 			w.Lo, w.Hi = figureRange(cws)
 			w.Message = groupMessage(info, cws, w.Lo, w.Hi)
+			// Some cases, not all: mark their rows, as the run's line
+			// cannot list them all.
+			w.Marked = len(names) < measured
 			run = append(run, w)
+			if w.Marked {
+				for _, cw := range cws {
+					pos := [2]int{cw.group, cw.row}
+					perRow[pos] = append(perRow[pos], Warning{Kind: k.kind, Severity: info.severity, Affects: info.affects,
+						Message: w.Message, Detail: firstLine(cw.w.Message), Cases: []string{cw.name}, Lo: cw.w.Figure, Hi: cw.w.Figure, Grouped: true})
+				}
+			}
 			continue
 		}
 		for _, cw := range cws {
