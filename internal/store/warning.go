@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -66,8 +67,12 @@ type Warning struct {
 	Message string      `json:"message"`
 }
 
-// Warn makes a warning.
+// Warn makes a warning. A figure JSON cannot hold (an interval of ±Inf
+// from too few repetitions) is recorded as none: run.json must save.
 func Warn(kind WarningKind, figure float64, message string) Warning {
+	if math.IsInf(figure, 0) || math.IsNaN(figure) {
+		figure = 0
+	}
 	return Warning{Kind: kind, Figure: figure, Message: message}
 }
 
