@@ -41,6 +41,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
 
 // docs are the documents whose commands are run, relative to this
@@ -514,4 +515,67 @@ func TestScenarioExample(t *testing.T) {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
+}
+
+// TestLinks: every relative link of the documents names a file that
+// exists and, with a #fragment, a heading of it (GitHub's anchors), so
+// moving a section cannot leave a link pointing nowhere.
+func TestLinks(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	files, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range append(files, "../README.md") {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(data), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, frag, _ := strings.Cut(target, "#")
+			file := doc
+			if path != "" {
+				file = filepath.Join(filepath.Dir(doc), filepath.FromSlash(path))
+			}
+			text, err := os.ReadFile(file)
+			if err != nil {
+				t.Errorf("%s: link %s: %v", doc, target, err)
+				continue
+			}
+			if frag != "" && !slices.Contains(anchors(string(text)), frag) {
+				t.Errorf("%s: link %s: %s has no heading with that anchor", doc, target, file)
+			}
+		}
+	}
+}
+
+// anchors returns the anchors GitHub makes of a Markdown document's
+// headings: lower case, punctuation dropped, spaces to dashes.
+func anchors(doc string) []string {
+	var out []string
+	inCode := false
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, "```") {
+			inCode = !inCode
+		}
+		if inCode || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		h := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
+		var b strings.Builder
+		for _, r := range h {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
 }
