@@ -501,6 +501,10 @@ func TestScenarioExample(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mod, "go.sum"), sum, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The manual's Go is what gofmt writes, as a reader's editor would.
+	if out, err := exec.Command("gofmt", "-l", mod).CombinedOutput(); err != nil || len(out) > 0 {
+		t.Errorf("gofmt -l: %v\n%s", err, out)
+	}
 	for _, args := range [][]string{
 		{"mod", "init", "example.com/mylab"},
 		{"mod", "edit", "-replace", "github.com/perflab/perflab=" + repo},
