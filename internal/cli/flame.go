@@ -69,7 +69,7 @@ a smaller one, grey within the noise. Tooltips give each frame's change with its
 
 Work is what --work patterns (or, for a stored run, the scenario's patterns as
 recorded with the run) match; without them the program's own code is "other".
---rules adds rules from a file, one "category regexp" a line (see the README); a
+--rules adds rules from a file, one "category regexp" a line (see docs/manual.md); a
 stored run's own --rules are recorded with it and applied after these.
 
 With --from-pyroscope, the merged profiles of --profile-type matching the label
