@@ -1,0 +1,179 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/store"
+	"golang.org/x/perf/benchfmt"
+)
+
+// TestPlanErrors: what the user got wrong is a PlanError (exit 2) that
+// says what.
+func TestPlanErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds test binaries")
+	}
+	for _, tt := range []struct {
+		name, dir, bench string
+		want             []string
+	}{
+		{"does not build", "testdata/broken", "", []string{"does not build", "undefined: undefined"}},
+		{"no benchmarks", "testdata/nobench", "", []string{"no benchmarks"}},
+		{"pattern matches none", "testdata/benchfix", "Nope", []string{`-bench "Nope" matches no benchmark`, "BenchmarkMutex"}},
+		{"bad pattern", "testdata/benchfix", "(", []string{`-bench "("`, "missing closing )"}},
+		{"no such package", "testdata/benchfix", "", []string{"go list ./nosuch"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := BenchOptions{Dir: tt.dir, Bench: tt.bench}
+			if tt.name == "no such package" {
+				o.Packages = []string{"./nosuch"}
+			}
+			p, err := PlanBench(context.Background(), o)
+			if err == nil {
+				p.Close()
+				t.Fatal("no error")
+			}
+			var pe *PlanError
+			if !errors.As(err, &pe) {
+				t.Errorf("%v: not a PlanError", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestBench runs the fixture's benchmarks as a perflab run: failed and
+// panicking benchmarks are failed cases and the others are measured;
+// results.txt is go test's names and units; and the budget from the
+// traced run is within 5 points of what each benchmark timed of itself
+// in that same run (time.Now around Lock and the hashing, b.ReportMetric).
+func TestBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs benchmarks")
+	}
+	o := BenchOptions{
+		Dir: "testdata/benchfix", Bench: ".", Count: 3, Time: 20 * time.Millisecond,
+		CPU: []int{2}, Profile: true, ProfileTime: time.Second, Seed: 1,
+	}
+	p, err := PlanBench(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if got := p.Cases(); got != 8 {
+		t.Fatalf("%d cases, want 8 (Mutex, Hash/size=*/{loop,bloop}, Alloc, Fail, Panic)", got)
+	}
+	runs, err := p.Run(context.Background(), store.Open(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 {
+		t.Fatalf("%d runs, want one per package", len(runs))
+	}
+	run := runs[0].Run
+	const pkg = "github.com/perflab/perflab/internal/lab/testdata/benchfix"
+	if run.Scenario != pkg || run.Package != pkg || !run.Complete {
+		t.Errorf("run: scenario %q package %q complete %v", run.Scenario, run.Package, run.Complete)
+	}
+	byBench := map[string]*store.Case{}
+	for i := range run.Cases {
+		byBench[run.Cases[i].Bench] = &run.Cases[i]
+	}
+	for name, msg := range map[string]string{"BenchmarkFail-2": "fails by design", "BenchmarkPanic-2": "panics by design"} {
+		c := byBench[name]
+		if c == nil || c.Status != store.StatusFailed || !strings.Contains(c.Error, msg) {
+			t.Errorf("%s: %+v, want failed with %q", name, c, msg)
+		}
+	}
+	for _, name := range []string{"BenchmarkMutex-2", "BenchmarkHash/size=1024/loop-2", "BenchmarkHash/size=1024/bloop-2"} {
+		c := byBench[name]
+		if c == nil || c.Status != store.StatusOK || len(c.Reps) != 3 || c.Stats["ns/op"].Median <= 0 {
+			t.Fatalf("%s: %+v, want 3 repetitions", name, c)
+		}
+		if c.Threads != 2 || c.Budget == nil || c.Window == nil || c.Profiles["wall"] == "" || c.Profiles["cpu"] == "" || c.Flame == "" {
+			t.Errorf("%s: threads %d budget %v window %v profiles %v flame %q", name, c.Threads, c.Budget, c.Window, c.Profiles, c.Flame)
+		}
+		for _, f := range c.Profiles {
+			if _, err := os.Stat(filepath.Join(runs[0].Dir, f)); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if c := byBench["BenchmarkHash/size=1024/loop-2"]; c.Params["size"] != "1024" || c.Params["sub2"] != "loop" || c.Variant != "Hash" {
+		t.Errorf("matrix of %s: variant %q params %v", c.Bench, c.Variant, c.Params)
+	}
+	if _, ok := byBench["BenchmarkHash/size=1024/loop-2"].Stats["B/op"]; !ok {
+		t.Errorf("no B/op: -benchmem is go test's")
+	}
+
+	// results.txt: what go test -bench prints, for benchstat.
+	f, err := os.Open(filepath.Join(runs[0].Dir, store.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	count := map[string]int{}
+	units := map[string]bool{}
+	rd := benchfmt.NewReader(f, store.ResultsFile)
+	for rd.Scan() {
+		if r, ok := rd.Result().(*benchfmt.Result); ok {
+			count[r.Name.String()]++
+			if r.GetConfig("pkg") != pkg {
+				t.Errorf("pkg %q", r.GetConfig("pkg"))
+			}
+			for _, v := range r.Values {
+				units[v.Unit] = true
+			}
+		}
+	}
+	for _, name := range []string{"Mutex-2", "Hash/size=1024/loop-2", "Hash/size=1024/bloop-2"} {
+		if count[name] != 3 {
+			t.Errorf("results.txt: %d lines of %s, want 3 (all: %v)", count[name], name, count)
+		}
+	}
+	for _, u := range []string{"sec/op", "B/op", "allocs/op", "B/s", "lock-%", "work-%"} {
+		if !units[u] {
+			t.Errorf("results.txt: no %s (units %v)", u, units)
+		}
+	}
+
+	// The budget against the benchmarks' own timing in the traced run.
+	for _, tt := range []struct {
+		bench, category, unit string
+	}{
+		{"BenchmarkMutex-2", "lock", "lock-%"},
+		{"BenchmarkMutex-2", "work", "work-%"},
+		{"BenchmarkHash/size=1024/loop-2", "work", "work-%"},
+	} {
+		c := byBench[tt.bench]
+		truth, ok := c.Window.Counts[tt.unit]
+		if !ok {
+			t.Errorf("%s: the traced run reported no %s", tt.bench, tt.unit)
+			continue
+		}
+		var total float64
+		for _, v := range c.Budget {
+			total += v
+		}
+		share := 100 * c.Budget[tt.category] / total
+		t.Logf("%s: %s %.1f%%, timed %.1f%% (budget %v, window %+v)", tt.bench, tt.category, share, truth, c.Budget, *c.Window)
+		if math.Abs(share-truth) > 5 {
+			t.Errorf("%s: %s %.1f%% of the budget, %.1f%% by the benchmark's own timing: more than 5 points apart", tt.bench, tt.category, share, truth)
+		}
+	}
+	if !slices.Contains(run.Config.Classification.Work, WorkPatterns(pkg)[0]) {
+		t.Errorf("work patterns %v, want the package's own code", run.Config.Classification.Work)
+	}
+}

@@ -1,0 +1,126 @@
+package lab
+
+import (
+	"maps"
+	"regexp"
+	"slices"
+	"testing"
+)
+
+func TestSplitBenchName(t *testing.T) {
+	for _, tt := range []struct {
+		name, full, variant, caseName string
+		params                        map[string]string
+		order                         []string
+	}{
+		{"top level", "BenchmarkCache", "Cache", "variant=Cache/threads=4", map[string]string{}, nil},
+		{"key=value", "BenchmarkCache/keys=128/mode=a", "Cache", "variant=Cache/keys=128/mode=a/threads=4",
+			map[string]string{"keys": "128", "mode": "a"}, []string{"keys", "mode"}},
+		{"bare part by position", "BenchmarkHash/size=64/loop", "Hash", "variant=Hash/size=64/sub2=loop/threads=4",
+			map[string]string{"size": "64", "sub2": "loop"}, []string{"size", "sub2"}},
+		{"repeated key", "BenchmarkX/k=1/k=2", "X", "variant=X/k=1/sub2=2/threads=4",
+			map[string]string{"k": "1", "sub2": "2"}, []string{"k", "sub2"}},
+		{"reserved key", "BenchmarkX/threads=8", "X", "variant=X/sub1=threads=8/threads=4",
+			map[string]string{"sub1": "threads=8"}, []string{"sub1"}},
+		{"value with =", "BenchmarkX/expr=a=b", "X", "variant=X/expr=a=b/threads=4",
+			map[string]string{"expr": "a=b"}, []string{"expr"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v, p, o := splitBenchName(tt.full)
+			if v != tt.variant || !maps.Equal(p, tt.params) || !slices.Equal(o, tt.order) {
+				t.Errorf("splitBenchName(%q) = %q, %v, %v; want %q, %v, %v", tt.full, v, p, o, tt.variant, tt.params, tt.order)
+			}
+			c := &benchCase{full: tt.full, cpu: 4, variant: v, params: p, order: o}
+			if got := c.caseName(); got != tt.caseName {
+				t.Errorf("caseName = %q, want %q", got, tt.caseName)
+			}
+		})
+	}
+}
+
+func TestGoName(t *testing.T) {
+	for _, tt := range []struct {
+		full string
+		cpu  int
+		want string
+	}{
+		{"BenchmarkX/a=1", 1, "BenchmarkX/a=1"}, // go test writes no -1
+		{"BenchmarkX/a=1", 4, "BenchmarkX/a=1-4"},
+	} {
+		c := &benchCase{full: tt.full, cpu: tt.cpu}
+		if got := c.goName(); got != tt.want {
+			t.Errorf("goName(%q, cpu %d) = %q, want %q", tt.full, tt.cpu, got, tt.want)
+		}
+		if got := stripCPU(tt.want, tt.cpu); got != tt.full {
+			t.Errorf("stripCPU(%q, %d) = %q, want %q", tt.want, tt.cpu, got, tt.full)
+		}
+	}
+}
+
+// TestExactPattern: the pattern of a case matches its name at every level
+// and nothing that only starts like it, metacharacters included.
+func TestExactPattern(t *testing.T) {
+	for _, tt := range []struct {
+		full  string
+		match []string // other names at each level that must not match
+	}{
+		{"BenchmarkX", []string{"BenchmarkXY"}},
+		{"BenchmarkX/size=1.5", []string{"BenchmarkX", "size=105"}},
+		{"BenchmarkX/a+b(c)[d]", []string{"BenchmarkX", "aab(c)[d]"}},
+	} {
+		pat := splitBenchRegexp(exactPattern(tt.full))
+		parts := splitBenchRegexp(tt.full)
+		if len(pat) != len(parts) {
+			t.Fatalf("exactPattern(%q) = %q: %d levels, want %d", tt.full, exactPattern(tt.full), len(pat), len(parts))
+		}
+		for i := range parts {
+			re := regexp.MustCompile(pat[i])
+			if !re.MatchString(parts[i]) {
+				t.Errorf("level %d of %q: %q does not match %q", i, tt.full, pat[i], parts[i])
+			}
+			if i < len(tt.match) && tt.match[i] != parts[i] && re.MatchString(tt.match[i]) {
+				t.Errorf("level %d of %q: %q matches %q too", i, tt.full, pat[i], tt.match[i])
+			}
+		}
+	}
+}
+
+func TestSplitBenchRegexp(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []string
+	}{
+		{".", []string{"."}},
+		{"Cache/keys=128", []string{"Cache", "keys=128"}},
+		{"X/[/]/(a/b)", []string{"X", "[/]", "(a/b)"}},
+		{`X\/Y/z`, []string{`X\/Y`, "z"}},
+	} {
+		if got := splitBenchRegexp(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("splitBenchRegexp(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestInBenchmark: a benchmark goroutine's time counts only inside the
+// benchmark's own code.
+func TestInBenchmark(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		stack []string // leaf first
+		want  bool
+	}{
+		{"b.N loop", []string{"crypto/sha256.Sum256", "pkg.BenchmarkX", "testing.(*B).runN", "testing.(*B).launch"}, true},
+		{"lock wait", []string{"[lock] blocked (sync)", "internal/sync.(*Mutex).lockSlow", "pkg.BenchmarkX.func1", "testing.(*B).RunParallel.func1"}, true},
+		{"runN's GC before the timer", []string{"[gc] blocked", "runtime.GC", "testing.(*B).runN", "testing.(*B).launch"}, false},
+		{"runN itself", []string{"[sched] runnable", "testing.(*B).runN", "testing.(*B).launch"}, false},
+		{"parent waits for its sub-benchmark", []string{"[wait] blocked (chan receive)", "runtime.chanrecv1", "testing.(*B).run1", "testing.(*B).Run", "pkg.BenchmarkX", "testing.(*B).runN", "testing.(*B).run1.func1"}, false},
+		{"RunParallel's caller waits", []string{"[wait] blocked", "sync.(*WaitGroup).Wait", "testing.(*B).RunParallel", "pkg.BenchmarkX", "testing.(*B).runN", "testing.(*B).launch"}, false},
+		{"RunParallel body ends", []string{"sync.(*WaitGroup).Done", "testing.(*B).RunParallel.func1"}, false},
+		{"launch hands back", []string{"[wait] blocked (chan send)", "testing.(*B).launch.func1", "testing.(*B).launch"}, false},
+		{"no testing frame", []string{"pkg.helper"}, false},
+	} {
+		if got := inBenchmark(tt.stack); got != tt.want {
+			t.Errorf("%s: inBenchmark = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
