@@ -117,15 +117,9 @@ func WorkPatterns(importPath string) []string {
 // benchmarks, a pattern that matches none.
 func PlanBench(ctx context.Context, o BenchOptions) (_ *BenchPlan, err error) {
 	o.defaults()
-	levels := splitBenchRegexp(o.Bench)
-	top, err := regexp.Compile(levels[0])
+	pattern, err := compileBenchPattern(o.Bench)
 	if err != nil {
 		return nil, planErrorf("-bench %q: %v", o.Bench, err)
-	}
-	for _, l := range levels[1:] {
-		if _, err := regexp.Compile(l); err != nil {
-			return nil, planErrorf("-bench %q: %v", o.Bench, err)
-		}
 	}
 	for _, c := range o.CPU {
 		if c < 1 {
@@ -170,11 +164,11 @@ func PlanBench(ctx context.Context, o BenchOptions) (_ *BenchPlan, err error) {
 			pkg.work = WorkPatterns(b.ImportPath)
 		}
 		for _, name := range names {
-			if !top.MatchString(name) {
+			if !pattern.matchTop(name) {
 				continue
 			}
 			o.Log(fmt.Sprintf("listing %s.%s", path.Base(b.ImportPath), name))
-			pr := b.probe(ctx, name, levels[1:], o.CPU[0])
+			pr := b.probe(ctx, name, pattern.forTop(name), o.CPU[0])
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -499,7 +493,7 @@ func findResult(res *binaryRun, c *benchCase) *benchfmt.Result {
 }
 
 // metrics are a result's values by unit, in go test's own units (ns/op,
-// MB/s): benchfmt tidies them to sec/op and B/s as it reads.
+// MB/s; benchfmt tidies them to sec/op and B/s as it reads), and ops/s.
 func metrics(r *benchfmt.Result) map[string]float64 {
 	m := map[string]float64{}
 	for _, v := range r.Values {
@@ -508,6 +502,11 @@ func metrics(r *benchfmt.Result) map[string]float64 {
 		} else {
 			m[v.Unit] = v.Value
 		}
+	}
+	// The throughput a scenario run's table shows; results.txt leaves it
+	// out, as it does a scenario's.
+	if ns := m["ns/op"]; ns > 0 {
+		m["ops/s"] = 1e9 / ns
 	}
 	return m
 }

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -95,27 +96,89 @@ func quoteBench(s string) string {
 	return b.String()
 }
 
-// splitBenchRegexp splits a -bench pattern at the slashes the testing
-// package splits it at: not inside brackets or parentheses.
-func splitBenchRegexp(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
+// splitBenchRegexp splits a -bench pattern as the testing package does
+// (testing/match.go's splitRegexp): into alternatives at each top-level
+// "|", each into its levels at each top-level "/" (not inside brackets or
+// parentheses). "A|B/x" is A, or B's sub-benchmarks matching x.
+func splitBenchRegexp(s string) [][]string {
+	var alts [][]string
+	var levels []string
+	brackets, parens := 0, 0
+	for i := 0; i < len(s); {
 		switch s[i] {
+		case '[':
+			brackets++
+		case ']':
+			if brackets--; brackets < 0 {
+				brackets = 0
+			}
+		case '(':
+			if brackets == 0 {
+				parens++
+			}
+		case ')':
+			if brackets == 0 {
+				parens--
+			}
 		case '\\':
 			i++
-		case '[', '(':
-			depth++
-		case ']', ')':
-			if depth > 0 {
-				depth--
+		case '/', '|':
+			if brackets == 0 && parens == 0 {
+				levels = append(levels, s[:i])
+				if s[i] == '|' {
+					alts = append(alts, levels)
+					levels = nil
+				}
+				s = s[i+1:]
+				i = 0
+				continue
 			}
-		case '/':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
+		}
+		i++
+	}
+	return append(alts, append(levels, s))
+}
+
+// benchPattern is a compiled -bench pattern: alternatives of levels.
+type benchPattern struct {
+	alts [][]string
+	top  []*regexp.Regexp // each alternative's first level
+}
+
+func compileBenchPattern(s string) (*benchPattern, error) {
+	p := &benchPattern{alts: splitBenchRegexp(s)}
+	for _, alt := range p.alts {
+		for i, l := range alt {
+			re, err := regexp.Compile(l)
+			if err != nil {
+				return nil, err
+			}
+			if i == 0 {
+				p.top = append(p.top, re)
 			}
 		}
 	}
-	return append(out, s[start:])
+	return p, nil
+}
+
+// matchTop reports whether a top-level benchmark is selected.
+func (p *benchPattern) matchTop(name string) bool {
+	for _, re := range p.top {
+		if re.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// forTop is the pattern that runs only top, with the sub-benchmarks the
+// user's pattern selects in it.
+func (p *benchPattern) forTop(top string) string {
+	var alts []string
+	for i, alt := range p.alts {
+		if p.top[i].MatchString(top) {
+			alts = append(alts, strings.Join(append([]string{exactPattern(top)}, alt[1:]...), "/"))
+		}
+	}
+	return strings.Join(alts, "|")
 }

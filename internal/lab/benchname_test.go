@@ -4,6 +4,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -66,10 +67,10 @@ func TestExactPattern(t *testing.T) {
 	}{
 		{"BenchmarkX", []string{"BenchmarkXY"}},
 		{"BenchmarkX/size=1.5", []string{"BenchmarkX", "size=105"}},
-		{"BenchmarkX/a+b(c)[d]", []string{"BenchmarkX", "aab(c)[d]"}},
+		{"BenchmarkX/a+b(c)[d]|e", []string{"BenchmarkX", "aab(c)[d]|e"}},
 	} {
-		pat := splitBenchRegexp(exactPattern(tt.full))
-		parts := splitBenchRegexp(tt.full)
+		pat := splitBenchRegexp(exactPattern(tt.full))[0]
+		parts := strings.Split(tt.full, "/")
 		if len(pat) != len(parts) {
 			t.Fatalf("exactPattern(%q) = %q: %d levels, want %d", tt.full, exactPattern(tt.full), len(pat), len(parts))
 		}
@@ -88,15 +89,37 @@ func TestExactPattern(t *testing.T) {
 func TestSplitBenchRegexp(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
-		want []string
+		want [][]string
 	}{
-		{".", []string{"."}},
-		{"Cache/keys=128", []string{"Cache", "keys=128"}},
-		{"X/[/]/(a/b)", []string{"X", "[/]", "(a/b)"}},
-		{`X\/Y/z`, []string{`X\/Y`, "z"}},
+		{".", [][]string{{"."}}},
+		{"Cache/keys=128", [][]string{{"Cache", "keys=128"}}},
+		{"X/[/]/(a/b)", [][]string{{"X", "[/]", "(a/b)"}}},
+		{`X\/Y/z`, [][]string{{`X\/Y`, "z"}}},
+		{"A|B/x|C", [][]string{{"A"}, {"B", "x"}, {"C"}}},
+		{"(A|B)/x", [][]string{{"(A|B)", "x"}}},
 	} {
-		if got := splitBenchRegexp(tt.in); !slices.Equal(got, tt.want) {
+		if got := splitBenchRegexp(tt.in); !slices.EqualFunc(got, tt.want, slices.Equal) {
 			t.Errorf("splitBenchRegexp(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestBenchPatternForTop(t *testing.T) {
+	p, err := compileBenchPattern("Mutex|Hash/size=1024|Fail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ top, want string }{
+		{"BenchmarkMutex", "^BenchmarkMutex$"},
+		{"BenchmarkHash", "^BenchmarkHash$/size=1024"},
+		{"BenchmarkFail", "^BenchmarkFail$"},
+		{"BenchmarkAlloc", ""},
+	} {
+		if got := p.forTop(tt.top); got != tt.want {
+			t.Errorf("forTop(%q) = %q, want %q", tt.top, got, tt.want)
+		}
+		if got := p.matchTop(tt.top); got != (tt.want != "") {
+			t.Errorf("matchTop(%q) = %v", tt.top, got)
 		}
 	}
 }

@@ -205,7 +205,7 @@ func benchWindow(w *wallclock.Result, byState map[string]int64, ops int64, nsPer
 }
 
 // goUnits are the units the testing package reports itself.
-var goUnits = map[string]bool{"ns/op": true, "B/op": true, "allocs/op": true, "MB/s": true}
+var goUnits = map[string]bool{"ns/op": true, "B/op": true, "allocs/op": true, "MB/s": true, "ops/s": true}
 
 func firstLineOf(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

@@ -114,12 +114,11 @@ type probed struct {
 // failRE matches the testing package's line for a failed benchmark.
 var failRE = regexp.MustCompile(`^--- FAIL: (Benchmark\S*)`)
 
-// probe runs top (restricted to the sub-benchmarks the rest of the user's
-// pattern selects) once at -benchtime=1x: its results name every
+// probe runs top (pattern: restricted to the sub-benchmarks the user's
+// pattern selects in it) once at -benchtime=1x: its results name every
 // sub-benchmark, which -test.list does not. A panic ends the process;
 // then top is one failed case.
-func (b *testBinary) probe(ctx context.Context, top string, rest []string, cpu int) probed {
-	pattern := strings.Join(append([]string{exactPattern(top)}, rest...), "/")
+func (b *testBinary) probe(ctx context.Context, top, pattern string, cpu int) probed {
 	res := runBinary(ctx, b, pattern, "1x", cpu)
 	p := probed{failed: map[string]string{}}
 	for _, r := range res.results {
