@@ -147,3 +147,17 @@ func TestInBenchmark(t *testing.T) {
 		}
 	}
 }
+
+// TestErrText: what a failed run says starts at its panic or FAIL line,
+// even when the panic's message follows the benchmark's name on its line.
+func TestErrText(t *testing.T) {
+	for _, tt := range []struct{ name, out, want string }{
+		{"panic after the name", "goos: linux\nBenchmarkPanic-2 \tpanic: boom\n\ngoroutine 6 [running]:\nmain.f()", "panic: boom\n\ngoroutine 6 [running]:\nmain.f()"},
+		{"fail", "--- FAIL: BenchmarkFail\n    x_test.go:9: no\nFAIL", "--- FAIL: BenchmarkFail\n    x_test.go:9: no\nFAIL"},
+	} {
+		r := &binaryRun{output: []byte(tt.out)}
+		if got := r.errText(); got != tt.want {
+			t.Errorf("%s: errText = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

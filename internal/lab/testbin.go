@@ -161,8 +161,14 @@ func (r *binaryRun) errText() string {
 	lines := strings.Split(strings.TrimSpace(string(r.output)), "\n")
 	from := -1
 	for i, l := range lines {
-		if strings.HasPrefix(l, "panic:") || strings.HasPrefix(l, "--- FAIL") || strings.HasPrefix(l, "fatal error:") {
-			from = i
+		// A benchmark's name is printed before it runs, so a panic's
+		// message can follow it on the same line.
+		for _, start := range []string{"panic: ", "--- FAIL", "fatal error: "} {
+			if j := strings.Index(l, start); j >= 0 && from < 0 {
+				from, lines[i] = i, l[j:]
+			}
+		}
+		if from >= 0 {
 			break
 		}
 	}
