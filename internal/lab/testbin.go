@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 )
@@ -32,6 +33,10 @@ type testBinary struct {
 	ImportPath string
 	Dir        string // the package's directory: binaries run there, as go test runs them
 	Path       string // the binary
+	// startCPU is the CPU time the binary takes to start and exit with
+	// no benchmark to run: what a repetition's process costs besides its
+	// benchmark (see startupCPU).
+	startCPU time.Duration
 }
 
 // goCmd runs the go command in dir and returns its standard output; the
@@ -86,6 +91,24 @@ func (b *testBinary) build(ctx context.Context, dir, tmp string, n int) error {
 		return planErrorf("%s: go test -c wrote no test binary (%v)", b.ImportPath, err)
 	}
 	return nil
+}
+
+// startupCPU measures b.startCPU: the least CPU time of three runs that
+// start the binary and run nothing, less noisy than their mean (a
+// process's start can only be slowed, by page faults or a busy machine).
+func (b *testBinary) startupCPU(ctx context.Context) {
+	best := time.Duration(-1)
+	for range 3 {
+		cmd := exec.CommandContext(ctx, b.Path, "-test.run=^$", "-test.bench=^$")
+		cmd.Dir = b.Dir
+		if cmd.Run() != nil {
+			return
+		}
+		if c := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(); best < 0 || c < best {
+			best = c
+		}
+	}
+	b.startCPU = max(0, best)
 }
 
 // topLevel lists the binary's top-level benchmarks (-test.list).
@@ -151,8 +174,9 @@ type binaryRun struct {
 	// failed maps each benchmark the testing package reported failed to
 	// the output that came with it.
 	failed map[string]string
-	err    error  // the process's exit error
-	output []byte // all of it, stdout and stderr interleaved
+	err    error         // the process's exit error
+	output []byte        // all of it, stdout and stderr interleaved
+	cpu    time.Duration // the process's CPU time, user and system
 }
 
 // errText is the part of the output that says what went wrong: from a
@@ -201,6 +225,9 @@ func runBinary(ctx context.Context, b *testBinary, pattern, benchtime string, cp
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	r := &binaryRun{err: err, output: out.Bytes(), failed: map[string]string{}}
+	if cmd.ProcessState != nil {
+		r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	rd := benchfmt.NewReader(bytes.NewReader(r.output), b.ImportPath)
 	for rd.Scan() {
 		if res, ok := rd.Result().(*benchfmt.Result); ok {
