@@ -10,8 +10,8 @@ import (
 // so that at two goroutines the lock is contended (a quarter of the time
 // in Lock, by time.Now) but not a convoy.
 const (
-	outside = 8
-	inside  = 8
+	outside = 48
+	inside  = 48
 )
 
 // BenchmarkMutex runs ops on every P (RunParallel) that hash, then take a
