@@ -72,8 +72,8 @@ func TestBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if got := p.Cases(); got != 8 {
-		t.Fatalf("%d cases, want 8 (Mutex, Hash/size=*/{loop,bloop}, Alloc, Fail, Panic)", got)
+	if got := p.Cases(); got != 9 {
+		t.Fatalf("%d cases, want 9 (Mutex, Hash/size=*/{loop,bloop}, Alloc, Setup, Fail, Panic)", got)
 	}
 	runs, err := p.Run(context.Background(), store.Open(t.TempDir()))
 	if err != nil {
@@ -190,6 +190,19 @@ func TestBench(t *testing.T) {
 		t.Logf("%s: %s %.1f%%, timed %.1f%% (budget %v, own figures %v, %d CPU samples)", tt.bench, what, share, truth, c.Budget, c.Window.Counts, c.Window.CPUSamples)
 		if math.Abs(share-truth) > 5 {
 			t.Errorf("%s: %s %.1f%% of the budget, %.1f%% by the benchmark's own timing: more than 5 points apart", tt.bench, what, share, truth)
+		}
+	}
+	// Untimed setup is in the profile, and the budget says so; a loop
+	// with none is not flagged.
+	untimed := func(c *store.Case) bool {
+		return slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, "outside its timed loop") })
+	}
+	if c := byBench["BenchmarkSetup-2"]; c == nil || !untimed(c) {
+		t.Errorf("BenchmarkSetup: no word of its untimed setup: %+v", c)
+	}
+	for _, name := range []string{"BenchmarkHash/size=1024/loop-2", "BenchmarkHash/size=64/bloop-2", "BenchmarkMutex-2"} {
+		if c := byBench[name]; untimed(c) {
+			t.Errorf("%s: said to have untimed time: %q", name, c.Warnings)
 		}
 	}
 	if !slices.Contains(run.Config.Classification.Work, WorkPatterns(pkg)[0]) {

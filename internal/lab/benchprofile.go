@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,20 +74,47 @@ func sampleStack(s *profile.Sample) []string {
 }
 
 // keepBenchmark keeps the samples of the benchmark's own code (see
-// inBenchmark) and returns the kept time by state.
-func keepBenchmark(p *profile.Profile) map[string]int64 {
-	byState := map[string]int64{}
+// inBenchmark) and returns the kept time by state, and whether any of it
+// is RunParallel's goroutines'.
+func keepBenchmark(p *profile.Profile) (byState map[string]int64, parallel bool) {
+	byState = map[string]int64{}
 	kept := p.Sample[:0]
 	for _, s := range p.Sample {
-		if inBenchmark(sampleStack(s)) {
+		stack := sampleStack(s)
+		if inBenchmark(stack) {
 			kept = append(kept, s)
 			if len(s.Value) > 0 {
 				byState[firstLabel(s, "state")] += s.Value[0]
 			}
+			parallel = parallel || slices.Contains(stack, "testing.(*B).RunParallel.func1")
 		}
 	}
 	p.Sample = kept
-	return byState
+	return byState, parallel
+}
+
+// maxUntimed is the share of a benchmark goroutine's profiled time that
+// may lie outside its timed loop before the budget says so.
+const maxUntimed = 0.05
+
+// untimedWarning says when the profile holds much more of the benchmark
+// goroutine's time than the testing package timed (ops × its ns/op):
+// setup before b.ResetTimer, or sections between b.StopTimer and
+// b.StartTimer, which the trace cannot tell from the loop. Only for a
+// benchmark on one goroutine: RunParallel's goroutines overlap.
+func untimedWarning(byState map[string]int64, parallel bool, ops int64, nsPerOp float64) string {
+	var kept int64
+	for _, v := range byState {
+		kept += v
+	}
+	timed := float64(ops) * nsPerOp
+	if parallel || kept <= 0 || timed <= 0 {
+		return ""
+	}
+	if untimed := 1 - timed/float64(kept); untimed > maxUntimed {
+		return fmt.Sprintf("%.0f%% of the benchmark goroutine's profiled time was outside its timed loop (setup before b.ResetTimer, or between b.StopTimer and b.StartTimer), and is in the budget: the budget describes the whole function", 100*untimed)
+	}
+	return ""
 }
 
 func firstLabel(s *profile.Sample, key string) string {
@@ -134,7 +162,7 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 	if err != nil {
 		return fmt.Errorf("wall-clock profile: %w", err)
 	}
-	byState := keepBenchmark(wall.Profile)
+	byState, parallel := keepBenchmark(wall.Profile)
 	wall.Profile = wall.Profile.Compact()
 	wall.Profile.DurationNanos = elapsed.Nanoseconds()
 	var buf bytes.Buffer
@@ -162,6 +190,9 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 		if drift := sc.Window.NsPerOp/ns - 1; math.Abs(drift) > 0.10 {
 			sc.Warnings = append(sc.Warnings, fmt.Sprintf("the profiling window's time/op was %+.0f%% off the timed median: the budget's shares come from that window, and profiling or the machine changed the behaviour", 100*drift))
 		}
+	}
+	if w := untimedWarning(byState, parallel, int64(r.Iters), m["ns/op"]); w != "" {
+		sc.Warnings = append(sc.Warnings, w)
 	}
 	if byState["running"] > 0 && wall.CPUSamples < 50 {
 		sc.Warnings = append(sc.Warnings, fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want 50 or more): use a longer --profile-time; off-CPU shares are exact", wall.CPUSamples))
