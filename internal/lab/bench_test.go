@@ -209,3 +209,45 @@ func TestBench(t *testing.T) {
 		t.Errorf("work patterns %v, want the package's own code", run.Config.Classification.Work)
 	}
 }
+
+// TestBenchInterrupted: a run ended by its context is stored with what it
+// measured, marked incomplete with why.
+func TestBenchInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs benchmarks")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := BenchOptions{
+		Dir: "testdata/benchfix", Bench: "Hash/size=64/^loop$", Count: 5, Time: 5 * time.Millisecond, CPU: []int{1},
+		Log: func(line string) {
+			if strings.HasPrefix(line, "round 3/") {
+				cancel()
+			}
+		},
+	}
+	p, err := PlanBench(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	st := store.Open(t.TempDir())
+	runs, err := p.Run(ctx, st)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v, want context.Canceled", err)
+	}
+	if len(runs) != 1 || runs[0].Dir == "" {
+		t.Fatalf("runs %+v: want the run stored", runs)
+	}
+	run, err := st.Load(runs[0].Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Complete || !strings.Contains(run.Note, "interrupted") {
+		t.Errorf("complete %v note %q: want incomplete, saying so", run.Complete, run.Note)
+	}
+	// Round 3 was cut before its repetition ran: two were kept.
+	if c := run.Cases[0]; len(c.Reps) != 2 || c.Status != store.StatusOK {
+		t.Errorf("case %s: %d repetitions, status %s; want the 2 measured", c.Name, len(c.Reps), c.Status)
+	}
+}

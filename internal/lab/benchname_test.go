@@ -161,3 +161,23 @@ func TestErrText(t *testing.T) {
 		}
 	}
 }
+
+// TestAddCases: each benchmark a probe named is a case at every -cpu
+// value; a parent of sub-benchmarks is not a case of its own, even when
+// it failed with its sub-benchmark; a benchmark that failed when probed
+// is a failed case.
+func TestAddCases(t *testing.T) {
+	pkg := &benchPackage{bin: &testBinary{ImportPath: "x"}}
+	pkg.add(probed{
+		names:  []string{"BenchmarkX/a=1", "BenchmarkX/a=2"},
+		failed: map[string]string{"BenchmarkX/a=3": "boom", "BenchmarkX": ""},
+	}, []int{1, 4})
+	var got []string
+	for _, c := range pkg.cases {
+		got = append(got, c.goName()+":"+c.failed)
+	}
+	want := []string{"BenchmarkX/a=1:", "BenchmarkX/a=1-4:", "BenchmarkX/a=2:", "BenchmarkX/a=2-4:", "BenchmarkX/a=3:boom", "BenchmarkX/a=3-4:boom"}
+	if !slices.Equal(got, want) {
+		t.Errorf("cases %q, want %q", got, want)
+	}
+}
