@@ -51,7 +51,7 @@ func newFlameCmd(io *IO, runF runFunc[FlameOptions]) *cobra.Command {
 	opts := &FlameOptions{}
 	cmd := &cobra.Command{
 		Use:   "flame <profile.pb.gz | run-dir/case | -> [-o out.svg|out.html|out.folded]",
-		Short: "Draw a category-coloured flame graph (SVG, interactive HTML, folded) of any pprof profile",
+		Short: "Draw a category-coloured flame graph (SVG, interactive HTML, folded) of any pprof profile or Go execution trace",
 		Long: `Draw a flame graph of a pprof profile: perflab's own (a run directory and case
 name, or a case directory) or any other (go test -cpuprofile, /debug/pprof, fgprof,
 Pyroscope exports). Frames are coloured by category (work, lock, wait, alloc, gc, sched,
