@@ -179,6 +179,10 @@ func runBench(ctx context.Context, io *IO, o *BenchOptions) error {
 			if err := enc.Encode(r.Run); err != nil {
 				return err
 			}
+			// The table says what counted as work; with JSON, stderr does.
+			if cl := r.Run.Config.Classification; cl != nil && profile {
+				noteWrapped(io.Err, "work: functions matching "+report.SafeText(strings.Join(cl.Work, " or ")))
+			}
 		} else {
 			writeBenchTable(io.Out, r.Run, o.Wide)
 		}
