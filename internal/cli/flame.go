@@ -42,13 +42,16 @@ type FlameOptions struct {
 	Query         string
 	ProfileType   string
 	Since         time.Duration
+	// Goroutine, for an execution trace, draws only the goroutines whose
+	// root function matches it.
+	Goroutine string
 }
 
 func newFlameCmd(io *IO, runF runFunc[FlameOptions]) *cobra.Command {
 	opts := &FlameOptions{}
 	cmd := &cobra.Command{
 		Use:   "flame <profile.pb.gz | run-dir/case | -> [-o out.svg|out.html|out.folded]",
-		Short: "Draw a category-coloured flame graph (SVG, interactive HTML, folded) of any pprof profile",
+		Short: "Draw a category-coloured flame graph (SVG, interactive HTML, folded) of any pprof profile or Go execution trace",
 		Long: `Draw a flame graph of a pprof profile: perflab's own (a run directory and case
 name, or a case directory) or any other (go test -cpuprofile, /debug/pprof, fgprof,
 Pyroscope exports). Frames are coloured by category (work, lock, wait, alloc, gc, sched,
@@ -67,6 +70,12 @@ false-discovery rate held at 5% across frames): red for a larger share, blue for
 a smaller one, grey within the noise. Tooltips give each frame's change with its
 95% interval, the legend each category's.
 
+A Go execution trace (go test -trace, runtime/trace, a flight recorder's snapshot)
+is drawn as its exact wall-clock profile: each goroutine's time running (split by
+the trace's CPU samples, when the CPU profiler was on too) and off the CPU at the
+stack it stopped at, coloured by why (lock, wait, gc, sched); all goroutines but
+the runtime's, or those started in functions matching --goroutine.
+
 Work is what --work patterns (or, for a stored run, the scenario's patterns as
 recorded with the run) match; without them the program's own code is "other".
 --rules adds rules from a file, one "category regexp" a line (see docs/manual.md); a
@@ -81,6 +90,7 @@ $` + envPyroscopePassword + `, as for perflab push.`,
   perflab flame perflab-runs/<run-id>/variant=mutex/keys=1024/key=ssk/threads=4 -o mutex.html
   perflab flame --diff before.pb.gz after.pb.gz -o diff.html
   perflab flame mutex.pb.gz --sample-type delay --work '^example\.com/codec\.' -o m.svg
+  perflab flame trace.out --goroutine 'testing\.\(\*B\)' --work '^example\.com/cache\.' -o bench.html
   perflab flame --from-pyroscope http://127.0.0.1:4040 --query '{service_name="perflab",scenario="cipher-cache"}' --profile-type wall --since 1h -o prod.html`,
 		Args: args(cobra.RangeArgs(0, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -104,6 +114,7 @@ $` + envPyroscopePassword + `, as for perflab push.`,
 	f.StringVar(&opts.Query, "query", `{service_name="perflab"}`, "with --from-pyroscope: label selector of the profiles to merge")
 	f.StringVar(&opts.ProfileType, "profile-type", "wall", "with --from-pyroscope: wall, cpu, mutex, block or a full Pyroscope profile type id")
 	f.DurationVar(&opts.Since, "since", time.Hour, "with --from-pyroscope: how far back to read")
+	f.StringVar(&opts.Goroutine, "goroutine", "", "for an execution trace: draw only goroutines started in a function matching this `regexp` (default all)")
 	return cmd
 }
 
@@ -151,10 +162,25 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 	if n := countOf(o.Inputs, "-"); n > 1 {
 		return usagef(errors.New("flame: standard input (-) can be only one of the profiles"))
 	}
+	var goroutine *regexp.Regexp
+	if o.Goroutine != "" {
+		if goroutine, err = regexp.Compile(o.Goroutine); err != nil {
+			return usagef(fmt.Errorf("--goroutine: %w", err))
+		}
+	}
 	for _, arg := range o.Inputs {
-		in, err := openFlameInput(io, arg, o.Kind)
+		// An execution trace is drawn as its exact wall-clock profile.
+		in, isTrace, err := openTraceInput(io, arg, goroutine, rules)
 		if err != nil {
 			return err
+		}
+		if !isTrace {
+			if goroutine != nil {
+				return usagef(fmt.Errorf("--goroutine selects goroutines of an execution trace, and %s is not one", arg))
+			}
+			if in, err = openFlameInput(io, arg, o.Kind); err != nil {
+				return err
+			}
 		}
 		inputs = append(inputs, in)
 	}

@@ -66,6 +66,7 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 	useHelpLayout(root)
 	root.SetFlagErrorFunc(flagErrors)
 	root.AddCommand(
+		newBenchCmd(io, nil),
 		newListCmd(io, nil),
 		newPushCmd(io, nil),
 		newRunCmd(io, nil),

@@ -116,6 +116,9 @@ var kinds = map[store.WarningKind]kindInfo{
 	store.WarnFewSamples: {Info, AffectsBudget, false,
 		"the split of running time (work, alloc, other…) rests on %s CPU samples (want 50 or more): use a longer --profile-time; off-CPU shares are exact",
 		"running time split by only %s CPU samples (--profile-time)", plain},
+	store.WarnUntimed: {Caution, AffectsBudget, false,
+		"%s of the benchmark goroutine's profiled time was outside its timed loop (setup, or StopTimer/StartTimer): the budget describes the whole function",
+		"%s of the profiled time was outside the timed loop: in the budget", pct},
 	KindSteal:      {Caution, AffectsRun, true, "", "", nil},
 	KindContention: {Caution, AffectsRun, true, "", "", nil},
 }

@@ -52,6 +52,9 @@ func WriteResults(w io.Writer, run *Run) error {
 			continue
 		}
 		name := fmt.Sprintf("%s%s-%d", prefix, c.Name, run.Env.GOMAXPROCS)
+		if c.Bench != "" {
+			name = strings.TrimPrefix(c.Bench, "Benchmark")
+		}
 		for _, rep := range c.Reps {
 			res := &benchfmt.Result{Config: cfg, Name: benchfmt.Name(name), Iters: int(rep.Ops)}
 			for _, u := range append(benchUnits, extraUnits(rep.Metrics)...) {

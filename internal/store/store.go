@@ -202,6 +202,11 @@ type Case struct {
 	Threads int               `json:"threads"`
 	Status  Status            `json:"status"`
 	Error   string            `json:"error,omitempty"`
+	// Bench is the name `go test` gives the case in a perflab bench run
+	// (BenchmarkCache/keys=128-4), which results.txt writes as it is, so
+	// that benchstat lines the run up with plain go test output. Empty in
+	// scenario runs, whose name results.txt derives from the run's.
+	Bench string `json:"bench,omitempty"`
 	// Reps are the raw per-repetition measurements, in the order measured.
 	Reps []Rep `json:"reps,omitempty"`
 	// Stats summarises each metric over the repetitions, keyed by unit:

@@ -53,6 +53,9 @@ const (
 	// WarnFewSamples: too few CPU samples to split running time. Figure:
 	// the samples.
 	WarnFewSamples WarningKind = "few-cpu-samples"
+	// WarnUntimed: a benchmark's profile holds time outside its timed
+	// loop (perflab bench). Figure: that share in percent.
+	WarnUntimed WarningKind = "untimed"
 	// WarnOther is any other warning, and every warning of a run stored
 	// before warnings had kinds whose sentence is not recognised.
 	WarnOther WarningKind = "other"

@@ -88,6 +88,15 @@ type Options struct {
 	// profiler names its own packages here so its uploads are not in the
 	// profile it uploads.
 	Exclude []string
+	// Roots, with AllGoroutines, counts only the goroutines started with a
+	// function that has one of these name prefixes: those that run a
+	// test binary's benchmark (testing.(*B).launch, its run1 and
+	// RunParallel goroutines), where the rest of the process is the
+	// testing package's. The goroutines they start do not count unless
+	// named too: like a Region's workers, they are what counted goroutines
+	// wait on. A goroutine whose stack is too deep to show its root does
+	// not count.
+	Roots []string
 	// Rules classify off-CPU stacks (see profiles.Rules.OffCPU). Nil means
 	// profiles.DefaultRules().
 	Rules *profiles.Rules
@@ -287,6 +296,7 @@ func FromTrace(r io.Reader, opts Options) (res *Result, err error) {
 		startRegion: opts.StartRegion,
 		all:         opts.AllGoroutines,
 		exclude:     opts.Exclude,
+		roots:       opts.Roots,
 		gs:          map[trace.GoID]*gor{},
 		off:         map[key]time.Duration{},
 		samples:     map[trace.Stack]int{},
@@ -344,6 +354,7 @@ type accountant struct {
 	first       trace.Time // the trace's first event
 	all         bool       // Options.AllGoroutines
 	exclude     []string   // Options.Exclude
+	roots       []string   // Options.Roots
 	gs          map[trace.GoID]*gor
 	off         map[key]time.Duration
 	samples     map[trace.Stack]int // CPU samples of counted goroutines
@@ -492,7 +503,7 @@ func (a *accountant) event(ev *trace.Event) error {
 				// transport's connection goroutines of an uploader).
 				if c := a.gs[ev.Goroutine()]; ev.Goroutine() != trace.NoGoroutine && c != nil {
 					a.classify(c, ev.Stack())
-					if c.class == system {
+					if c.class == system && len(a.roots) == 0 {
 						a.decide(g, system)
 					}
 				}
@@ -836,6 +847,8 @@ func (a *accountant) classify(g *gor, s trace.Stack) {
 		return
 	case n < maxTraceDepth && (SystemGoroutine(root) || hasPrefix(root, a.exclude)):
 		a.decide(g, system)
+	case len(a.roots) > 0 && (n >= maxTraceDepth || !hasPrefix(root, a.roots)):
+		a.decide(g, system)
 	default:
 		a.decide(g, user)
 	}
@@ -893,8 +906,13 @@ func (a *accountant) finish(end trace.Time) {
 		if a.all && g.class == undecided {
 			// No stack of it in the whole trace: it never blocked,
 			// was never sampled and started before the trace. Not
-			// the runtime's (they all block with a stack), so count it.
-			a.decide(g, user)
+			// the runtime's (they all block with a stack), so count it,
+			// unless only goroutines with known roots count.
+			c := user
+			if len(a.roots) > 0 {
+				c = system
+			}
+			a.decide(g, c)
 		}
 		if g.seen {
 			a.res.Goroutines++

@@ -1,0 +1,255 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/store"
+	"golang.org/x/perf/benchfmt"
+)
+
+// TestPlanErrors: what the user got wrong is a PlanError (exit 2) that
+// says what.
+func TestPlanErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds test binaries")
+	}
+	for _, tt := range []struct {
+		name, dir, bench string
+		want             []string
+	}{
+		{"does not build", "testdata/broken", "", []string{"does not build", "undefined: undefined"}},
+		{"no benchmarks", "testdata/nobench", "", []string{"no benchmarks"}},
+		{"pattern matches none", "testdata/benchfix", "Nope", []string{`-bench "Nope" matches no benchmark`, "BenchmarkMutex"}},
+		{"bad pattern", "testdata/benchfix", "(", []string{`-bench "("`, "missing closing )"}},
+		{"no such package", "testdata/benchfix", "", []string{"go list ./nosuch"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := BenchOptions{Dir: tt.dir, Bench: tt.bench}
+			if tt.name == "no such package" {
+				o.Packages = []string{"./nosuch"}
+			}
+			p, err := PlanBench(context.Background(), o)
+			if err == nil {
+				p.Close()
+				t.Fatal("no error")
+			}
+			var pe *PlanError
+			if !errors.As(err, &pe) {
+				t.Errorf("%v: not a PlanError", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestBench runs the fixture's benchmarks as a perflab run: failed and
+// panicking benchmarks are failed cases and the others are measured;
+// results.txt is go test's names and units; and the budget from the
+// traced run is within 5 points of what each benchmark timed of itself
+// in that same run (time.Now around Lock and the hashing, b.ReportMetric).
+func TestBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs benchmarks")
+	}
+	o := BenchOptions{
+		Dir: "testdata/benchfix", Bench: ".", Count: 3, Time: 20 * time.Millisecond,
+		CPU: []int{2}, Profile: true, ProfileTime: time.Second, Seed: 1,
+	}
+	p, err := PlanBench(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if got := p.Cases(); got != 9 {
+		t.Fatalf("%d cases, want 9 (Mutex, Hash/size=*/{loop,bloop}, Alloc, Setup, Fail, Panic)", got)
+	}
+	runs, err := p.Run(context.Background(), store.Open(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 {
+		t.Fatalf("%d runs, want one per package", len(runs))
+	}
+	run := runs[0].Run
+	const pkg = "github.com/perflab/perflab/internal/lab/testdata/benchfix"
+	if run.Scenario != pkg || run.Package != pkg || !run.Complete {
+		t.Errorf("run: scenario %q package %q complete %v", run.Scenario, run.Package, run.Complete)
+	}
+	byBench := map[string]*store.Case{}
+	for i := range run.Cases {
+		byBench[run.Cases[i].Bench] = &run.Cases[i]
+	}
+	for name, msg := range map[string]string{"BenchmarkFail-2": "fails by design", "BenchmarkPanic-2": "panics by design"} {
+		c := byBench[name]
+		if c == nil || c.Status != store.StatusFailed || !strings.Contains(c.Error, msg) {
+			t.Errorf("%s: %+v, want failed with %q", name, c, msg)
+		}
+	}
+	for _, name := range []string{"BenchmarkMutex-2", "BenchmarkHash/size=1024/loop-2", "BenchmarkHash/size=1024/bloop-2"} {
+		c := byBench[name]
+		if c == nil || c.Status != store.StatusOK || len(c.Reps) != 3 || c.Stats["ns/op"].Median <= 0 {
+			t.Fatalf("%s: %+v, want 3 repetitions", name, c)
+		}
+		if c.Threads != 2 || c.Budget == nil || c.Window == nil || c.Profiles["wall"] == "" || c.Profiles["cpu"] == "" || c.Flame == "" {
+			t.Errorf("%s: threads %d budget %v window %v profiles %v flame %q", name, c.Threads, c.Budget, c.Window, c.Profiles, c.Flame)
+		}
+		for _, f := range c.Profiles {
+			if _, err := os.Stat(filepath.Join(runs[0].Dir, f)); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if c := byBench["BenchmarkHash/size=1024/loop-2"]; c.Params["size"] != "1024" || c.Params["sub2"] != "loop" || c.Variant != "Hash" {
+		t.Errorf("matrix of %s: variant %q params %v", c.Bench, c.Variant, c.Params)
+	}
+	if _, ok := byBench["BenchmarkHash/size=1024/loop-2"].Stats["B/op"]; !ok {
+		t.Errorf("no B/op: -benchmem is go test's")
+	}
+
+	// results.txt: what go test -bench prints, for benchstat.
+	f, err := os.Open(filepath.Join(runs[0].Dir, store.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// go test's own cpu line, so benchstat compares the file with plain
+	// go test output in one table instead of splitting them.
+	want := runBinary(context.Background(), p.pkgs[0].bin, "^BenchmarkHash$/^size=64$/^loop$", "1x", 1).results
+	if len(want) != 1 || want[0].GetConfig("cpu") != run.Env.CPU {
+		t.Errorf("run's cpu %q, go test's %v", run.Env.CPU, want)
+	}
+	count := map[string]int{}
+	units := map[string]bool{}
+	rd := benchfmt.NewReader(f, store.ResultsFile)
+	for rd.Scan() {
+		if r, ok := rd.Result().(*benchfmt.Result); ok {
+			count[r.Name.String()]++
+			if r.GetConfig("pkg") != pkg {
+				t.Errorf("pkg %q", r.GetConfig("pkg"))
+			}
+			for _, v := range r.Values {
+				units[v.Unit] = true
+			}
+		}
+	}
+	for _, name := range []string{"Mutex-2", "Hash/size=1024/loop-2", "Hash/size=1024/bloop-2"} {
+		if count[name] != 3 {
+			t.Errorf("results.txt: %d lines of %s, want 3 (all: %v)", count[name], name, count)
+		}
+	}
+	for _, u := range []string{"sec/op", "B/op", "allocs/op", "B/s", "lock-%", "work-%"} {
+		if !units[u] {
+			t.Errorf("results.txt: no %s (units %v)", u, units)
+		}
+	}
+
+	// The budget against the benchmarks' own timing in the traced run.
+	// A stopwatch counts the time its goroutine waited for a P, or its
+	// thread for a CPU, inside whatever call it fell in; the budget counts
+	// it as sched (issue 22: they disagree by definition on a busy
+	// machine). So lock is held to the time in Lock (both charge the
+	// runnable time after an Unlock's wake-up to it), and work with sched
+	// to the rest of the goroutines' time: all of it the benchmark's own
+	// code (the hashing, time.Now, pb.Next).
+	for _, tt := range []struct {
+		bench      string
+		categories []string
+		truth      func(counts map[string]float64) (float64, bool)
+	}{
+		{"BenchmarkMutex-2", []string{"lock"}, func(m map[string]float64) (float64, bool) { v, ok := m["lock-%"]; return v, ok }},
+		{"BenchmarkMutex-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["lock-%"]; return 100 - v, ok }},
+		{"BenchmarkHash/size=1024/loop-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["work-%"]; return v, ok }},
+	} {
+		c := byBench[tt.bench]
+		truth, ok := tt.truth(c.Window.Counts)
+		if !ok {
+			t.Errorf("%s: the traced run reported none of its own figures (%v)", tt.bench, c.Window.Counts)
+			continue
+		}
+		var total, share float64
+		for cat, v := range c.Budget {
+			total += v
+			if slices.Contains(tt.categories, cat) {
+				share += v
+			}
+		}
+		share *= 100 / total
+		what := strings.Join(tt.categories, "+")
+		t.Logf("%s: %s %.1f%%, timed %.1f%% (budget %v, own figures %v, %d CPU samples)", tt.bench, what, share, truth, c.Budget, c.Window.Counts, c.Window.CPUSamples)
+		if math.Abs(share-truth) > 5 {
+			t.Errorf("%s: %s %.1f%% of the budget, %.1f%% by the benchmark's own timing: more than 5 points apart", tt.bench, what, share, truth)
+		}
+	}
+	// Untimed setup is in the profile, and the budget says so; a loop
+	// with none is not flagged.
+	untimed := func(c *store.Case) bool {
+		return slices.ContainsFunc(c.Warnings, func(w store.Warning) bool {
+			return w.Kind == store.WarnUntimed && strings.Contains(w.Message, "outside its timed loop")
+		})
+	}
+	if c := byBench["BenchmarkSetup-2"]; c == nil || !untimed(c) {
+		t.Errorf("BenchmarkSetup: no word of its untimed setup: %+v", c)
+	}
+	for _, name := range []string{"BenchmarkHash/size=1024/loop-2", "BenchmarkHash/size=64/bloop-2", "BenchmarkMutex-2"} {
+		if c := byBench[name]; untimed(c) {
+			t.Errorf("%s: said to have untimed time: %q", name, c.Warnings)
+		}
+	}
+	if !slices.Contains(run.Config.Classification.Work, WorkPatterns(pkg)[0]) {
+		t.Errorf("work patterns %v, want the package's own code", run.Config.Classification.Work)
+	}
+}
+
+// TestBenchInterrupted: a run ended by its context is stored with what it
+// measured, marked incomplete with why.
+func TestBenchInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs benchmarks")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := BenchOptions{
+		Dir: "testdata/benchfix", Bench: "Hash/size=64/^loop$", Count: 5, Time: 5 * time.Millisecond, CPU: []int{1},
+		Log: func(line string) {
+			if strings.HasPrefix(line, "round 3/") {
+				cancel()
+			}
+		},
+	}
+	p, err := PlanBench(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	st := store.Open(t.TempDir())
+	runs, err := p.Run(ctx, st)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v, want context.Canceled", err)
+	}
+	if len(runs) != 1 || runs[0].Dir == "" {
+		t.Fatalf("runs %+v: want the run stored", runs)
+	}
+	run, err := st.Load(runs[0].Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Complete || !strings.Contains(run.Note, "interrupted") {
+		t.Errorf("complete %v note %q: want incomplete, saying so", run.Complete, run.Note)
+	}
+	// Round 3 was cut before its repetition ran: two were kept.
+	if c := run.Cases[0]; len(c.Reps) != 2 || c.Status != store.StatusOK {
+		t.Errorf("case %s: %d repetitions, status %s; want the 2 measured", c.Name, len(c.Reps), c.Status)
+	}
+}

@@ -1,0 +1,246 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/runner"
+	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/wallclock"
+	"github.com/perflab/perflab/profiles/flame"
+)
+
+// BenchRoots are the root functions of the goroutines that run a
+// benchmark in a test binary (Go 1.26's testing package): run1's, which
+// runs b.N=1 and a B.Loop benchmark's whole loop; launch's, which runs
+// the b.N loop; and RunParallel's. Their time in the benchmark's own code
+// is what a budget splits; the goroutines they start are what they wait
+// on, which wallclock's critical path follows into.
+var BenchRoots = []string{"testing.(*B).run1.", "testing.(*B).launch", "testing.(*B).RunParallel."}
+
+// benchCallers are the testing package's frames that call the benchmark's
+// own code: runN calls the benchmark function, RunParallel's goroutine
+// the body.
+var benchCallers = map[string]bool{"testing.(*B).runN": true, "testing.(*B).RunParallel.func1": true}
+
+// harnessWaits are the testing package's frames where a benchmark
+// goroutine waits for others to run the benchmark: a parent for its
+// sub-benchmark (B.Run), RunParallel's caller for its goroutines.
+var harnessWaits = map[string]bool{"testing.(*B).Run": true, "testing.(*B).RunParallel": true}
+
+// inBenchmark reports whether a wall-clock sample's stack (leaf first) is
+// in the benchmark's own code: under the frame the testing package calls
+// it from, and not waiting in B.Run or RunParallel for other goroutines.
+// What runN does around the call (runtime.GC before the timer starts,
+// ReadMemStats, cleanups) and launch's hand-back are the harness's, not
+// timed, and left out.
+func inBenchmark(stack []string) bool {
+	for k, fn := range stack {
+		if harnessWaits[fn] {
+			return false
+		}
+		if benchCallers[fn] {
+			if k == 0 {
+				return false
+			}
+			callee := stack[k-1]
+			return !strings.HasPrefix(callee, "testing.") && !strings.HasPrefix(callee, "runtime.") &&
+				!strings.HasPrefix(callee, "sync.") && !strings.HasPrefix(callee, "[")
+		}
+	}
+	return false
+}
+
+// sampleStack returns a sample's function names, leaf first, inlined
+// frames included.
+func sampleStack(s *profile.Sample) []string {
+	var out []string
+	for _, loc := range s.Location {
+		for _, ln := range loc.Line {
+			if ln.Function != nil {
+				out = append(out, ln.Function.Name)
+			}
+		}
+	}
+	return out
+}
+
+// keepBenchmark keeps the samples of the benchmark's own code (see
+// inBenchmark) and returns the kept time by state, and whether any of it
+// is RunParallel's goroutines'.
+func keepBenchmark(p *profile.Profile) (byState map[string]int64, parallel bool) {
+	byState = map[string]int64{}
+	kept := p.Sample[:0]
+	for _, s := range p.Sample {
+		stack := sampleStack(s)
+		if inBenchmark(stack) {
+			kept = append(kept, s)
+			if len(s.Value) > 0 {
+				byState[firstLabel(s, "state")] += s.Value[0]
+			}
+			parallel = parallel || slices.Contains(stack, "testing.(*B).RunParallel.func1")
+		}
+	}
+	p.Sample = kept
+	return byState, parallel
+}
+
+// maxUntimed is the share of a benchmark goroutine's profiled time that
+// may lie outside its timed loop before the budget says so.
+const maxUntimed = 0.05
+
+// untimedWarning says when the profile holds much more of the benchmark
+// goroutine's time than the testing package timed (ops × its ns/op):
+// setup before b.ResetTimer, or sections between b.StopTimer and
+// b.StartTimer, which the trace cannot tell from the loop. Only for a
+// benchmark on one goroutine: RunParallel's goroutines overlap.
+func untimedWarning(byState map[string]int64, parallel bool, ops int64, nsPerOp float64) store.Warning {
+	var kept int64
+	for _, v := range byState {
+		kept += v
+	}
+	timed := float64(ops) * nsPerOp
+	if parallel || kept <= 0 || timed <= 0 {
+		return store.Warning{}
+	}
+	if untimed := 1 - timed/float64(kept); untimed > maxUntimed {
+		return store.Warn(store.WarnUntimed, math.Round(100*untimed), fmt.Sprintf("%.0f%% of the benchmark goroutine's profiled time was outside its timed loop (setup before b.ResetTimer, or between b.StopTimer and b.StartTimer), and is in the budget: the budget describes the whole function", 100*untimed))
+	}
+	return store.Warning{}
+}
+
+func firstLabel(s *profile.Sample, key string) string {
+	if v := s.Label[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// profile runs the case once more, for about d, with the execution
+// tracer and the CPU profiler on (-test.trace, -test.cpuprofile: the
+// CPU samples are then in the trace too), and makes its exact wall-clock
+// profile, flame graph and budget from the benchmark goroutines' time.
+func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d time.Duration) error {
+	c, sc := lb.c, lb.sc
+	dir, err := os.MkdirTemp(tmp, "prof-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	tracePath, cpuPath := filepath.Join(dir, "trace.out"), filepath.Join(dir, "cpu.pb.gz")
+	n := profileN(sc, d)
+	start := time.Now()
+	res := runBinary(ctx, c.pkg, exactPattern(c.full), fmt.Sprintf("%dx", n), c.cpu,
+		"-test.trace="+tracePath, "-test.cpuprofile="+cpuPath)
+	elapsed := time.Since(start)
+	r := findResult(res, c)
+	if r == nil {
+		return fmt.Errorf("the traced run failed: %s", firstLineOf(res.errText()))
+	}
+	sc.Profiles = map[string]string{}
+	if cpu, err := os.ReadFile(cpuPath); err == nil {
+		rel := store.CaseFile(sc.Name, "cpu.pb.gz")
+		if err := w.WriteFile(rel, cpu); err != nil {
+			return err
+		}
+		sc.Profiles["cpu"] = rel
+	}
+	f, err := os.Open(tracePath)
+	if err != nil {
+		return fmt.Errorf("execution trace: %w", err)
+	}
+	defer f.Close()
+	wall, err := wallclock.FromTrace(f, wallclock.Options{AllGoroutines: true, Roots: BenchRoots, Rules: lb.rule})
+	if err != nil {
+		return fmt.Errorf("wall-clock profile: %w", err)
+	}
+	byState, parallel := keepBenchmark(wall.Profile)
+	wall.Profile = wall.Profile.Compact()
+	wall.Profile.DurationNanos = elapsed.Nanoseconds()
+	var buf bytes.Buffer
+	if err := wall.Profile.Write(&buf); err != nil {
+		return err
+	}
+	rel := store.CaseFile(sc.Name, "wall.pb.gz")
+	if err := w.WriteFile(rel, buf.Bytes()); err != nil {
+		return err
+	}
+	sc.Profiles["wall"] = rel
+	m := metrics(r)
+	sc.Window = benchWindow(wall, byState, int64(r.Iters), m["ns/op"])
+	// What the benchmark reported of itself (b.ReportMetric) in the
+	// window the budget comes from, to check the budget against.
+	for unit, v := range m {
+		if !goUnits[unit] {
+			if sc.Window.Counts == nil {
+				sc.Window.Counts = map[string]float64{}
+			}
+			sc.Window.Counts[unit] = v
+		}
+	}
+	if ns := sc.Stats["ns/op"].Median; ns > 0 && sc.Window.NsPerOp > 0 {
+		if drift := sc.Window.NsPerOp/ns - 1; math.Abs(drift) > 0.10 {
+			sc.Warnings = append(sc.Warnings, store.Warn(store.WarnWindowDrift, math.Round(100*drift), fmt.Sprintf("the profiling window's time/op was %+.0f%% off the timed median: the budget's shares come from that window, and profiling or the machine changed the behaviour", 100*drift)))
+		}
+	}
+	if w := untimedWarning(byState, parallel, int64(r.Iters), m["ns/op"]); w.Message != "" {
+		sc.Warnings = append(sc.Warnings, w)
+	}
+	if byState["running"] > 0 && wall.CPUSamples < 50 {
+		sc.Warnings = append(sc.Warnings, store.Warn(store.WarnFewSamples, float64(wall.CPUSamples), fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want 50 or more): use a longer --profile-time; off-CPU shares are exact", wall.CPUSamples)))
+	}
+	if ns, ok := sc.Stats["ns/op"]; ok {
+		sc.Budget = runner.Budget(wall.Profile, lb.rule, ns.Median)
+	}
+	buf.Reset()
+	title := fmt.Sprintf("%s %s — wall clock, benchmark goroutines (run %s)", lb.run.Package, c.goName(), lb.run.ID)
+	if err := flame.WriteSVG(&buf, wall.Profile, flame.Options{Title: title, SampleType: "wall", Rules: lb.rule}); err != nil {
+		return fmt.Errorf("flame graph: %w", err)
+	}
+	rel = store.CaseFile(sc.Name, "wall.svg")
+	if err := w.WriteFile(rel, buf.Bytes()); err != nil {
+		return err
+	}
+	sc.Flame = rel
+	return nil
+}
+
+// benchWindow summarises the profiling run: its own time/op, as the
+// testing package timed it with the tracer on, and the benchmark
+// goroutines' time by state.
+func benchWindow(w *wallclock.Result, byState map[string]int64, ops int64, nsPerOp float64) *store.Window {
+	out := &store.Window{Ops: ops, NsPerOp: nsPerOp, CPUSamples: w.CPUSamples, Goroutines: w.Goroutines}
+	out.Seconds = nsPerOp * float64(ops) / 1e9
+	if ops > 0 {
+		out.BackgroundGCNsPerOp = float64(w.BackgroundGC.Nanoseconds()) / float64(ops)
+	}
+	var t int64
+	for _, v := range byState {
+		t += v
+	}
+	if t > 0 {
+		out.Running = float64(byState["running"]) / float64(t)
+		out.Runnable = float64(byState["runnable"]) / float64(t)
+		out.Blocked = float64(byState["blocked"]) / float64(t)
+		out.Syscall = float64(byState["syscall"]) / float64(t)
+	}
+	return out
+}
+
+// goUnits are the units the testing package reports itself.
+var goUnits = map[string]bool{"ns/op": true, "B/op": true, "allocs/op": true, "MB/s": true, "ops/s": true}
+
+func firstLineOf(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,262 @@
+package lab
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// PlanError is an error in what the user asked perflab bench for: a
+// package that does not build, one without benchmarks, a -bench pattern
+// that matches none. The command exits 2 for it, as for a bad flag.
+type PlanError struct{ Err error }
+
+func (e *PlanError) Error() string { return e.Err.Error() }
+func (e *PlanError) Unwrap() error { return e.Err }
+
+func planErrorf(format string, args ...any) error {
+	return &PlanError{Err: fmt.Errorf(format, args...)}
+}
+
+// testBinary is one package's test binary, built once for the whole run.
+type testBinary struct {
+	ImportPath string
+	Dir        string // the package's directory: binaries run there, as go test runs them
+	Path       string // the binary
+	// startCPU is the CPU time the binary takes to start and exit with
+	// no benchmark to run: what a repetition's process costs besides its
+	// benchmark (see startupCPU).
+	startCPU time.Duration
+}
+
+// goCmd runs the go command in dir and returns its standard output; the
+// error carries its standard error, which says what went wrong.
+func goCmd(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out, errors.New(msg)
+	}
+	return out, nil
+}
+
+// listPackages resolves package patterns (./..., an import path) to the
+// packages that have test files, and says which have none.
+func listPackages(ctx context.Context, dir string, patterns []string) (withTests, without []*testBinary, err error) {
+	args := append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}", "--"}, patterns...)
+	out, err := goCmd(ctx, dir, args...)
+	if err != nil {
+		return nil, nil, planErrorf("go list %s: %v", strings.Join(patterns, " "), err)
+	}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Split(strings.TrimSpace(line), "\t")
+		if len(f) != 4 {
+			continue
+		}
+		b := &testBinary{ImportPath: f[0], Dir: f[1]}
+		if f[2] == "0" && f[3] == "0" {
+			without = append(without, b)
+			continue
+		}
+		withTests = append(withTests, b)
+	}
+	return withTests, without, nil
+}
+
+// build compiles b's test binary into tmp with go test -c.
+func (b *testBinary) build(ctx context.Context, dir, tmp string, n int) error {
+	b.Path = filepath.Join(tmp, fmt.Sprintf("pkg%d.test", n))
+	if _, err := goCmd(ctx, dir, "test", "-c", "-o", b.Path, b.ImportPath); err != nil {
+		return planErrorf("%s does not build:\n%v", b.ImportPath, err)
+	}
+	if _, err := os.Stat(b.Path); err != nil {
+		// go test -c writes nothing for a package without tests.
+		return planErrorf("%s: go test -c wrote no test binary (%v)", b.ImportPath, err)
+	}
+	return nil
+}
+
+// startupCPU measures b.startCPU: the least CPU time of three runs that
+// start the binary and run nothing, less noisy than their mean (a
+// process's start can only be slowed, by page faults or a busy machine).
+func (b *testBinary) startupCPU(ctx context.Context) {
+	best := time.Duration(-1)
+	for range 3 {
+		cmd := exec.CommandContext(ctx, b.Path, "-test.run=^$", "-test.bench=^$")
+		cmd.Dir = b.Dir
+		if cmd.Run() != nil {
+			return
+		}
+		if c := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(); best < 0 || c < best {
+			best = c
+		}
+	}
+	b.startCPU = max(0, best)
+}
+
+// topLevel lists the binary's top-level benchmarks (-test.list).
+func (b *testBinary) topLevel(ctx context.Context) ([]string, error) {
+	cmd := exec.CommandContext(ctx, b.Path, "-test.list=^Benchmark")
+	cmd.Dir = b.Dir
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s: listing benchmarks: %v", b.ImportPath, err)
+	}
+	var names []string
+	for line := range strings.Lines(string(out)) {
+		if name := strings.TrimSpace(line); strings.HasPrefix(name, "Benchmark") && !strings.ContainsAny(name, " \t") {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// probed is what one run of a top-level benchmark at 1x found in it.
+type probed struct {
+	names  []string          // benchmarks that gave a result, without -cpu suffix
+	failed map[string]string // benchmarks that failed, with their output
+}
+
+// failRE matches the testing package's line for a failed benchmark.
+var failRE = regexp.MustCompile(`^--- FAIL: (Benchmark\S*)`)
+
+// probe runs top (pattern: restricted to the sub-benchmarks the user's
+// pattern selects in it) once at -benchtime=1x: its results name every
+// sub-benchmark, which -test.list does not. A panic ends the process;
+// then top is one failed case.
+func (b *testBinary) probe(ctx context.Context, top, pattern string, cpu int) probed {
+	res := runBinary(ctx, b, pattern, "1x", cpu)
+	p := probed{failed: map[string]string{}}
+	for _, r := range res.results {
+		p.names = append(p.names, stripCPU(r.Name.String(), cpu))
+	}
+	for name, out := range res.failed {
+		p.failed[name] = out
+	}
+	if len(p.names) == 0 && len(p.failed) == 0 && res.err != nil {
+		p.failed[top] = res.errText()
+	}
+	return p
+}
+
+// stripCPU removes the -cpu suffix go test adds to a name when the -cpu
+// value is not 1.
+func stripCPU(name string, cpu int) string {
+	if !strings.HasPrefix(name, "Benchmark") {
+		name = "Benchmark" + name
+	}
+	if cpu != 1 {
+		name = strings.TrimSuffix(name, fmt.Sprintf("-%d", cpu))
+	}
+	return name
+}
+
+// binaryRun is the outcome of one run of a test binary.
+type binaryRun struct {
+	results []*benchfmt.Result
+	// failed maps each benchmark the testing package reported failed to
+	// the output that came with it.
+	failed map[string]string
+	err    error         // the process's exit error
+	output []byte        // all of it, stdout and stderr interleaved
+	cpu    time.Duration // the process's CPU time, user and system
+}
+
+// errText is the part of the output that says what went wrong: from a
+// panic or a FAIL line on, at most 20 lines.
+func (r *binaryRun) errText() string {
+	lines := strings.Split(strings.TrimSpace(string(r.output)), "\n")
+	from := -1
+	for i, l := range lines {
+		// A benchmark's name is printed before it runs, so a panic's
+		// message can follow it on the same line.
+		for _, start := range []string{"panic: ", "--- FAIL", "fatal error: "} {
+			if j := strings.Index(l, start); j >= 0 && from < 0 {
+				from, lines[i] = i, l[j:]
+			}
+		}
+		if from >= 0 {
+			break
+		}
+	}
+	if from < 0 {
+		from = max(0, len(lines)-10)
+	}
+	lines = lines[from:]
+	if len(lines) > 20 {
+		lines = lines[:20]
+	}
+	text := strings.TrimSpace(strings.Join(lines, "\n"))
+	if text == "" && r.err != nil {
+		text = r.err.Error()
+	}
+	return text
+}
+
+// runBinary runs the benchmarks pattern selects once each
+// (-test.count=1) for benchtime, with allocation figures on as go test
+// -benchmem gives them, and reads the results with benchfmt.
+func runBinary(ctx context.Context, b *testBinary, pattern, benchtime string, cpu int, extra ...string) *binaryRun {
+	args := []string{
+		"-test.run=^$", "-test.bench=" + pattern, "-test.count=1",
+		"-test.benchtime=" + benchtime, "-test.benchmem",
+		"-test.cpu=" + fmt.Sprint(cpu), "-test.timeout=0",
+	}
+	cmd := exec.CommandContext(ctx, b.Path, append(args, extra...)...)
+	cmd.Dir = b.Dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	r := &binaryRun{err: err, output: out.Bytes(), failed: map[string]string{}}
+	if cmd.ProcessState != nil {
+		r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	rd := benchfmt.NewReader(bytes.NewReader(r.output), b.ImportPath)
+	for rd.Scan() {
+		if res, ok := rd.Result().(*benchfmt.Result); ok {
+			r.results = append(r.results, res.Clone())
+		}
+	}
+	sc := bufio.NewScanner(bytes.NewReader(r.output))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var cur string
+	var body []string
+	flush := func() {
+		if cur != "" {
+			r.failed[stripCPU(cur, cpu)] = strings.TrimSpace(strings.Join(body, "\n"))
+		}
+		cur, body = "", nil
+	}
+	for sc.Scan() {
+		line := sc.Text()
+		if m := failRE.FindStringSubmatch(line); m != nil {
+			flush()
+			cur = m[1]
+			continue
+		}
+		if cur != "" && (strings.HasPrefix(line, "    ") || strings.HasPrefix(line, "\t")) {
+			body = append(body, strings.TrimSpace(line))
+			continue
+		}
+		flush()
+	}
+	flush()
+	return r
+}
