@@ -14,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/continuous"
 	"github.com/perflab/perflab/internal/pyroscope/pyroscopetest"
+	"github.com/perflab/perflab/internal/timingtest"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -153,6 +154,7 @@ func TestHandler(t *testing.T) {
 }
 
 func TestStart(t *testing.T) {
+	timingtest.Require(t)
 	f := &pyroscopetest.Ingest{}
 	srv := httptest.NewServer(f)
 	defer srv.Close()

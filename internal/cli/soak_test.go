@@ -12,10 +12,12 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/pyroscope/pyroscopetest"
+	"github.com/perflab/perflab/internal/timingtest"
 	"github.com/perflab/perflab/profiles"
 )
 
 func TestSoak(t *testing.T) {
+	timingtest.Require(t)
 	f := &pyroscopetest.Ingest{}
 	srv := httptest.NewServer(f)
 	defer srv.Close()

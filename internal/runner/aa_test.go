@@ -9,6 +9,7 @@ import (
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/timingtest"
 )
 
 // paddedSHA hashes 256 bytes per operation; its state fills two 128-byte
@@ -49,6 +50,7 @@ func identical(name string) perflab.Variant {
 // does not flake: if the true rate were 5%, one or more flags in 12 would
 // come 46% of the time and two or more 12%; seen here, none in 12.
 func TestAA(t *testing.T) {
+	timingtest.Require(t)
 	if testing.Short() {
 		t.Skip("A/A trials take a few seconds")
 	}

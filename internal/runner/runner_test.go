@@ -15,6 +15,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/timingtest"
 	"github.com/perflab/perflab/internal/wallclock"
 	"github.com/perflab/perflab/profiles"
 )
@@ -518,6 +519,7 @@ func TestRoundsRecordNoise(t *testing.T) {
 // TestUntil: --until adds rounds until time/op is resolved to the target,
 // and says which cases did not get there in time.
 func TestUntil(t *testing.T) {
+	timingtest.Require(t)
 	steady := perflab.Variant{Name: "steady", New: func(perflab.Params) (perflab.Case, error) {
 		return caseOf(func(n int) {
 			for i := 0; i < n; i++ {

@@ -18,6 +18,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/perflab/perflab/internal/timingtest"
 	"github.com/perflab/perflab/profiles"
 	xtrace "golang.org/x/exp/trace"
 	"golang.org/x/sys/unix"
@@ -685,6 +686,7 @@ func lockedPair() (stop func(), trip func(n int)) {
 // It does not show that the wait halves in time after a quiet spell: that
 // is ringPages' bound.
 func TestSmallRingsKeepUp(t *testing.T) {
+	timingtest.Require(t)
 	stopPair, tripPair := lockedPair()
 	defer stopPair()
 	tripPair(1)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/timingtest"
 	"github.com/perflab/perflab/profiles"
 	xtrace "golang.org/x/exp/trace"
 )
@@ -538,6 +539,7 @@ func TestOSWaitBySamples(t *testing.T) {
 // is, under the OS-wait frame: a flame graph shows it in the goroutine's
 // tower, not as a root of its own.
 func TestOSWaitAtSampleStacks(t *testing.T) {
+	timingtest.Require(t)
 	before := ReadSchedStats()
 	if before == nil {
 		t.Skip("no per-thread scheduler statistics here")
