@@ -522,6 +522,8 @@ func TestScenarioExample(t *testing.T) {
 		{"vet", "./..."},
 		{"run", "./cmd/mylab", "run", "my-cache", "--count", "2", "--time", "5ms", "--warmup", "0s", "--profile", "none", "-o", "runs"},
 		{"test", "-run", "^$", "-bench", ".", "-benchtime", "1x", "./mycache"},
+		// The manual's perflab bench, on the module's own benchmark.
+		{"run", "./cmd/mylab", "bench", "./mycache", "-bench", ".", "--count", "2", "--time", "5ms", "--profile", "none", "-o", "runs"},
 	} {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = mod
