@@ -1,0 +1,229 @@
+package wallclock
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/profiles"
+)
+
+// criticalRules classify the tests' spin (SHA-256) as work.
+func criticalRules(t *testing.T) *profiles.Rules {
+	t.Helper()
+	rules, err := profiles.DefaultRules().WithWork(`^crypto/internal/fips140/sha256\.`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rules
+}
+
+// helpedShares reads a trace of the region's goroutine and returns its
+// result and the shares of its time by category.
+func helpedShares(t *testing.T, data []byte) (*Result, map[profiles.Category]float64) {
+	t.Helper()
+	rules := criticalRules(t)
+	res, err := FromTrace(bytes.NewReader(data), Options{Region: region, Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by, total := profiles.Breakdown(res.Profile, 0, rules)
+	if time.Duration(total) != res.Total() {
+		t.Errorf("profile holds %v, accounting %v", time.Duration(total), res.Total())
+	}
+	shares := map[profiles.Category]float64{}
+	for c, v := range by {
+		shares[c] = float64(v) / float64(total)
+	}
+	return res, shares
+}
+
+// frameNames returns a sample's function names, leaf first.
+func frameNames(s *profile.Sample) []string {
+	var out []string
+	for _, l := range s.Location {
+		out = append(out, l.Line[0].Function.Name)
+	}
+	return out
+}
+
+// junctions counts the junction frames in a sample's stack.
+func junctions(names []string) int {
+	n := 0
+	for _, f := range names {
+		if strings.HasSuffix(f, "] "+junctionState) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestCriticalFanOut: a goroutine that starts two helpers hashing and
+// waits for them on a WaitGroup spends its time in the helpers' work, not
+// in wait; the helpers' stacks sit under its WaitGroup.Wait frame.
+func TestCriticalFanOut(t *testing.T) {
+	const rounds, each = 40, 2 * time.Millisecond
+	var waited time.Duration
+	data := traced(t, func() {
+		for range rounds {
+			var wg sync.WaitGroup
+			wg.Add(2)
+			for range 2 {
+				go func() {
+					defer wg.Done()
+					spin(each)
+				}()
+			}
+			t0 := time.Now()
+			wg.Wait()
+			waited += time.Since(t0)
+		}
+	})
+	res, sh := helpedShares(t, data)
+	t.Logf("shares %v; helped %v of %v blocked (running %v)", sh, res.Helped, res.Time[Blocked], res.HelpedRunning)
+	// Each instant of the wait goes to a helper hashing, or one runnable
+	// (sched) on a loaded machine; what stays wait is the worker's own
+	// runnable time after the last Done, microseconds a round.
+	if w := sh[profiles.Wait]; w > 0.10 {
+		t.Errorf("wait %.1f%%: the wait for two hashing helpers stayed a wait", 100*w)
+	}
+	if w := sh[profiles.Work]; w < 0.5 || sh[profiles.Work]+sh[profiles.Sched] < 0.8 {
+		t.Errorf("work %.1f%%, sched %.1f%%: want the helpers' hashing (and their wait for a CPU) to be the wait's time", 100*w, 100*sh[profiles.Sched])
+	}
+	if res.Helped < waited*8/10 {
+		t.Errorf("helped %v of the %v the goroutine timed in wg.Wait", res.Helped, waited)
+	}
+	// The helpers' hashing is under the waiting frame: leaf SHA-256 …
+	// the helper's function, a junction, then sync.(*WaitGroup).Wait.
+	var under time.Duration
+	for _, s := range res.Profile.Sample {
+		names := frameNames(s)
+		if junctions(names) == 0 {
+			continue
+		}
+		j := 0
+		for j < len(names) && !strings.HasSuffix(names[j], "] "+junctionState) {
+			j++
+		}
+		if !strings.HasPrefix(names[j], "[work]") && strings.Contains(names[0], "sha256") {
+			t.Errorf("junction %q over a hashing stack", names[j])
+		}
+		if !strings.Contains(strings.Join(names[j+1:], ";"), "sync.(*WaitGroup).Wait") {
+			t.Errorf("helper time not under the WaitGroup wait: %v", names)
+		}
+		if s.Label["helped"][0] == "true" && strings.Contains(names[0], "sha256") {
+			under += time.Duration(s.Value[0])
+		}
+	}
+	if under < res.HelpedRunning/2 {
+		t.Errorf("only %v of the helpers' %v running is at hashing stacks under the wait", under, res.HelpedRunning)
+	}
+}
+
+// TestCriticalTimer: a sleep stays a wait though a helper the goroutine
+// started hashes meanwhile: a timer, not the helper, ends it.
+func TestCriticalTimer(t *testing.T) {
+	const sleeps, each = 30, 2 * time.Millisecond
+	var slept time.Duration
+	data := traced(t, func() {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			spin(sleeps * each)
+		}()
+		for range sleeps {
+			t0 := time.Now()
+			time.Sleep(each)
+			slept += time.Since(t0)
+		}
+		wg.Wait()
+	})
+	res, _ := helpedShares(t, data)
+	var sleepWait time.Duration
+	for _, s := range res.Profile.Sample {
+		names := frameNames(s)
+		if strings.HasPrefix(names[0], "[wait]") && junctions(names) == 0 && strings.Contains(strings.Join(names, ";"), "time.Sleep") {
+			sleepWait += time.Duration(s.Value[0])
+		}
+	}
+	if sleepWait < slept*9/10 {
+		t.Errorf("%v of wait at time.Sleep, of %v slept: a timer's wake-up was charged to the helper", sleepWait, slept)
+	}
+}
+
+// TestCriticalUnrelated: a wait that a goroutine outside the operation
+// ends — it was running before the trace, and the worker never woke it —
+// stays a wait however busy that goroutine was.
+func TestCriticalUnrelated(t *testing.T) {
+	const sends, each = 30, 2 * time.Millisecond
+	ch := make(chan int, 4*sends) // buffered: the sender never waits, so the receiver never wakes it
+	go func() {
+		for i := range 4 * sends {
+			spin(each)
+			ch <- i
+		}
+	}()
+	var received time.Duration
+	data := traced(t, func() {
+		for range sends {
+			t0 := time.Now()
+			<-ch
+			received += time.Since(t0)
+		}
+	})
+	res, sh := helpedShares(t, data)
+	if res.Helped != 0 {
+		t.Errorf("%v charged to helpers: the sender is no part of the operation", res.Helped)
+	}
+	if w := sh[profiles.Wait]; w < 0.8 {
+		t.Errorf("wait %.1f%% of a goroutine that waited %v for another program part's hashing", 100*w, received)
+	}
+}
+
+// TestCriticalNested: a helper that waits for a helper of its own passes
+// the wait down: the worker's time is the inner helper's hashing, its
+// stack under both waiting frames.
+func TestCriticalNested(t *testing.T) {
+	const rounds, each = 30, 2 * time.Millisecond
+	data := traced(t, func() {
+		for range rounds {
+			var outer sync.WaitGroup
+			outer.Add(1)
+			go func() {
+				defer outer.Done()
+				var inner sync.WaitGroup
+				inner.Add(1)
+				go func() {
+					defer inner.Done()
+					spin(each)
+				}()
+				inner.Wait()
+				spin(each / 2)
+			}()
+			outer.Wait()
+		}
+	})
+	res, sh := helpedShares(t, data)
+	t.Logf("shares %v; helped %v", sh, res.Helped)
+	if w := sh[profiles.Wait]; w > 0.10 {
+		t.Errorf("wait %.1f%%: the nested helpers' hashing stayed a wait", 100*w)
+	}
+	var nested time.Duration
+	for _, s := range res.Profile.Sample {
+		names := frameNames(s)
+		if junctions(names) == 2 && strings.Contains(names[0], "sha256") {
+			nested += time.Duration(s.Value[0])
+		}
+		if junctions(names) > 2 {
+			t.Errorf("%d junctions for two levels of helpers: %v", junctions(names), names)
+		}
+	}
+	// Two thirds of the hashing is the inner helper's, under two waits.
+	if nested < res.HelpedRunning/3 {
+		t.Errorf("%v of the helpers' %v running under two waits; want the inner helper's two thirds", nested, res.HelpedRunning)
+	}
+}
