@@ -133,6 +133,9 @@ func (a *accountant) help(g *gor, from, to trace.Time) {
 	case trace.GoRunning:
 		g.addPiece(piece{from: from, to: to, weight: 1, run: true, root: g.root})
 	case trace.GoRunnable, trace.GoSyscall:
+		if g.state == trace.GoRunnable && g.wakeOpen {
+			return // resolved when it runs
+		}
 		g.addPiece(piece{from: from, to: to, weight: 1, k: key{frame: g.offFrame, state: g.offState, stack: g.offStack}})
 	case trace.GoWaiting:
 		if g.blockCat != profiles.Wait || !g.waitOpen {
@@ -151,90 +154,142 @@ func (g *gor) addPiece(p piece) {
 	g.pieces = append(g.pieces, p)
 }
 
-// woken ends g's wait at now: if the waker w is a helper and the wait a
-// wait, the interval is charged to what the helpers did meanwhile; else to
-// g's own blocked frame, as ever. flush has charged the time to g's
-// totals already, and, for a counted goroutine, kept it off the profile
-// until now (g.waitPend).
-func (a *accountant) woken(g, w *gor, now trace.Time) {
+// woken ends g's wait at now. A wait (not a lock's) of a counted goroutine
+// or a helper that a helper w ended is resolved once g runs again (see
+// resolve): until then it waits for a CPU that, often, its helpers hold
+// (a pool's goroutine that woke it goes on to the next job on the P it
+// queued g on). Any other wait is charged to g's own frame, as ever:
+// flush has put the time in g's totals and, for a counted goroutine, kept
+// it off the profile until now (g.waitPend).
+func (a *accountant) woken(g, w *gor, now trace.Time, to trace.GoState) {
 	if !g.waitOpen {
 		return
 	}
-	from := g.blockFrom
-	own := key{frame: g.offFrame, state: Blocked, stack: g.offStack}
-	pend := g.waitPend
-	g.waitOpen, g.waitPend = false, 0
-	if g.blockCat != profiles.Wait || !(g.counted || g.helper) {
-		if g.counted {
-			a.offTime(own, pend)
-		}
+	g.waitOpen = false
+	if g.blockCat == profiles.Wait && (g.counted || g.helper) && w != nil && w.helper && !w.counted &&
+		!g.starting && to == trace.GoRunnable {
+		g.wakeOpen, g.waker, g.wakeAt, g.wakePend = true, w, now, 0
 		return
 	}
-	var out []piece
-	if w != nil && w.helper && !w.counted && !g.starting {
-		// Every line split reads up to now.
-		a.flush(w, now)
-		for _, c := range g.children {
-			a.flush(c, now)
-		}
-		out = a.split(g, w, from, now)
-	}
-	var helped time.Duration
-	for _, p := range out {
-		helped += time.Duration(float64(p.to.Sub(p.from)) * p.weight)
-	}
+	delete(a.open, g)
+	own := key{frame: g.offFrame, state: Blocked, stack: g.offStack}
 	if g.counted {
-		// The whole wait is in g's blocked time already; what the
-		// helpers did is charged at their stacks under g's, the rest
-		// (no helper was there: before the first started, after the
-		// last woke it) at g's own.
-		helped = min(helped, pend)
-		var given time.Duration
+		a.offTime(own, g.waitPend)
+	} else if g.helper && g.blockCat == profiles.Wait {
+		g.addPiece(piece{from: g.blockFrom, to: now, weight: 1, k: own})
+	}
+	g.waitPend = 0
+}
+
+// resolve charges g's wait, from g.blockFrom until now (it runs, or
+// stops being runnable), to what its helpers did meanwhile: the waker's
+// timeline and, with splitParallel, its other helpers'. What no helper
+// covers stays g's own: blocked before the wake-up, runnable after.
+func (a *accountant) resolve(g *gor, now trace.Time) {
+	defer delete(a.open, g)
+	from, woke, w := g.blockFrom, g.wakeAt, g.waker
+	blocked := key{frame: g.blockFrame, state: Blocked, stack: g.blockStack}
+	runnable := key{frame: g.offFrame, state: Runnable, stack: g.offStack}
+	pendB, pendR := g.waitPend, g.wakePend
+	g.wakeOpen, g.waker, g.waitPend, g.wakePend = false, nil, 0, 0
+	// Every line split reads up to now.
+	a.flush(w, now)
+	busy := w.state == trace.GoRunning
+	for _, c := range g.children {
+		a.flush(c, now)
+		busy = busy || c.parent == g && c.state == trace.GoRunning
+	}
+	// Runnable after the wake-up, g waited for a CPU. While a helper
+	// still runs when g gets one (a pool's goroutine gone on to the next
+	// job on the P it queued g on), that was the helpers' time; if they
+	// had all stopped (a fan-out's helper exits after its Done), it was
+	// g's own wait for the scheduler: the helper's exit is not its work,
+	// though the samples its running time is spread over are mostly work.
+	end := now
+	if !busy {
+		end = woke
+	}
+	out := a.split(g, w, from, end)
+	if g.counted {
+		// What the helpers did is charged at their stacks under g's
+		// waiting one; the rest (no helper was there: before the first
+		// started, after the last ended) at g's own frames.
+		var gotB, gotR time.Duration
 		for _, p := range out {
-			d := time.Duration(float64(p.to.Sub(p.from)) * p.weight)
-			d = min(d, helped-given)
-			given += d
+			before := time.Duration(float64(max(0, min(p.to, woke).Sub(p.from))) * p.weight)
+			after := time.Duration(float64(max(0, p.to.Sub(max(p.from, woke)))) * p.weight)
+			before, after = min(before, pendB-gotB), min(after, pendR-gotR)
+			gotB += before
+			gotR += after
+			d := before + after
 			if p.run {
 				if a.helpRun == nil {
 					a.helpRun = map[helpKey]time.Duration{}
 				}
-				a.helpRun[helpKey{a.viaID(g.offStack, p.k.via), p.root}] += d
+				a.helpRun[helpKey{a.viaID(g.blockStack, p.k.via), p.root}] += d
 				a.res.HelpedRunning += d
 			} else {
 				k := p.k
-				k.via = a.viaID(g.offStack, k.via)
+				k.via = a.viaID(g.blockStack, k.via)
 				a.offTime(k, d)
 			}
 		}
-		a.res.Helped += given
-		a.offTime(own, pend-given)
+		a.res.Helped += gotB + gotR
+		a.offTime(blocked, pendB-gotB)
+		a.offTime(runnable, pendR-gotR)
 	} else {
 		// A helper's resolved wait becomes pieces of its own timeline,
-		// through its waiting stack; the gaps are its own wait.
+		// through its waiting stack; the gaps are its own.
+		gap := func(lo, hi trace.Time) {
+			if lo < woke {
+				g.addPiece(piece{from: lo, to: min(hi, woke), weight: 1, k: blocked})
+			}
+			if hi > woke {
+				g.addPiece(piece{from: max(lo, woke), to: hi, weight: 1, k: runnable})
+			}
+		}
 		at := from
 		for _, p := range out {
 			if p.from > at {
-				g.addPiece(piece{from: at, to: p.from, weight: 1, k: own})
+				gap(at, p.from)
 			}
 			at = max(at, p.to)
-			p.k.via = a.viaID(g.offStack, p.k.via)
+			p.k.via = a.viaID(g.blockStack, p.k.via)
 			g.addPiece(p)
 		}
 		if now > at {
-			g.addPiece(piece{from: at, to: now, weight: 1, k: own})
+			gap(at, now)
 		}
 	}
-	// What the helpers did until now was used (or could only have been
-	// used) for this wait.
+	// What the helpers did before every wait still open began can serve
+	// none: a pool's goroutines serve several workers whose waits overlap,
+	// so what one used the next may need too.
+	delete(a.open, g)
+	horizon := now
+	for o := range a.open {
+		horizon = min(horizon, o.blockFrom)
+	}
 	for _, c := range g.children {
-		c.trim(now)
+		c.trim(horizon)
 	}
 	g.children = slices.DeleteFunc(g.children, func(c *gor) bool {
 		return c.parent != g || c.state == trace.GoNotExist && len(c.pieces) == 0
 	})
-	if w != nil && w.helper && w.parent != g {
-		w.trim(now)
+	w.trim(horizon)
+}
+
+// opened notes that g began a wait that helpers may end: g is counted, or
+// a helper with helpers of its own. (A pool's goroutine idle on its
+// channel is a helper whose wait no helper ends: it must not hold every
+// other helper's timeline back for as long as it idles.)
+func (a *accountant) opened(g *gor) {
+	if !(g.counted || g.helper && len(g.children) > 0) || a.all {
+		return
 	}
+	if a.open == nil {
+		a.open = map[*gor]struct{}{}
+	}
+	a.open[g] = struct{}{}
 }
 
 // trim drops the pieces that end by t.

@@ -83,7 +83,7 @@ func TestCriticalFanOut(t *testing.T) {
 		}
 	})
 	res, sh := helpedShares(t, data)
-	t.Logf("shares %v; helped %v of %v blocked (running %v)", sh, res.Helped, res.Time[Blocked], res.HelpedRunning)
+	t.Logf("shares %v; helped %v (running %v) of %v blocked and %v runnable", sh, res.Helped, res.HelpedRunning, res.Time[Blocked], res.Time[Runnable])
 	// Each instant of the wait goes to a helper hashing, or one runnable
 	// (sched) on a loaded machine; what stays wait is the worker's own
 	// runnable time after the last Done, microseconds a round.

@@ -143,11 +143,12 @@ type Result struct {
 	// intervals (SchedStats.Preempted), not an estimate from per-thread
 	// totals.
 	OSWaitExact bool
-	// Helped is the part of the counted goroutines' blocked time that was
-	// a wait for helpers (goroutines the operation started or fed) and is
-	// charged in the profile to what they did meanwhile, at their stacks
-	// under the waiting one (see critical.go); HelpedRunning the part of
-	// it the helpers were running. Both are in Time[Blocked].
+	// Helped is the part of the counted goroutines' waits (blocked, and
+	// runnable after a helper woke them) that was a wait for helpers
+	// (goroutines the operation started or fed) and is charged in the
+	// profile to what they did meanwhile, at their stacks under the
+	// waiting one (see critical.go); HelpedRunning the part of it the
+	// helpers were running. Both are in Time[Blocked] and Time[Runnable].
 	Helped, HelpedRunning time.Duration
 }
 
@@ -252,6 +253,13 @@ type gor struct {
 	waitOpen  bool
 	blockFrom trace.Time
 	waitPend  time.Duration
+	// A wait a helper ended (waker, at wakeAt) is resolved when the
+	// goroutine runs: wakeOpen until then, its runnable time in wakePend.
+	wakeOpen   bool
+	waker      *gor
+	wakeAt     trace.Time
+	wakePend   time.Duration
+	blockFrame string // the frame of the wait, kept while runnable after it
 	// helper: the goroutine works for the operation (created or fed by
 	// it), for parent, started with root; pieces is its recent timeline.
 	helper   bool
@@ -401,6 +409,7 @@ type accountant struct {
 	viaIDs        map[via]int32
 	helpRun       map[helpKey]time.Duration
 	helperSamples map[string]map[trace.Stack]int
+	open          map[*gor]struct{} // goroutines in a wait helpers may end
 }
 
 func (a *accountant) g(id trace.GoID) *gor {
@@ -527,10 +536,13 @@ func (a *accountant) event(ev *trace.Event) error {
 			if id := ev.Goroutine(); id != trace.NoGoroutine && id != st.Resource.Goroutine() {
 				w = a.gs[id]
 			}
-			a.woken(g, w, ev.Time())
+			a.woken(g, w, ev.Time(), to)
 			if w != nil && to == trace.GoRunnable {
 				a.fed(g, w)
 			}
+		}
+		if from == trace.GoRunnable && to != trace.GoRunnable && g.wakeOpen {
+			a.resolve(g, ev.Time())
 		}
 		if a.all {
 			if from == trace.GoNotExist {
@@ -591,8 +603,12 @@ func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTr
 		}
 		g.blockStack, g.blockWhy = st.Stack, st.Reason
 		g.blockCat = a.category(st.Stack, st.Reason, false)
+		if from != trace.GoWaiting && g.blockCat == profiles.Wait {
+			a.opened(g)
+		}
 		g.offState, g.offStack = Blocked, st.Stack
 		g.offFrame = profiles.StateFrame(g.blockCat, "blocked"+because(st.Reason))
+		g.blockFrame = g.offFrame
 	case trace.GoRunnable:
 		if from == to {
 			// A new generation's status: still runnable as it was, and
@@ -709,6 +725,12 @@ func (a *accountant) flush(g *gor, now trace.Time) {
 		}
 		fallthrough
 	case trace.GoRunnable, trace.GoSyscall:
+		if g.state == trace.GoRunnable && g.wakeOpen {
+			// Runnable after a helper woke it: see resolve.
+			a.res.Time[Runnable] += d
+			g.wakePend += d
+			return
+		}
 		if os := min(d, g.sysOS); g.state == trace.GoSyscall && os > 0 {
 			// The thread was preempted inside the system call: that
 			// was a wait for a CPU, not for the call — unless the
@@ -952,7 +974,10 @@ func (a *accountant) finish(end trace.Time) {
 	for _, g := range a.gs {
 		a.flush(g, end)
 		if g.waitOpen && g.counted {
-			a.woken(g, nil, end) // still waiting: its own wait
+			a.woken(g, nil, end, trace.GoWaiting) // still waiting: its own wait
+		}
+		if g.wakeOpen {
+			a.resolve(g, end)
 		}
 		if a.all && g.class == undecided {
 			// No stack of it in the whole trace: it never blocked,
