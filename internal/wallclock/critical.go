@@ -38,10 +38,15 @@ import (
 
 // splitParallel chooses how a wait is split between helpers that run at
 // once: true, among those busy at each instant; false, all of it to the
-// last one to wake the waiter. Measured against the truth suite's
-// fan-out classes, whose workers time the union of their helpers' hashing
-// (internal/truth, fanout-wg and fanout-chan): see the commit that set it.
-var splitParallel = true
+// last one to wake the waiter (the classic critical path). Measured on the
+// truth suite's fan-out classes (internal/truth: fanout-wg, fanout-chan and
+// pool-chan at one and two workers; the workers time the union of their
+// helpers' hashing), on the shared 2-core VM at load 10–13: split, work
+// read 73–84 against a truth of 64–83, every case within 5 points; last
+// waker, 51–65 against 72–83, 9 to 26 points low, with 26–40 points of
+// sched — the last helper's wait for a P after its creation, while its
+// sibling hashed. A stopwatch says the operation was hashing then.
+const splitParallel = true
 
 // maxPieces bounds the timeline kept of one helper: a helper nobody waits
 // for (started and forgotten) must not grow memory with the trace.

@@ -566,6 +566,12 @@ func (a *accountant) event(ev *trace.Event) error {
 			}
 		}
 		a.transition(g, from, to, st)
+		if to == trace.GoNotExist && !a.all && !g.seen && !g.gcWorker && !g.counted {
+			// An uncounted goroutine's end: a fan-out starts two an
+			// operation, and a window holds hundreds of thousands.
+			// Whoever waited for it holds its timeline.
+			delete(a.gs, st.Resource.Goroutine())
+		}
 		if to == trace.GoRunning {
 			g.thread = ev.Thread()
 		}
