@@ -39,8 +39,8 @@ const tolerance = 0.05
 // against the 10–20 ms a fourth worker can wait for a time slice, so that
 // uneven starts and finishes are a small part of each; two seconds of
 // profiling per case, for about 400 CPU samples at two cores; few timed
-// rounds, because the timed pass is only the cross-check column. 24 cases
-// take about 100 seconds on the 2-core VM.
+// rounds, because the timed pass is only the cross-check column. 42 cases
+// take about three minutes on the 2-core VM (24 took 100 s; 42, 290 s at load 15).
 func options() (runner.Options, error) {
 	o := runner.Options{Count: 3, Time: 200 * time.Millisecond, Warmup: 200 * time.Millisecond, ProfileTime: 2 * time.Second,
 		// Only the profiles the budget is made from: the mutex and block

@@ -25,6 +25,11 @@
 //     wanted a CPU and had none (more goroutines than GOMAXPROCS, or another
 //     process on the cores). A yield inside a mutex handoff is lock.
 //
+// A wait that goroutines the operation started or fed end (a WaitGroup
+// fan-out, a pool answering on a channel) is charged to what they did
+// meanwhile, at their stacks under the waiting frame (critical.go): a
+// fan-out of hashing reads as work, not as the worker's wait (issue 22).
+//
 // Which goroutines count: those inside a runtime/trace region (Options.Region,
 // the runner's workers), or, for a service with no region to mark its work,
 // every goroutine (Options.AllGoroutines) except the runtime's own, the
