@@ -107,8 +107,11 @@ func (a *accountant) created(g, c *gor, start trace.Stack) {
 	if a.all || c == nil || g.counted || !(c.counted || c.helper) {
 		return
 	}
-	g.helper, g.parent = true, c
-	g.root, _ = rootFunc(start)
+	root, _ := rootFunc(start)
+	if SystemGoroutine(root) {
+		return // the collector's mark workers, started by an allocation
+	}
+	g.helper, g.parent, g.root = true, c, root
 	c.children = append(c.children, g)
 }
 
@@ -119,10 +122,13 @@ func (a *accountant) fed(g, w *gor) {
 		return
 	}
 	if !g.helper {
-		g.helper = true
 		if g.root == "" {
 			g.root, _ = rootFunc(g.blockStack)
 		}
+		if SystemGoroutine(g.root) {
+			return // the runtime's (a sweeper an allocation woke)
+		}
+		g.helper = true
 	}
 	if g.parent != w {
 		g.parent = w

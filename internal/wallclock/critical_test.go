@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/profiles"
+	"golang.org/x/exp/trace"
 )
 
 // criticalRules classify the tests' spin (SHA-256) as work.
@@ -282,5 +283,71 @@ func TestCriticalPool(t *testing.T) {
 	}
 	if res.Helped < waited/2 {
 		t.Errorf("helped %v of the %v the worker timed waiting for the pool", res.Helped, waited)
+	}
+}
+
+// TestSplit: each instant of a wait goes to the helpers running then,
+// equally, or, where none runs, to all of them; an instant no helper
+// covers is left out (the waiter's own).
+func TestSplit(t *testing.T) {
+	run := func(from, to trace.Time) piece { return piece{from: from, to: to, weight: 1, run: true, root: "h"} }
+	off := func(from, to trace.Time, frame string) piece {
+		return piece{from: from, to: to, weight: 1, k: key{frame: frame, state: Runnable}}
+	}
+	type share struct {
+		from, to trace.Time
+		run      bool
+		frame    string
+		weight   float64
+	}
+	for _, tt := range []struct {
+		name       string
+		waker, sib []piece
+		from, to   trace.Time
+		want       []share
+	}{
+		{
+			name:  "the waker ran while its sibling waited for a P, then both ran",
+			waker: []piece{run(0, 10)},
+			sib:   []piece{off(0, 5, "[sched] runnable"), run(5, 8)},
+			from:  0, to: 10,
+			want: []share{{0, 5, true, "", 1}, {5, 8, true, "", 0.5}, {5, 8, true, "", 0.5}, {8, 10, true, "", 1}},
+		},
+		{
+			name:  "neither ran: both waits, equally",
+			waker: []piece{off(0, 4, "[sched] runnable")},
+			sib:   []piece{off(0, 4, "[lock] blocked")},
+			from:  0, to: 4,
+			want: []share{{0, 4, false, "[sched] runnable", 0.5}, {0, 4, false, "[lock] blocked", 0.5}},
+		},
+		{
+			name:  "clipped to the wait; a gap no helper covers is left out",
+			waker: []piece{run(-5, 2), run(6, 20)},
+			from:  0, to: 10,
+			want: []share{{0, 2, true, "", 1}, {6, 10, true, "", 1}},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &gor{helper: true, pieces: tt.waker}
+			g := &gor{}
+			if tt.sib != nil {
+				s := &gor{helper: true, parent: g, pieces: tt.sib}
+				g.children = []*gor{w, s}
+				w.parent = g
+			}
+			got := (&accountant{}).split(g, w, tt.from, tt.to)
+			var gs []share
+			for _, p := range got {
+				gs = append(gs, share{p.from, p.to, p.run, p.k.frame, p.weight})
+			}
+			if len(gs) != len(tt.want) {
+				t.Fatalf("got %v, want %v", gs, tt.want)
+			}
+			for i := range gs {
+				if gs[i] != tt.want[i] {
+					t.Errorf("piece %d: got %v, want %v", i, gs[i], tt.want[i])
+				}
+			}
+		})
 	}
 }

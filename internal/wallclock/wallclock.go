@@ -609,6 +609,11 @@ func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTr
 	}
 	switch to {
 	case trace.GoWaiting:
+		if from == trace.GoWaiting && st.Stack == trace.NoStack && g.blockStack != trace.NoStack {
+			// A new generation's status without a stack: still the
+			// wait it was, where it was.
+			return
+		}
 		if from != trace.GoWaiting {
 			g.waitOpen, g.blockFrom, g.waitPend = true, g.since, 0
 		}
