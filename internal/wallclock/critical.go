@@ -319,30 +319,43 @@ func (g *gor) trim(t trace.Time) {
 // at most 1 at any instant; where none covers an instant, no helper was
 // there.
 func (a *accountant) split(g, w *gor, from, to trace.Time) []piece {
-	lines := [][]piece{clip(w.pieces, from, to)}
+	// The buffers are the accountant's, reused: a fan-out resolves a wait
+	// per operation, hundreds of thousands a window, and the result is
+	// used before the next call.
+	buf, bounds := clip(a.sp.clip[:0], w.pieces, from, to), a.sp.bounds[:0]
+	bounds = append(bounds, len(buf))
 	if splitParallel {
 		for _, c := range g.children {
-			if c != w && c.parent == g && len(lines) < maxSiblings {
-				if p := clip(c.pieces, from, to); len(p) > 0 {
-					lines = append(lines, p)
+			if c != w && c.parent == g && len(bounds) < maxSiblings {
+				n := len(buf)
+				if buf = clip(buf, c.pieces, from, to); len(buf) > n {
+					bounds = append(bounds, len(buf))
 				}
 			}
 		}
 	}
-	if len(lines) == 1 {
-		return lines[0]
+	a.sp.clip, a.sp.bounds = buf, bounds
+	if len(bounds) == 1 {
+		return buf
 	}
-	var cuts []trace.Time
-	for _, l := range lines {
-		for _, p := range l {
-			cuts = append(cuts, p.from, p.to)
-		}
+	lines := a.sp.lines[:0]
+	start := 0
+	for _, end := range bounds {
+		lines = append(lines, buf[start:end])
+		start = end
+	}
+	cuts := a.sp.cuts[:0]
+	for _, p := range buf {
+		cuts = append(cuts, p.from, p.to)
 	}
 	slices.Sort(cuts)
 	cuts = slices.Compact(cuts)
-	var out []piece
-	next := make([]int, len(lines)) // the first piece of each line not yet behind
-	var active []piece
+	out := a.sp.out[:0]
+	next := a.sp.next[:0] // the first piece of each line not yet behind
+	for range lines {
+		next = append(next, 0)
+	}
+	active := a.sp.active[:0]
 	for i := 0; i+1 < len(cuts); i++ {
 		lo, hi := cuts[i], cuts[i+1]
 		active = active[:0]
@@ -375,20 +388,28 @@ func (a *accountant) split(g, w *gor, from, to trace.Time) []piece {
 			}
 		}
 	}
+	a.sp.lines, a.sp.cuts, a.sp.out, a.sp.next, a.sp.active = lines, cuts, out, next, active
 	return out
 }
 
-// clip returns the parts of ps within [from, to).
-func clip(ps []piece, from, to trace.Time) []piece {
-	var out []piece
+// splitBufs are split's buffers, kept between calls.
+type splitBufs struct {
+	clip, out, active []piece
+	bounds, next      []int
+	lines             [][]piece
+	cuts              []trace.Time
+}
+
+// clip appends the parts of ps within [from, to) to dst.
+func clip(dst, ps []piece, from, to trace.Time) []piece {
 	for _, p := range ps {
 		if p.to <= from || p.from >= to {
 			continue
 		}
 		p.from, p.to = max(p.from, from), min(p.to, to)
-		out = append(out, p)
+		dst = append(dst, p)
 	}
-	return out
+	return dst
 }
 
 // junctionState is the frame text between a waiting goroutine's stack and

@@ -415,6 +415,7 @@ type accountant struct {
 	helpRun       map[helpKey]time.Duration
 	helperSamples map[string]map[trace.Stack]int
 	open          map[*gor]struct{} // goroutines in a wait helpers may end
+	sp            splitBufs
 }
 
 func (a *accountant) g(id trace.GoID) *gor {
