@@ -26,6 +26,20 @@ package wallclock
 // The alternative, the last helper to wake the waiter (the classic critical
 // path), charged the time the last one waited for a P after its creation
 // to sched while its sibling hashed; see splitParallel for the measurement.
+// After the wake-up the waiter is runnable: that time is the helpers' too
+// while one of them still runs when the waiter gets a CPU (a pool's
+// goroutine gone on to the next job), else the waiter's own (see resolve).
+//
+// Running time of helpers is spread over the CPU samples of the helpers
+// started with the same function, as a counted goroutine's is over its
+// own: the trace cannot say what a goroutine ran in a given microsecond.
+// Limits, measured in the truth suite (internal/truth, knownOff): a shared
+// pool's goroutine serves several workers, and no event says whose job it
+// took from a buffered channel; the helpers' non-work CPU (channel
+// operations, the tracer's own events) is spread over their whole running
+// time though it mostly runs beside a sibling's work. The kernel's
+// preemption of a helper's thread is not moved to sched (Options.Sched
+// covers counted goroutines).
 
 import (
 	"slices"
