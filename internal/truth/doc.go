@@ -23,7 +23,17 @@
 // CPU clock around the hashing, which says exactly how much of it was on a
 // CPU, whatever the load.
 //
-// The suite takes about 100 seconds and skips itself under -race and
+// The classes of issue 22 (helpers.go) hand the hashing to goroutines the
+// worker starts (fanout-wg, fanout-chan) or feeds (pool-chan, a pool shared
+// by the case's workers), where the truth of the worker's wait is the part
+// of it during which one of its helpers hashed; take two locks in sequence
+// (mutex-pipeline); wait on a sync.Cond (cond); and make system calls
+// (pipe). RWMutex readers with a writer are the rwmutex variant. Rows a
+// stopwatch cannot split as the budget does are asserted summed
+// (combined), and cases whose budget is known to be wrong are shown with
+// the measured reason, not failed (knownOff).
+//
+// The suite takes about three minutes and skips itself under -race and
 // -short:
 //
 //	go test -count=1 -run Truth -v ./internal/truth/

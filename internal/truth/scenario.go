@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"hash"
+	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -72,7 +73,9 @@ func Scenario(rec *Recorder) *perflab.Scenario {
 			if k == nolockThread && !haveThreadCPU {
 				return nil, fmt.Errorf("no thread CPU clock on %s: %w", runtime.GOOS, perflab.ErrNotApplicable)
 			}
-			return &tcase{kind: k, rec: rec, sem: make(chan struct{}, 1)}, nil
+			c := &tcase{kind: k, rec: rec, sem: make(chan struct{}, 1)}
+			c.cond = sync.NewCond(&c.condMu)
+			return c, nil
 		}}
 	}
 	return &perflab.Scenario{
@@ -89,6 +92,12 @@ func Scenario(rec *Recorder) *perflab.Scenario {
 			v("chan-sem", "hash 16 KiB holding a channel semaphore of capacity 1 (send acquires, receive releases)", chanSem),
 			v("alloc", "allocate 256 linked 32-byte objects, keep the last 256 lists, hash 16 KiB", alloc),
 			v("sleep", "hash 16 KiB; every 64th operation then sleeps 50 µs", sleep),
+			v("fanout-wg", "start two goroutines that hash 8 KiB each, wait on a sync.WaitGroup", fanoutWG),
+			v("fanout-chan", "start two goroutines that hash 8 KiB each, receive their two results from a channel", fanoutChan),
+			v("pool-chan", "send two 8 KiB halves to a pool of two goroutines over a channel, receive their two results", poolChan),
+			v("mutex-pipeline", "hash 8 KiB under sync.Mutex A, then 8 KiB under sync.Mutex B", mutexPipeline),
+			v("cond", "hash 16 KiB in a one-slot section guarded by a sync.Cond", cond),
+			v("pipe", "write 4 KiB to an os.Pipe and read it back, then hash 16 KiB", pipe),
 		},
 	}
 }
@@ -104,6 +113,13 @@ const (
 	chanSem
 	alloc
 	sleep
+	// The classes of issue 22 (helpers.go).
+	fanoutWG
+	fanoutChan
+	poolChan
+	mutexPipeline
+	cond
+	pipe
 )
 
 // tcase is the state shared by a case's workers: the lock they contend.
@@ -116,6 +132,18 @@ type tcase struct {
 	rw   sync.RWMutex
 	_    [cacheLine]byte
 	sem  chan struct{}
+	_    [cacheLine]byte
+	mu2  sync.Mutex // the pipeline's second lock
+	_    [cacheLine]byte
+	// The cond class's one slot.
+	condMu sync.Mutex
+	cond   *sync.Cond
+	busy   bool
+	_      [cacheLine]byte
+	// The pool-chan class's pool, started by the first worker.
+	poolOnce sync.Once
+	jobs     chan job
+	files    []*os.File // the pipe class's, closed with the case
 }
 
 func (c *tcase) NewWorker(id int) perflab.Worker {
@@ -127,6 +155,11 @@ func (c *tcase) NewWorker(id int) perflab.Worker {
 		for i := range w.kept {
 			w.kept[i] = allocList(allocNodes)
 		}
+	}
+	if err := w.initHelpers(); err != nil {
+		// NewWorker cannot fail; a process out of file descriptors
+		// cannot run the suite.
+		panic(fmt.Sprintf("truth: worker %d: %v", id, err))
 	}
 	return w
 }
@@ -173,6 +206,7 @@ type worker struct {
 	// cpuClockCost is what two reads of the thread CPU clock add to the
 	// interval between them (nolock-thread).
 	cpuClockCost int64
+	hs           helperState
 	_            [cacheLine]byte
 }
 
@@ -311,6 +345,8 @@ func (w *worker) op(s *Sums, slot *Slot) {
 			s.Wait += t2 - t1
 			slot.wait(t1, t2)
 		}
+	default:
+		w.opHelpers(s, slot)
 	}
 }
 

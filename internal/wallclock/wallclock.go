@@ -25,6 +25,11 @@
 //     wanted a CPU and had none (more goroutines than GOMAXPROCS, or another
 //     process on the cores). A yield inside a mutex handoff is lock.
 //
+// A wait that goroutines the operation started or fed end (a WaitGroup
+// fan-out, a pool answering on a channel) is charged to what they did
+// meanwhile, at their stacks under the waiting frame (critical.go): a
+// fan-out of hashing reads as work, not as the worker's wait (issue 22).
+//
 // Which goroutines count: those inside a runtime/trace region (Options.Region,
 // the runner's workers), or, for a service with no region to mark its work,
 // every goroutine (Options.AllGoroutines) except the runtime's own, the
@@ -152,6 +157,13 @@ type Result struct {
 	// intervals (SchedStats.Preempted), not an estimate from per-thread
 	// totals.
 	OSWaitExact bool
+	// Helped is the part of the counted goroutines' waits (blocked, and
+	// runnable after a helper woke them) that was a wait for helpers
+	// (goroutines the operation started or fed) and is charged in the
+	// profile to what they did meanwhile, at their stacks under the
+	// waiting one (see critical.go); HelpedRunning the part of it the
+	// helpers were running. Both are in Time[Blocked] and Time[Runnable].
+	Helped, HelpedRunning time.Duration
 }
 
 // SchedStat is one thread's kernel scheduling figures
@@ -212,6 +224,9 @@ type key struct {
 	frame string // the synthetic leaf frame, "[lock] blocked (sync)"
 	state State
 	stack trace.Stack
+	// via is the chain of waits the time was charged through, if it is
+	// a helper's (see critical.go); 0 for a goroutine's own time.
+	via int32
 }
 
 // gor is what is known of one goroutine while reading the trace.
@@ -246,6 +261,26 @@ type gor struct {
 	// profiler's, and its time while that is not known yet.
 	class   class
 	pending *pending
+	// The critical path (critical.go). A wait (blocked in the Wait
+	// category) is open from blockFrom; a counted goroutine's is kept
+	// off the profile (waitPend) until it is known who ended it.
+	waitOpen  bool
+	blockFrom trace.Time
+	waitPend  time.Duration
+	// A wait a helper ended (waker, at wakeAt) is resolved when the
+	// goroutine runs: wakeOpen until then, its runnable time in wakePend.
+	wakeOpen   bool
+	waker      *gor
+	wakeAt     trace.Time
+	wakePend   time.Duration
+	blockFrame string // the frame of the wait, kept while runnable after it
+	// helper: the goroutine works for the operation (created or fed by
+	// it), for parent, started with root; pieces is its recent timeline.
+	helper   bool
+	parent   *gor
+	children []*gor
+	root     string
+	pieces   []piece
 }
 
 // class is what AllGoroutines knows of a goroutine.
@@ -383,6 +418,15 @@ type accountant struct {
 	preWake map[trace.Stack]time.Duration
 	osRun   time.Duration // OS wait of counted goroutines while running
 	osOwn   time.Duration // the part of osRun another thread of the process had the CPU
+	// The critical path (critical.go): the chains of waits helpers' time
+	// is charged through, the helpers' running time by chain and
+	// function, and their CPU samples by function.
+	vias          []via
+	viaIDs        map[via]int32
+	helpRun       map[helpKey]time.Duration
+	helperSamples map[string]map[trace.Stack]int
+	open          map[*gor]struct{} // goroutines in a wait helpers may end
+	sp            splitBufs
 }
 
 func (a *accountant) g(id trace.GoID) *gor {
@@ -481,6 +525,9 @@ func (a *accountant) event(ev *trace.Event) error {
 		if g != nil && g.counted && g.state == trace.GoRunning {
 			a.sample(ev.Stack(), 1)
 		}
+		if g != nil && g.helper && !g.counted && g.state == trace.GoRunning {
+			a.helperSample(g, ev.Stack())
+		}
 	case trace.EventStateTransition:
 		st := ev.StateTransition()
 		if st.Resource.Kind != trace.ResourceGoroutine {
@@ -496,6 +543,24 @@ func (a *accountant) event(ev *trace.Event) error {
 		fresh := a.gs[st.Resource.Goroutine()] == nil
 		g := a.g(st.Resource.Goroutine())
 		a.flush(g, ev.Time())
+		if from == trace.GoNotExist && ev.Goroutine() != trace.NoGoroutine {
+			a.created(g, a.gs[ev.Goroutine()], st.Stack)
+		}
+		if from == trace.GoWaiting && to != trace.GoWaiting {
+			// The goroutine on which the wake-up is emitted ended the
+			// wait: a helper's ends it on the helpers' time.
+			var w *gor
+			if id := ev.Goroutine(); id != trace.NoGoroutine && id != st.Resource.Goroutine() {
+				w = a.gs[id]
+			}
+			a.woken(g, w, ev.Time(), to)
+			if w != nil && to == trace.GoRunnable {
+				a.fed(g, w)
+			}
+		}
+		if from == trace.GoRunnable && to != trace.GoRunnable && g.wakeOpen {
+			a.resolve(g, ev.Time())
+		}
 		if a.all {
 			if from == trace.GoNotExist {
 				// Created while traced: a goroutine started by the
@@ -518,6 +583,12 @@ func (a *accountant) event(ev *trace.Event) error {
 			}
 		}
 		a.transition(g, from, to, st)
+		if to == trace.GoNotExist && !a.all && !g.seen && !g.gcWorker && !g.counted {
+			// An uncounted goroutine's end: a fan-out starts two an
+			// operation, and a window holds hundreds of thousands.
+			// Whoever waited for it holds its timeline.
+			delete(a.gs, st.Resource.Goroutine())
+		}
 		if to == trace.GoRunning {
 			g.thread = ev.Thread()
 		}
@@ -550,10 +621,22 @@ func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTr
 	}
 	switch to {
 	case trace.GoWaiting:
+		if from == trace.GoWaiting && st.Stack == trace.NoStack && g.blockStack != trace.NoStack {
+			// A new generation's status without a stack: still the
+			// wait it was, where it was.
+			return
+		}
+		if from != trace.GoWaiting {
+			g.waitOpen, g.blockFrom, g.waitPend = true, g.since, 0
+		}
 		g.blockStack, g.blockWhy = st.Stack, st.Reason
 		g.blockCat = a.category(st.Stack, st.Reason, false)
+		if from != trace.GoWaiting && g.blockCat == profiles.Wait {
+			a.opened(g)
+		}
 		g.offState, g.offStack = Blocked, st.Stack
 		g.offFrame = profiles.StateFrame(g.blockCat, "blocked"+because(st.Reason))
+		g.blockFrame = g.offFrame
 	case trace.GoRunnable:
 		if from == to {
 			// A new generation's status: still runnable as it was, and
@@ -653,12 +736,29 @@ func (a *accountant) flush(g *gor, now trace.Time) {
 		return
 	}
 	if !g.counted {
+		if g.helper {
+			a.help(g, now-trace.Time(d), now)
+		}
 		return
 	}
 	switch g.state {
 	case trace.GoRunning:
 		a.res.Time[Running] += d
-	case trace.GoRunnable, trace.GoWaiting, trace.GoSyscall:
+	case trace.GoWaiting:
+		if g.waitOpen && g.blockCat == profiles.Wait {
+			// Whose wait it was is known when it ends (woken).
+			a.res.Time[Blocked] += d
+			g.waitPend += d
+			return
+		}
+		fallthrough
+	case trace.GoRunnable, trace.GoSyscall:
+		if g.state == trace.GoRunnable && g.wakeOpen {
+			// Runnable after a helper woke it: see resolve.
+			a.res.Time[Runnable] += d
+			g.wakePend += d
+			return
+		}
 		if os := min(d, g.sysOS); g.state == trace.GoSyscall && os > 0 {
 			// The thread was preempted inside the system call: that
 			// was a wait for a CPU, not for the call — unless the
@@ -903,6 +1003,12 @@ func (a *accountant) finish(end trace.Time) {
 	defer a.osWait()
 	for _, g := range a.gs {
 		a.flush(g, end)
+		if g.waitOpen && g.counted {
+			a.woken(g, nil, end, trace.GoWaiting) // still waiting: its own wait
+		}
+		if g.wakeOpen {
+			a.resolve(g, end)
+		}
 		if a.all && g.class == undecided {
 			// No stack of it in the whole trace: it never blocked,
 			// was never sampled and started before the trace. Not
@@ -1055,8 +1161,15 @@ func (a *accountant) build() *profile.Profile {
 		})
 	}
 	for k, d := range a.off {
+		if k.via != 0 {
+			// A helper's time under the wait it was charged to.
+			c := a.rules.Classify([]string{k.frame})
+			b.addFrames(int64(d), k.state, append([]trace.StackFrame{{Func: k.frame}}, stackFrames(k.stack)...), b.chain(a, k.via, c))
+			continue
+		}
 		b.add(int64(d), k.state, []trace.StackFrame{{Func: k.frame}}, k.stack)
 	}
+	b.addHelped(a)
 	return b.p
 }
 

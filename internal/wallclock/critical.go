@@ -1,0 +1,554 @@
+package wallclock
+
+// The critical path across goroutines (issue 22).
+//
+// A counted goroutine that hands its work to goroutines it starts (a
+// WaitGroup fan-out, an errgroup) or feeds (a pool reading a channel) and
+// waits for them is blocked for most of the operation: counting only the
+// counted goroutines, a fan-out of hashing read "wait 92%". The trace says
+// who woke whom — the state transition that makes a waiting goroutine
+// runnable is emitted on the goroutine that woke it — so a wait that a
+// helper ended is charged to what the helpers were doing meanwhile, with
+// their own categories (work, lock, sched...), recursively: a helper's own
+// wait for its helpers is resolved the same way when it ends.
+//
+// Helpers are the goroutines that counted goroutines (or helpers) created
+// while traced, or that a counted goroutine woke (sent a job to a pool
+// goroutine parked on its channel, say): such a goroutine is fed by the
+// operation. A goroutine the operation never started nor woke is outside
+// it: a wait it ends stays wait, as does a wait a timer or the network
+// poller ends (no goroutine wakes those). Only waits are resolved: a lock's
+// wait stays lock whoever held the lock, for the lock is the cause.
+//
+// While several helpers run during one wait (two halves hashed in
+// parallel), each instant of the wait goes to the helpers busy then: those
+// running, split equally, or, where none is, all of them, split equally.
+// The alternative, the last helper to wake the waiter (the classic critical
+// path), charged the time the last one waited for a P after its creation
+// to sched while its sibling hashed; see splitParallel for the measurement.
+// After the wake-up the waiter is runnable: that time is the helpers' too
+// while one of them still runs when the waiter gets a CPU (a pool's
+// goroutine gone on to the next job), else the waiter's own (see resolve).
+//
+// Running time of helpers is spread over the CPU samples of the helpers
+// started with the same function, as a counted goroutine's is over its
+// own: the trace cannot say what a goroutine ran in a given microsecond.
+// Limits, measured in the truth suite (internal/truth, knownOff): a shared
+// pool's goroutine serves several workers, and no event says whose job it
+// took from a buffered channel; the helpers' non-work CPU (channel
+// operations, the tracer's own events) is spread over their whole running
+// time though it mostly runs beside a sibling's work. The kernel's
+// preemption of a helper's thread is not moved to sched (Options.Sched
+// covers counted goroutines).
+
+import (
+	"slices"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/profiles"
+	"golang.org/x/exp/trace"
+)
+
+// splitParallel chooses how a wait is split between helpers that run at
+// once: true, among those busy at each instant; false, all of it to the
+// last one to wake the waiter (the classic critical path). Measured on the
+// truth suite's fan-out classes (internal/truth: fanout-wg, fanout-chan and
+// pool-chan at one and two workers; the workers time the union of their
+// helpers' hashing), on the shared 2-core VM at load 10–13: split, work
+// read 73–84 against a truth of 64–83, every case within 5 points; last
+// waker, 51–65 against 72–83, 9 to 26 points low, with 26–40 points of
+// sched — the last helper's wait for a P after its creation, while its
+// sibling hashed. A stopwatch says the operation was hashing then.
+const splitParallel = true
+
+// maxPieces bounds the timeline kept of one helper: a helper nobody waits
+// for (started and forgotten) must not grow memory with the trace.
+const maxPieces = 1024
+
+// maxSiblings bounds the helpers one wait is split among.
+const maxSiblings = 64
+
+// piece is an interval of a helper's time: running (spread over the CPU
+// samples of the helpers started with the same function), or off the CPU
+// at a key. Weight is the share of each instant the piece stands for: 1
+// for a helper's own time, less where a resolved wait split an instant
+// among several helpers.
+type piece struct {
+	from, to trace.Time
+	weight   float64
+	run      bool
+	root     string // running: the helper's function, whose samples split it
+	k        key    // off the CPU; k.via says through which waits
+}
+
+// via is one waiting frame of a chain: the stack a goroutine waited at,
+// and the chain of waits inside it (nested helpers), 0 for none.
+type via struct {
+	stack trace.Stack
+	inner int32
+}
+
+// helpKey is running time of helpers with function root, reached through
+// the chain via.
+type helpKey struct {
+	via  int32
+	root string
+}
+
+// viaID interns a chain: the wait at stack, with inner inside it.
+func (a *accountant) viaID(stack trace.Stack, inner int32) int32 {
+	if a.viaIDs == nil {
+		a.viaIDs = map[via]int32{}
+		a.vias = []via{{}} // 0 is no chain
+	}
+	v := via{stack, inner}
+	if id, ok := a.viaIDs[v]; ok {
+		return id
+	}
+	if len(a.vias) >= maxStackKeys {
+		return inner // keep the time, lose this level's stack
+	}
+	id := int32(len(a.vias))
+	a.vias = append(a.vias, v)
+	a.viaIDs[v] = id
+	return id
+}
+
+// created notes that goroutine g was created by goroutine c: a helper of
+// the operation if c is counted or a helper.
+func (a *accountant) created(g, c *gor, start trace.Stack) {
+	if a.all || c == nil || g.counted || !(c.counted || c.helper) {
+		return
+	}
+	root, _ := rootFunc(start)
+	if SystemGoroutine(root) {
+		return // the collector's mark workers, started by an allocation
+	}
+	g.helper, g.parent, g.root = true, c, root
+	c.children = append(c.children, g)
+}
+
+// fed notes that running goroutine w woke waiting goroutine g: g works for
+// the operation from now on if w is counted (a job sent to a pool).
+func (a *accountant) fed(g, w *gor) {
+	if a.all || g.counted || !w.counted {
+		return
+	}
+	if !g.helper {
+		if g.root == "" {
+			g.root, _ = rootFunc(g.blockStack)
+		}
+		if SystemGoroutine(g.root) {
+			return // the runtime's (a sweeper an allocation woke)
+		}
+		g.helper = true
+	}
+	if g.parent != w {
+		g.parent = w
+		w.children = append(w.children, g)
+	}
+}
+
+// help records a helper's time from g.since to now (flush calls it before
+// moving the clock): a piece of its timeline, except a wait, which is
+// recorded when it ends (woken) since a helper may end it.
+func (a *accountant) help(g *gor, from, to trace.Time) {
+	switch g.state {
+	case trace.GoRunning:
+		g.addPiece(piece{from: from, to: to, weight: 1, run: true, root: g.root})
+	case trace.GoRunnable, trace.GoSyscall:
+		if g.state == trace.GoRunnable && g.wakeOpen {
+			return // resolved when it runs
+		}
+		g.addPiece(piece{from: from, to: to, weight: 1, k: key{frame: g.offFrame, state: g.offState, stack: g.offStack}})
+	case trace.GoWaiting:
+		if g.blockCat != profiles.Wait || !g.waitOpen {
+			g.addPiece(piece{from: from, to: to, weight: 1, k: key{frame: g.offFrame, state: g.offState, stack: g.offStack}})
+		}
+	}
+}
+
+func (g *gor) addPiece(p piece) {
+	if p.to <= p.from {
+		return
+	}
+	if len(g.pieces) >= maxPieces {
+		g.pieces = slices.Delete(g.pieces, 0, maxPieces/2)
+	}
+	g.pieces = append(g.pieces, p)
+}
+
+// woken ends g's wait at now. A wait (not a lock's) of a counted goroutine
+// or a helper that a helper w ended is resolved once g runs again (see
+// resolve): until then it waits for a CPU that, often, its helpers hold
+// (a pool's goroutine that woke it goes on to the next job on the P it
+// queued g on). Any other wait is charged to g's own frame, as ever:
+// flush has put the time in g's totals and, for a counted goroutine, kept
+// it off the profile until now (g.waitPend).
+func (a *accountant) woken(g, w *gor, now trace.Time, to trace.GoState) {
+	if !g.waitOpen {
+		return
+	}
+	g.waitOpen = false
+	if g.blockCat == profiles.Wait && (g.counted || g.helper) && w != nil && w.helper && !w.counted &&
+		!g.starting && to == trace.GoRunnable {
+		g.wakeOpen, g.waker, g.wakeAt, g.wakePend = true, w, now, 0
+		return
+	}
+	delete(a.open, g)
+	own := key{frame: g.offFrame, state: Blocked, stack: g.offStack}
+	if g.counted {
+		a.offTime(own, g.waitPend)
+	} else if g.helper && g.blockCat == profiles.Wait {
+		g.addPiece(piece{from: g.blockFrom, to: now, weight: 1, k: own})
+	}
+	g.waitPend = 0
+}
+
+// resolve charges g's wait, from g.blockFrom until now (it runs, or
+// stops being runnable), to what its helpers did meanwhile: the waker's
+// timeline and, with splitParallel, its other helpers'. What no helper
+// covers stays g's own: blocked before the wake-up, runnable after.
+func (a *accountant) resolve(g *gor, now trace.Time) {
+	defer delete(a.open, g)
+	from, woke, w := g.blockFrom, g.wakeAt, g.waker
+	blocked := key{frame: g.blockFrame, state: Blocked, stack: g.blockStack}
+	runnable := key{frame: g.offFrame, state: Runnable, stack: g.offStack}
+	pendB, pendR := g.waitPend, g.wakePend
+	g.wakeOpen, g.waker, g.waitPend, g.wakePend = false, nil, 0, 0
+	// Every line split reads up to now.
+	a.flush(w, now)
+	busy := w.state == trace.GoRunning
+	for _, c := range g.children {
+		a.flush(c, now)
+		busy = busy || c.parent == g && c.state == trace.GoRunning
+	}
+	// Runnable after the wake-up, g waited for a CPU. While a helper
+	// still runs when g gets one (a pool's goroutine gone on to the next
+	// job on the P it queued g on), that was the helpers' time; if they
+	// had all stopped (a fan-out's helper exits after its Done), it was
+	// g's own wait for the scheduler: the helper's exit is not its work,
+	// though the samples its running time is spread over are mostly work.
+	end := now
+	if !busy {
+		end = woke
+	}
+	out := a.split(g, w, from, end)
+	if g.counted {
+		// What the helpers did is charged at their stacks under g's
+		// waiting one; the rest (no helper was there: before the first
+		// started, after the last ended) at g's own frames.
+		var gotB, gotR time.Duration
+		for _, p := range out {
+			before := time.Duration(float64(max(0, min(p.to, woke).Sub(p.from))) * p.weight)
+			after := time.Duration(float64(max(0, p.to.Sub(max(p.from, woke)))) * p.weight)
+			before, after = min(before, pendB-gotB), min(after, pendR-gotR)
+			gotB += before
+			gotR += after
+			d := before + after
+			if p.run {
+				if a.helpRun == nil {
+					a.helpRun = map[helpKey]time.Duration{}
+				}
+				a.helpRun[helpKey{a.viaID(g.blockStack, p.k.via), p.root}] += d
+				a.res.HelpedRunning += d
+			} else {
+				k := p.k
+				k.via = a.viaID(g.blockStack, k.via)
+				a.offTime(k, d)
+			}
+		}
+		a.res.Helped += gotB + gotR
+		a.offTime(blocked, pendB-gotB)
+		a.offTime(runnable, pendR-gotR)
+	} else {
+		// A helper's resolved wait becomes pieces of its own timeline,
+		// through its waiting stack; the gaps are its own.
+		gap := func(lo, hi trace.Time) {
+			if lo < woke {
+				g.addPiece(piece{from: lo, to: min(hi, woke), weight: 1, k: blocked})
+			}
+			if hi > woke {
+				g.addPiece(piece{from: max(lo, woke), to: hi, weight: 1, k: runnable})
+			}
+		}
+		at := from
+		for _, p := range out {
+			if p.from > at {
+				gap(at, p.from)
+			}
+			at = max(at, p.to)
+			p.k.via = a.viaID(g.blockStack, p.k.via)
+			g.addPiece(p)
+		}
+		if now > at {
+			gap(at, now)
+		}
+	}
+	// What the helpers did before every wait still open began can serve
+	// none: a pool's goroutines serve several workers whose waits overlap,
+	// so what one used the next may need too.
+	delete(a.open, g)
+	horizon := now
+	for o := range a.open {
+		horizon = min(horizon, o.blockFrom)
+	}
+	for _, c := range g.children {
+		c.trim(horizon)
+	}
+	g.children = slices.DeleteFunc(g.children, func(c *gor) bool {
+		return c.parent != g || c.state == trace.GoNotExist && len(c.pieces) == 0
+	})
+	w.trim(horizon)
+}
+
+// opened notes that g began a wait that helpers may end: g is counted, or
+// a helper with helpers of its own. (A pool's goroutine idle on its
+// channel is a helper whose wait no helper ends: it must not hold every
+// other helper's timeline back for as long as it idles.)
+func (a *accountant) opened(g *gor) {
+	if !(g.counted || g.helper && len(g.children) > 0) || a.all {
+		return
+	}
+	if a.open == nil {
+		a.open = map[*gor]struct{}{}
+	}
+	a.open[g] = struct{}{}
+}
+
+// trim drops the pieces that end by t.
+func (g *gor) trim(t trace.Time) {
+	i := 0
+	for i < len(g.pieces) && g.pieces[i].to <= t {
+		i++
+	}
+	g.pieces = slices.Delete(g.pieces, 0, i)
+}
+
+// split returns what the helpers did over [from, to): the waker's pieces,
+// and with splitParallel its siblings' (g's other helpers), each instant
+// to the running ones, or to all where none runs. The pieces returned are
+// in time order and do not overlap but for their weights, which add up to
+// at most 1 at any instant; where none covers an instant, no helper was
+// there.
+func (a *accountant) split(g, w *gor, from, to trace.Time) []piece {
+	// The buffers are the accountant's, reused: a fan-out resolves a wait
+	// per operation, hundreds of thousands a window, and the result is
+	// used before the next call.
+	buf, bounds := clip(a.sp.clip[:0], w.pieces, from, to), a.sp.bounds[:0]
+	bounds = append(bounds, len(buf))
+	if splitParallel {
+		for _, c := range g.children {
+			if c != w && c.parent == g && len(bounds) < maxSiblings {
+				n := len(buf)
+				if buf = clip(buf, c.pieces, from, to); len(buf) > n {
+					bounds = append(bounds, len(buf))
+				}
+			}
+		}
+	}
+	a.sp.clip, a.sp.bounds = buf, bounds
+	if len(bounds) == 1 {
+		return buf
+	}
+	lines := a.sp.lines[:0]
+	start := 0
+	for _, end := range bounds {
+		lines = append(lines, buf[start:end])
+		start = end
+	}
+	cuts := a.sp.cuts[:0]
+	for _, p := range buf {
+		cuts = append(cuts, p.from, p.to)
+	}
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+	out := a.sp.out[:0]
+	next := a.sp.next[:0] // the first piece of each line not yet behind
+	for range lines {
+		next = append(next, 0)
+	}
+	active := a.sp.active[:0]
+	for i := 0; i+1 < len(cuts); i++ {
+		lo, hi := cuts[i], cuts[i+1]
+		active = active[:0]
+		running := false
+		for j, l := range lines {
+			for next[j] < len(l) && l[next[j]].to <= lo {
+				next[j]++
+			}
+			for k := next[j]; k < len(l) && l[k].from <= lo; k++ {
+				if l[k].to >= hi {
+					active = append(active, l[k])
+					running = running || l[k].run
+				}
+			}
+		}
+		var sum float64
+		for _, p := range active {
+			if p.run || !running {
+				sum += p.weight
+			}
+		}
+		if sum <= 0 {
+			continue
+		}
+		for _, p := range active {
+			if p.run || !running {
+				p.from, p.to = lo, hi
+				p.weight /= sum
+				out = append(out, p)
+			}
+		}
+	}
+	a.sp.lines, a.sp.cuts, a.sp.out, a.sp.next, a.sp.active = lines, cuts, out, next, active
+	return out
+}
+
+// splitBufs are split's buffers, kept between calls.
+type splitBufs struct {
+	clip, out, active []piece
+	bounds, next      []int
+	lines             [][]piece
+	cuts              []trace.Time
+}
+
+// clip appends the parts of ps within [from, to) to dst.
+func clip(dst, ps []piece, from, to trace.Time) []piece {
+	for _, p := range ps {
+		if p.to <= from || p.from >= to {
+			continue
+		}
+		p.from, p.to = max(p.from, from), min(p.to, to)
+		dst = append(dst, p)
+	}
+	return dst
+}
+
+// junctionState is the frame text between a waiting goroutine's stack and
+// the stacks of the helpers its wait is charged to.
+const junctionState = "in goroutines it waited for"
+
+// chain returns the profile locations of a via chain, innermost wait
+// first (so that, after a helper's stack, the frames read leaf to root),
+// each waiting stack under a junction frame of category c.
+func (b *builder) chain(a *accountant, id int32, c profiles.Category) []trace.StackFrame {
+	if id <= 0 || int(id) >= len(a.vias) {
+		return nil
+	}
+	var levels []trace.Stack
+	for ; id > 0; id = a.vias[id].inner {
+		levels = append(levels, a.vias[id].stack)
+	}
+	var out []trace.StackFrame
+	j := trace.StackFrame{Func: profiles.StateFrame(c, junctionState)}
+	for i := len(levels) - 1; i >= 0; i-- {
+		out = append(out, j)
+		for f := range levels[i].Frames() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// addHelped adds the helpers' time to the profile: their running time
+// spread over the CPU samples of the helpers with the same function, their
+// off-CPU time at their state frames, each under the waiting stacks.
+func (b *builder) addHelped(a *accountant) {
+	keys := make([]helpKey, 0, len(a.helpRun))
+	for k := range a.helpRun {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y helpKey) int {
+		if x.via != y.via {
+			return int(x.via - y.via)
+		}
+		if x.root < y.root {
+			return -1
+		}
+		if x.root > y.root {
+			return 1
+		}
+		return 0
+	})
+	for _, hk := range keys {
+		d := a.helpRun[hk]
+		pool := a.helperSamples[hk.root]
+		var n int
+		for _, c := range pool {
+			n += c
+		}
+		if n == 0 {
+			f := profiles.StateFrame(profiles.Other, "running, no CPU samples")
+			b.addFrames(int64(d), Blocked, append([]trace.StackFrame{{Func: f}}, b.chain(a, hk.via, profiles.Other)...), nil)
+			continue
+		}
+		var given int64
+		i := 0
+		for s, c := range pool {
+			i++
+			v := int64(float64(d) * float64(c) / float64(n))
+			if i == len(pool) {
+				v = int64(d) - given
+			}
+			given += v
+			cat := a.rules.Classify(names(s))
+			b.addFrames(v, Blocked, stackFrames(s), b.chain(a, hk.via, cat))
+		}
+	}
+}
+
+// stackFrames returns a trace stack's frames, leaf first, without the
+// runtime.goexit a CPU sample's stack ends in (see builder.add).
+func stackFrames(s trace.Stack) []trace.StackFrame {
+	var out []trace.StackFrame
+	for f := range s.Frames() {
+		out = append(out, f)
+	}
+	if n := len(out); n > 0 && out[n-1].Func == "runtime.goexit" {
+		out = out[:n-1]
+	}
+	return out
+}
+
+// addFrames adds a sample of frames then tail, leaf first, labelled with
+// state st and, the helpers' time being what it is, helped.
+func (b *builder) addFrames(v int64, st State, frames, tail []trace.StackFrame) {
+	if v <= 0 {
+		return
+	}
+	locs := make([]*profile.Location, 0, len(frames)+len(tail))
+	for _, f := range frames {
+		locs = append(locs, b.loc(f))
+	}
+	for _, f := range tail {
+		locs = append(locs, b.loc(f))
+	}
+	b.p.Sample = append(b.p.Sample, &profile.Sample{
+		Location: locs,
+		Value:    []int64{v},
+		Label:    map[string][]string{"state": {st.String()}, "helped": {"true"}},
+	})
+}
+
+// helperSample counts a CPU sample of running helper g, by its function.
+func (a *accountant) helperSample(g *gor, s trace.Stack) {
+	if g.root == "" {
+		g.root, _ = rootFunc(s)
+	}
+	if a.helperSamples == nil {
+		a.helperSamples = map[string]map[trace.Stack]int{}
+	}
+	m := a.helperSamples[g.root]
+	if m == nil {
+		if len(a.helperSamples) >= maxStackKeys {
+			return
+		}
+		m = map[trace.Stack]int{}
+		a.helperSamples[g.root] = m
+	}
+	if _, ok := m[s]; ok || len(m) < maxStackKeys {
+		m[s]++
+	}
+}

@@ -1,0 +1,353 @@
+package wallclock
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/profiles"
+	"golang.org/x/exp/trace"
+)
+
+// criticalRules classify the tests' spin (SHA-256) as work.
+func criticalRules(t *testing.T) *profiles.Rules {
+	t.Helper()
+	rules, err := profiles.DefaultRules().WithWork(`^crypto/internal/fips140/sha256\.`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rules
+}
+
+// blockedWait is the time at "[wait] blocked" frames: waits nobody
+// resolved, of the goroutine or, under a junction, of a helper. Runnable
+// time after a wake-up, which a loaded machine makes long, is not in it.
+func blockedWait(p *profile.Profile) time.Duration {
+	var d time.Duration
+	for _, s := range p.Sample {
+		if strings.HasPrefix(s.Location[0].Line[0].Function.Name, "[wait] blocked") {
+			d += time.Duration(s.Value[0])
+		}
+	}
+	return d
+}
+
+// helpedShares reads a trace of the region's goroutine and returns its
+// result and the shares of its time by category.
+func helpedShares(t *testing.T, data []byte) (*Result, map[profiles.Category]float64) {
+	t.Helper()
+	rules := criticalRules(t)
+	res, err := FromTrace(bytes.NewReader(data), Options{Region: region, Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by, total := profiles.Breakdown(res.Profile, 0, rules)
+	if time.Duration(total) != res.Total() {
+		t.Errorf("profile holds %v, accounting %v", time.Duration(total), res.Total())
+	}
+	shares := map[profiles.Category]float64{}
+	for c, v := range by {
+		shares[c] = float64(v) / float64(total)
+	}
+	return res, shares
+}
+
+// frameNames returns a sample's function names, leaf first.
+func frameNames(s *profile.Sample) []string {
+	var out []string
+	for _, l := range s.Location {
+		out = append(out, l.Line[0].Function.Name)
+	}
+	return out
+}
+
+// junctions counts the junction frames in a sample's stack.
+func junctions(names []string) int {
+	n := 0
+	for _, f := range names {
+		if strings.HasSuffix(f, "] "+junctionState) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestCriticalFanOut: a goroutine that starts two helpers hashing and
+// waits for them on a WaitGroup spends its time in the helpers' work, not
+// in wait; the helpers' stacks sit under its WaitGroup.Wait frame.
+func TestCriticalFanOut(t *testing.T) {
+	const rounds, each = 40, 5 * time.Millisecond
+	var waited time.Duration
+	data := traced(t, func() {
+		for range rounds {
+			var wg sync.WaitGroup
+			wg.Add(2)
+			for range 2 {
+				go func() {
+					defer wg.Done()
+					spin(each)
+				}()
+			}
+			t0 := time.Now()
+			wg.Wait()
+			waited += time.Since(t0)
+		}
+	})
+	res, sh := helpedShares(t, data)
+	t.Logf("shares %v; helped %v (running %v) of %v blocked and %v runnable", sh, res.Helped, res.HelpedRunning, res.Time[Blocked], res.Time[Runnable])
+	// Each instant of the wait goes to a helper hashing, or one runnable
+	// (sched) on a loaded machine; what stays wait is the worker's own
+	// runnable time after the last Done (microseconds a round, more on a
+	// loaded machine) and its blocked time before the first helper ran.
+	if b := blockedWait(res.Profile); b > res.Total()/20 {
+		t.Errorf("%v of %v blocked in wait: the wait for two hashing helpers stayed a wait (wait share %.1f%%)", b, res.Total(), 100*sh[profiles.Wait])
+	}
+	if w := sh[profiles.Work]; w < 0.5 || sh[profiles.Work]+sh[profiles.Sched] < 0.8 {
+		t.Errorf("work %.1f%%, sched %.1f%%: want the helpers' hashing (and their wait for a CPU) to be the wait's time", 100*w, 100*sh[profiles.Sched])
+	}
+	if res.Helped < waited*8/10 {
+		t.Errorf("helped %v of the %v the goroutine timed in wg.Wait", res.Helped, waited)
+	}
+	// The helpers' hashing is under the waiting frame: leaf SHA-256 …
+	// the helper's function, a junction, then sync.(*WaitGroup).Wait.
+	var under time.Duration
+	for _, s := range res.Profile.Sample {
+		names := frameNames(s)
+		if junctions(names) == 0 {
+			continue
+		}
+		j := 0
+		for j < len(names) && !strings.HasSuffix(names[j], "] "+junctionState) {
+			j++
+		}
+		if !strings.HasPrefix(names[j], "[work]") && strings.Contains(names[0], "sha256") {
+			t.Errorf("junction %q over a hashing stack", names[j])
+		}
+		if !strings.Contains(strings.Join(names[j+1:], ";"), "sync.(*WaitGroup).Wait") {
+			t.Errorf("helper time not under the WaitGroup wait: %v", names)
+		}
+		if s.Label["helped"][0] == "true" && strings.Contains(names[0], "sha256") {
+			under += time.Duration(s.Value[0])
+		}
+	}
+	if under < res.HelpedRunning/2 {
+		t.Errorf("only %v of the helpers' %v running is at hashing stacks under the wait", under, res.HelpedRunning)
+	}
+}
+
+// TestCriticalTimer: a sleep stays a wait though a helper the goroutine
+// started hashes meanwhile: a timer, not the helper, ends it.
+func TestCriticalTimer(t *testing.T) {
+	const sleeps, each = 30, 2 * time.Millisecond
+	var slept time.Duration
+	data := traced(t, func() {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			spin(sleeps * each)
+		}()
+		for range sleeps {
+			t0 := time.Now()
+			time.Sleep(each)
+			slept += time.Since(t0)
+		}
+		wg.Wait()
+	})
+	res, _ := helpedShares(t, data)
+	var sleepWait time.Duration
+	for _, s := range res.Profile.Sample {
+		names := frameNames(s)
+		if strings.HasPrefix(names[0], "[wait]") && junctions(names) == 0 && strings.Contains(strings.Join(names, ";"), "time.Sleep") {
+			sleepWait += time.Duration(s.Value[0])
+		}
+	}
+	if sleepWait < slept*9/10 {
+		t.Errorf("%v of wait at time.Sleep, of %v slept: a timer's wake-up was charged to the helper", sleepWait, slept)
+	}
+}
+
+// TestCriticalUnrelated: a wait that a goroutine outside the operation
+// ends — it was running before the trace, and the worker never woke it —
+// stays a wait however busy that goroutine was.
+func TestCriticalUnrelated(t *testing.T) {
+	const sends, each = 30, 2 * time.Millisecond
+	ch := make(chan int, 4*sends) // buffered: the sender never waits, so the receiver never wakes it
+	go func() {
+		for i := range 4 * sends {
+			spin(each)
+			ch <- i
+		}
+	}()
+	var received time.Duration
+	data := traced(t, func() {
+		for range sends {
+			t0 := time.Now()
+			<-ch
+			received += time.Since(t0)
+		}
+	})
+	res, sh := helpedShares(t, data)
+	if res.Helped != 0 {
+		t.Errorf("%v charged to helpers: the sender is no part of the operation", res.Helped)
+	}
+	if w := sh[profiles.Wait]; w < 0.8 {
+		t.Errorf("wait %.1f%% of a goroutine that waited %v for another program part's hashing", 100*w, received)
+	}
+}
+
+// TestCriticalNested: a helper that waits for a helper of its own passes
+// the wait down: the worker's time is the inner helper's hashing, its
+// stack under both waiting frames.
+func TestCriticalNested(t *testing.T) {
+	const rounds, each = 30, 5 * time.Millisecond
+	data := traced(t, func() {
+		for range rounds {
+			var outer sync.WaitGroup
+			outer.Add(1)
+			go func() {
+				defer outer.Done()
+				var inner sync.WaitGroup
+				inner.Add(1)
+				go func() {
+					defer inner.Done()
+					spin(each)
+				}()
+				inner.Wait()
+				spin(each / 2)
+			}()
+			outer.Wait()
+		}
+	})
+	res, sh := helpedShares(t, data)
+	t.Logf("shares %v; helped %v", sh, res.Helped)
+	if b := blockedWait(res.Profile); b > res.Total()/20 {
+		t.Errorf("%v of %v blocked in wait: the nested helpers' hashing stayed a wait (wait share %.1f%%)", b, res.Total(), 100*sh[profiles.Wait])
+	}
+	var nested time.Duration
+	for _, s := range res.Profile.Sample {
+		names := frameNames(s)
+		if junctions(names) == 2 && strings.Contains(names[0], "sha256") {
+			nested += time.Duration(s.Value[0])
+		}
+		if junctions(names) > 2 {
+			t.Errorf("%d junctions for two levels of helpers: %v", junctions(names), names)
+		}
+	}
+	// Two thirds of the hashing is the inner helper's, under two waits.
+	if nested < res.HelpedRunning/3 {
+		t.Errorf("%v of the helpers' %v running under two waits; want the inner helper's two thirds", nested, res.HelpedRunning)
+	}
+}
+
+// TestCriticalPool: a pool goroutine started before the trace, outside the
+// operation, becomes its helper when the worker wakes it with a job; the
+// worker's wait for the answer is the pool's hashing.
+func TestCriticalPool(t *testing.T) {
+	const jobs, each = 40, 5 * time.Millisecond
+	req, resp := make(chan int), make(chan int)
+	go func() {
+		for i := range req {
+			spin(each)
+			resp <- i
+		}
+	}()
+	defer close(req)
+	time.Sleep(time.Millisecond) // parked on req before the trace starts
+	var waited time.Duration
+	data := traced(t, func() {
+		for i := range jobs {
+			req <- i // wakes the pool goroutine, parked on req
+			t0 := time.Now()
+			<-resp
+			waited += time.Since(t0)
+		}
+	})
+	res, sh := helpedShares(t, data)
+	// Blocked at the receive, at its own frame: only before the pool
+	// goroutine first ran (a loaded machine also keeps the worker
+	// runnable after the answer, its own wait for a CPU, not counted here).
+	var blocked time.Duration
+	for _, s := range res.Profile.Sample {
+		names := frameNames(s)
+		if strings.HasPrefix(names[0], "[wait] blocked") && junctions(names) == 0 {
+			blocked += time.Duration(s.Value[0])
+		}
+	}
+	t.Logf("shares %v; helped %v of %v waited; %v blocked at the worker's own frame", sh, res.Helped, waited, blocked)
+	if blocked > waited/10 {
+		t.Errorf("%v of the %v waiting for the pool goroutine the worker fed stayed a wait", blocked, waited)
+	}
+	if res.Helped < waited/2 {
+		t.Errorf("helped %v of the %v the worker timed waiting for the pool", res.Helped, waited)
+	}
+}
+
+// TestSplit: each instant of a wait goes to the helpers running then,
+// equally, or, where none runs, to all of them; an instant no helper
+// covers is left out (the waiter's own).
+func TestSplit(t *testing.T) {
+	run := func(from, to trace.Time) piece { return piece{from: from, to: to, weight: 1, run: true, root: "h"} }
+	off := func(from, to trace.Time, frame string) piece {
+		return piece{from: from, to: to, weight: 1, k: key{frame: frame, state: Runnable}}
+	}
+	type share struct {
+		from, to trace.Time
+		run      bool
+		frame    string
+		weight   float64
+	}
+	for _, tt := range []struct {
+		name       string
+		waker, sib []piece
+		from, to   trace.Time
+		want       []share
+	}{
+		{
+			name:  "the waker ran while its sibling waited for a P, then both ran",
+			waker: []piece{run(0, 10)},
+			sib:   []piece{off(0, 5, "[sched] runnable"), run(5, 8)},
+			from:  0, to: 10,
+			want: []share{{0, 5, true, "", 1}, {5, 8, true, "", 0.5}, {5, 8, true, "", 0.5}, {8, 10, true, "", 1}},
+		},
+		{
+			name:  "neither ran: both waits, equally",
+			waker: []piece{off(0, 4, "[sched] runnable")},
+			sib:   []piece{off(0, 4, "[lock] blocked")},
+			from:  0, to: 4,
+			want: []share{{0, 4, false, "[sched] runnable", 0.5}, {0, 4, false, "[lock] blocked", 0.5}},
+		},
+		{
+			name:  "clipped to the wait; a gap no helper covers is left out",
+			waker: []piece{run(-5, 2), run(6, 20)},
+			from:  0, to: 10,
+			want: []share{{0, 2, true, "", 1}, {6, 10, true, "", 1}},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &gor{helper: true, pieces: tt.waker}
+			g := &gor{}
+			if tt.sib != nil {
+				s := &gor{helper: true, parent: g, pieces: tt.sib}
+				g.children = []*gor{w, s}
+				w.parent = g
+			}
+			got := (&accountant{}).split(g, w, tt.from, tt.to)
+			var gs []share
+			for _, p := range got {
+				gs = append(gs, share{p.from, p.to, p.run, p.k.frame, p.weight})
+			}
+			if len(gs) != len(tt.want) {
+				t.Fatalf("got %v, want %v", gs, tt.want)
+			}
+			for i := range gs {
+				if gs[i] != tt.want[i] {
+					t.Errorf("piece %d: got %v, want %v", i, gs[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
