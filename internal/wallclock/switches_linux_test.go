@@ -63,6 +63,7 @@ func hogs(t *testing.T, n int) {
 // their wait was preemption. The reader's OS wait must come out of its
 // system-call time into sched.
 func TestPreemptionsExact(t *testing.T) {
+	timingtest.Require(t)
 	if testing.Short() {
 		t.Skip("spins for a second")
 	}

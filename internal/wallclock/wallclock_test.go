@@ -64,6 +64,7 @@ func spin(d time.Duration) {
 // a mutex held by another goroutine, waits on a channel, and hashes, each
 // for a known time, against the times it measured itself.
 func TestStates(t *testing.T) {
+	timingtest.Require(t)
 	const d = 60 * time.Millisecond
 	var mu sync.Mutex
 	var sleep, lock, recv time.Duration
@@ -277,6 +278,7 @@ func excludedRoot(d time.Duration, done *sync.WaitGroup) {
 // TestAllGoroutines: without a region every goroutine counts, except the
 // runtime's, the profilers' and those Exclude names (and their children).
 func TestAllGoroutines(t *testing.T) {
+	timingtest.Require(t)
 	const d = 80 * time.Millisecond
 	var tb, cb bytes.Buffer
 	if err := pprof.StartCPUProfile(&cb); err != nil {
@@ -617,6 +619,7 @@ func TestOSWaitAtSampleStacks(t *testing.T) {
 // goes. The kernel's records are laid by hand at known offsets
 // from the trace's own wake-up events, so where each must land is known.
 func TestWakePreemption(t *testing.T) {
+	timingtest.Require(t)
 	var mu sync.Mutex
 	span := 150 * time.Millisecond
 	work := func() {
