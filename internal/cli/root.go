@@ -10,9 +10,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
+	"github.com/perflab/perflab/internal/buildinfo"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
@@ -61,6 +63,11 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 		// command) instead of printing help for anything.
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	// --version prints what `perflab version` does.
+	var v strings.Builder
+	writeVersion(&v, buildinfo.Read())
+	root.Version = v.String()
+	root.SetVersionTemplate("{{.Version}}")
 	root.SetOut(io.Out)
 	root.SetErr(io.Err)
 	useHelpLayout(root)
@@ -75,6 +82,7 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 		newServeCmd(io, nil),
 		newSoakCmd(io, nil),
 		newNewCmd(io, nil),
+		newVersionCmd(io, nil),
 	)
 	return root
 }
