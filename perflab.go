@@ -22,7 +22,10 @@
 // Case may implement Byteser to report throughput in MB/s and io.Closer to
 // release resources.
 //
-// The same variants run under plain `go test -bench` through [Benchmark].
+// The same variants run under plain `go test -bench` through
+// [github.com/perflab/perflab/perflabtest.BenchmarkScenario], under the
+// case names `perflab run` gives them. `perflab new NAME` writes a module
+// with a scenario, its test and benchmark, and a main that runs it.
 package perflab
 
 import (
