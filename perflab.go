@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -125,7 +126,7 @@ func (p Param) Validate(v string) error {
 				return nil
 			}
 		}
-		return fmt.Errorf("parameter %s: unknown value %q (one of %s)", p.Name, v, strings.Join(p.Values, ", "))
+		return fmt.Errorf("parameter %s: unknown value %q%s (one of %s)", p.Name, v, orSuggest(v, p.Values), strings.Join(p.Values, ", "))
 	}
 	if p.Kind == IntParam {
 		n, err := ParseInt(v)
@@ -221,7 +222,12 @@ type Params map[string]string
 func (p Params) String(name string) string {
 	v, ok := p[name]
 	if !ok {
-		panic(fmt.Sprintf("perflab: no parameter %q in %v", name, p))
+		names := make([]string, 0, len(p))
+		for n := range p {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		panic(fmt.Sprintf("perflab: no parameter %q among %s", name, strings.Join(names, ", ")))
 	}
 	return v
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -380,7 +381,8 @@ func openFlameInput(io *IO, arg, kind string) (*flameInput, error) {
 	}
 	rel, ok := c.Profiles[kind]
 	if !ok {
-		return nil, fmt.Errorf("case %s has no %s profile (it has %v)", c.Name, kind, mapKeys(c.Profiles))
+		has := mapKeys(c.Profiles)
+		return nil, fmt.Errorf("case %s has no %s profile%s (it has %s)", c.Name, kind, didYouMean(kind, has), strings.Join(has, ", "))
 	}
 	src, err := readStoredProfile(ref.Store, run, rel)
 	if err != nil {
@@ -467,5 +469,6 @@ func mapKeys(m map[string]string) []string {
 	for k := range m {
 		ks = append(ks, k)
 	}
+	sort.Strings(ks)
 	return ks
 }

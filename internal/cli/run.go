@@ -204,18 +204,28 @@ func (o *RunOptions) checkKnown(scenarios []*perflab.Scenario) error {
 			}
 		}
 		if !known {
-			return fmt.Errorf("-p %s: none of %s has a parameter %q (see perflab list)", p, strings.Join(o.Scenarios, ", "), name)
+			var all []string
+			for _, s := range scenarios {
+				for _, p := range s.Params {
+					all = append(all, p.Name)
+				}
+			}
+			return fmt.Errorf("-p %s: none of %s has a parameter %q%s (see perflab list)", p, strings.Join(o.Scenarios, ", "), name, didYouMean(name, append(all, "threads")))
 		}
 	}
 	for _, v := range o.Variants {
 		known := false
+		var all []string
 		for _, s := range scenarios {
 			if _, err := s.Variant(v); err == nil {
 				known = true
 			}
+			for _, sv := range s.Variants {
+				all = append(all, sv.Name)
+			}
 		}
 		if !known {
-			return fmt.Errorf("--variant %s: none of %s has that variant (see perflab list)", v, strings.Join(o.Scenarios, ", "))
+			return fmt.Errorf("--variant %s: none of %s has that variant%s (see perflab list)", v, strings.Join(o.Scenarios, ", "), didYouMean(v, all))
 		}
 	}
 	return nil
@@ -226,12 +236,11 @@ func (o *RunOptions) profiles() ([]string, error) {
 		return []string{}, nil
 	}
 	for _, p := range o.Profile {
-		ok := false
-		for _, k := range runner.ProfileKinds {
-			ok = ok || p == k
+		if p == "none" {
+			return nil, fmt.Errorf("--profile %s: none cannot be combined with profiles: give --profile none alone, or the profiles to capture", strings.Join(o.Profile, ","))
 		}
-		if !ok {
-			return nil, fmt.Errorf("--profile %s: unknown profile %q (want %s, or none)", strings.Join(o.Profile, ","), p, strings.Join(runner.ProfileKinds, ","))
+		if !slices.Contains(runner.ProfileKinds, p) {
+			return nil, fmt.Errorf("--profile %s: unknown profile %q%s (want %s or none)", strings.Join(o.Profile, ","), p, didYouMean(p, runner.ProfileKinds), strings.Join(runner.ProfileKinds, ", "))
 		}
 	}
 	return o.Profile, nil
@@ -252,6 +261,16 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		if err != nil {
 			return usagef(unknownScenario(name, o.Scenarios, err))
 		}
+		scenarios = append(scenarios, s)
+	}
+	if len(scenarios) > 1 {
+		// Before each scenario's selection, which drops what it lacks:
+		// a name none of them has is a typo, said as one.
+		if err := o.checkKnown(scenarios); err != nil {
+			return usagef(err)
+		}
+	}
+	for _, s := range scenarios {
 		sel, err := o.selection(s, len(o.Scenarios) == 1)
 		if err != nil {
 			return usagef(err)
@@ -260,13 +279,7 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		if err != nil {
 			return usagef(err)
 		}
-		scenarios = append(scenarios, s)
 		plans = append(plans, plan{s: s, sel: sel, cases: len(cases)})
-	}
-	if len(scenarios) > 1 {
-		if err := o.checkKnown(scenarios); err != nil {
-			return usagef(err)
-		}
 	}
 	prof, err := o.profiles()
 	if err != nil {
