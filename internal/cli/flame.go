@@ -102,7 +102,10 @@ $` + envPyroscopePassword + `, as for perflab push.`,
 	f.IntVar(&opts.Width, "width", 1200, "SVG width in pixels")
 	f.Float64Var(&opts.MinWidth, "min-width", 0.1, "leave out frames narrower than this many pixels (SVG)")
 	f.StringVar(&opts.FromPyroscope, "from-pyroscope", "", "draw the merged profiles from the Pyroscope server at `URL` instead of a file")
-	f.StringVar(&opts.Query, "query", `{service_name="perflab"}`, "with --from-pyroscope: label selector of the profiles to merge")
+	// The default is said in the usage, not as the flag's default, which
+	// pflag would print escaped ({service_name=\"perflab\"}): copied, the
+	// server refuses it.
+	f.StringVar(&opts.Query, "query", "", "with --from-pyroscope: label selector of the profiles to merge (default "+defaultQuery+")")
 	f.StringVar(&opts.ProfileType, "profile-type", "wall", "with --from-pyroscope: wall, cpu, mutex, block or a full Pyroscope profile type id")
 	f.DurationVar(&opts.Since, "since", time.Hour, "with --from-pyroscope: how far back to read")
 	return cmd
@@ -393,6 +396,10 @@ func openFlameInput(io *IO, arg, kind string) (*flameInput, error) {
 	return in, nil
 }
 
+// defaultQuery is the label selector --query defaults to: the runs
+// perflab push sent under its default service name.
+const defaultQuery = `{service_name="perflab"}`
+
 // scenarioLabel finds scenario="name" in a label selector.
 var scenarioLabel = regexp.MustCompile(`\bscenario\s*=\s*"([^"]+)"`)
 
@@ -408,6 +415,9 @@ func pyroscopeFlameInput(ctx context.Context, o *FlameOptions) (*flameInput, err
 	}
 	if o.Since <= 0 {
 		return nil, usagef(fmt.Errorf("--since %v: give how far back to read, such as 15m, 1h or 24h", o.Since))
+	}
+	if o.Query == "" {
+		o.Query = defaultQuery
 	}
 	p, err := c.Fetch(ctx, o.Query, o.ProfileType, o.Since)
 	if err != nil {
