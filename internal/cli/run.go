@@ -384,7 +384,7 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 	noteWrapped(io.Err, fmt.Sprintf("%s; GOMAXPROCS=%d GOGC=%s", announcement(s.Name, ncases, o.Count, o.Time, prof, est), run.Env.GOMAXPROCS, run.Env.GOGC))
 	if o.Count < runner.MinIntervalReps && o.Until == "" {
 		// Said before the rounds, not only after them as a ±∞.
-		fmt.Fprintf(io.Err, "perflab: --count %d: too few for a 95%% interval (%d or more); time/op shows ±∞\n", o.Count, runner.MinIntervalReps)
+		fmt.Fprintln(io.Err, "perflab:", runner.TooFewForInterval(o.Count))
 	}
 	runErr := r.Execute(ctx)
 	prog.endLine()
