@@ -385,6 +385,9 @@ func openFlameInput(io *IO, arg, kind string) (*flameInput, error) {
 	rel, ok := c.Profiles[kind]
 	if !ok {
 		has := mapKeys(c.Profiles)
+		if len(has) == 0 {
+			return nil, fmt.Errorf("case %s has no profiles (a run made with --profile none?)", c.Name)
+		}
 		return nil, fmt.Errorf("case %s has no %s profile%s (it has %s)", c.Name, kind, didYouMean(kind, has), strings.Join(has, ", "))
 	}
 	src, err := readStoredProfile(ref.Store, run, rel)

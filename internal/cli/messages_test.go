@@ -14,3 +14,9 @@ func TestQueryDefaultCopiable(t *testing.T) {
 		t.Errorf("flame --help:\n%s", out)
 	}
 }
+
+// containsWords says s holds the words of sub in order, whatever the
+// spaces and line breaks between them: notes are wrapped to 80 columns.
+func containsWords(s, sub string) bool {
+	return strings.Contains(strings.Join(strings.Fields(s), " "), strings.Join(strings.Fields(sub), " "))
+}

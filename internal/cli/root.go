@@ -31,6 +31,9 @@ type IO struct {
 	// OutIsTerminal says whether Out is a terminal: commands that write
 	// SVG or HTML refuse to fill one with markup.
 	OutIsTerminal bool
+	// InIsTerminal says whether In is a terminal, where a person can
+	// answer a question (runs rm asks before it removes).
+	InIsTerminal bool
 	// Args are the command-line arguments, recorded with each run.
 	Args []string
 }
@@ -83,6 +86,7 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 		newSoakCmd(io, nil),
 		newNewCmd(io, nil),
 		newVersionCmd(io, nil),
+		newRunsCmd(io, nil, nil),
 	)
 	return root
 }
@@ -108,7 +112,7 @@ func Main(args []string) int {
 		signal.Stop(sigs)
 		cancel(&signalError{sig})
 	}()
-	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), OutIsTerminal: isTerminal(os.Stdout), Args: args}
+	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), OutIsTerminal: isTerminal(os.Stdout), InIsTerminal: isTerminal(os.Stdin), Args: args}
 	root := NewRoot(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

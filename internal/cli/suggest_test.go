@@ -16,7 +16,7 @@ func TestDidYouMean(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"command", []string{"runn"}, `unknown command "runn" for "perflab": did you mean run? (see perflab --help)`},
+		{"command", []string{"runn"}, `unknown command "runn" for "perflab": did you mean run or runs? (see perflab --help)`},
 		{"command, transposed", []string{"sohw"}, `did you mean show?`},
 		{"nothing close", []string{"deploy"}, `unknown command "deploy" for "perflab" (see perflab --help)`},
 		{"scenario", []string{"run", "cipher-cach"}, `unknown scenario "cipher-cach": did you mean cipher-cache? (run ` + "`perflab list`)"},
