@@ -88,6 +88,7 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 		newVersionCmd(io, nil),
 		newRunsCmd(io, nil, nil),
 	)
+	listDefaults(root)
 	return root
 }
 
