@@ -3,6 +3,9 @@ package cli
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/store"
 )
 
 // TestDidYouMean: a typo in a command, a scenario, a variant, a
@@ -11,6 +14,8 @@ import (
 // written as words, never as Go slices.
 func TestDidYouMean(t *testing.T) {
 	dir := t.TempDir()
+	storeRun(t, store.Open(dir), time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC), map[string][]float64{
+		"variant=mutex/keys=128/threads=1": {100, 101, 99}, "variant=sum256/keys=128/threads=1": {90, 91, 89}})
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -31,6 +36,7 @@ func TestDidYouMean(t *testing.T) {
 		{"flag, nothing close", []string{"run", "cipher-cache", "--frobnicate"}, `unknown flag --frobnicate (see perflab run --help)`},
 		{"profile", []string{"run", "cipher-cache", "--profile", "mutx"}, `--profile mutx: unknown profile "mutx": did you mean mutex? (want wall, cpu, mutex, block, fgprof or none)`},
 		{"profile none with others", []string{"run", "cipher-cache", "--profile", "none,wall"}, `--profile none,wall: none cannot be combined with profiles: give --profile none alone, or the profiles to capture`},
+		{"compare base", []string{"compare", "latest", "--base", "mutx", "-o", dir}, `has no variant "mutx": did you mean mutex? (it has `},
 		{"push profile", []string{"push", "latest", "--url", "http://127.0.0.1:1", "--profile", "wal", "-o", dir}, `--profile "wal": unknown profile: did you mean wall? (want wall, cpu, mutex or block)`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
