@@ -90,6 +90,13 @@ func newRun(_ context.Context, io *IO, o *NewOptions) error {
 			return usagef(fmt.Errorf("%s is not published yet, and this binary does not know where its source is (built with -trimpath, or moved): give --perflab-dir, the directory of a perflab checkout", buildinfo.Module))
 		}
 	}
+	if sw.Replace != "" && (o.PerflabDir != "" || sw.Require == buildinfo.ZeroVersion) {
+		// The version of the source's commit: with it the require
+		// still holds once the replace is deleted and the commit public.
+		if v := scaffold.PseudoVersion(sw.Replace); v != "" {
+			sw.Require = v
+		}
+	}
 	files, err := scaffold.Write(sw)
 	if err != nil {
 		return err

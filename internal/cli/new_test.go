@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/buildinfo"
+	"github.com/perflab/perflab/internal/scaffold"
 )
 
 // TestNewBuildsAndRuns: what `perflab new` writes builds, passes its own
@@ -36,7 +39,13 @@ func TestNewBuildsAndRuns(t *testing.T) {
 		}
 	}
 	gomod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
-	for _, want := range []string{"module example.com/bit-count\n", "replace github.com/perflab/perflab => " + src + "\n", "require github.com/perflab/perflab v"} {
+	// The require names the checkout's commit, so it holds once the
+	// replace is deleted (a source without git: the zero version).
+	version := scaffold.PseudoVersion(src)
+	if version == "" {
+		version = buildinfo.Read().Require()
+	}
+	for _, want := range []string{"module example.com/bit-count\n", "replace github.com/perflab/perflab => " + src + "\n", "require github.com/perflab/perflab " + version + "\n"} {
 		if !strings.Contains(string(gomod), want) {
 			t.Errorf("go.mod lacks %q:\n%s", want, gomod)
 		}
