@@ -34,7 +34,9 @@ type Info struct {
 	Main, MainVersion string
 	// Replace is what perflab was replaced with in the main module's
 	// go.mod, a directory or another module; "" when not replaced.
-	Replace string
+	// ReplaceDir says it is a directory.
+	Replace    string
+	ReplaceDir bool
 	// Revision, Time and Modified are the VCS stamp (vcs.revision,
 	// vcs.time, vcs.modified): empty when the binary was built with
 	// -buildvcs=false or outside a checkout.
@@ -72,8 +74,10 @@ func fromBuildInfo(bi *debug.BuildInfo, info Info) Info {
 			}
 			info.Version = orDevel(d.Version)
 			if r := d.Replace; r != nil {
-				info.Replace = r.Path
-				if r.Version != "" {
+				// A directory's version reads "(devel)" in a binary's
+				// build info, "" in `go version -m`'s source.
+				info.Replace, info.ReplaceDir = r.Path, r.Version == "" || r.Version == "(devel)"
+				if !info.ReplaceDir {
 					info.Replace += " " + r.Version
 				}
 			}
@@ -100,9 +104,11 @@ func orDevel(v string) string {
 }
 
 // Published says Version names a version the module proxy can serve:
-// not "(devel)", and not the zero pseudo-version of a replaced module.
+// not "(devel)", not the zero pseudo-version of a replaced module, and
+// not one a directory stands in for (a module made by perflab new
+// requires its source's commit, which may not be public).
 func (i Info) Published() bool {
-	return strings.HasPrefix(i.Version, "v") && i.Version != ZeroVersion
+	return strings.HasPrefix(i.Version, "v") && i.Version != ZeroVersion && !i.ReplaceDir
 }
 
 // Require is the version a new module should require perflab at: the
@@ -110,10 +116,12 @@ func (i Info) Published() bool {
 // (v0.0.0-20261203063600-602f94c1d2e3), which resolves once that commit
 // is public; else ZeroVersion.
 func (i Info) Require() string {
-	if i.Published() {
-		return i.Version
+	if i.Published() || i.ReplaceDir && strings.HasPrefix(i.Version, "v") {
+		return i.Version // a replaced module's own require, kept
 	}
-	if len(i.Revision) >= 12 && len(i.Time) >= len("2006-01-02T15:04:05") {
+	// The VCS stamp is the main module's: perflab's only when it is
+	// the main module.
+	if i.Main == "" && len(i.Revision) >= 12 && len(i.Time) >= len("2006-01-02T15:04:05") {
 		stamp := strings.NewReplacer("-", "", "T", "", ":", "").Replace(i.Time[:len("2006-01-02T15:04:05")])
 		return "v0.0.0-" + stamp + "-" + i.Revision[:12]
 	}

@@ -76,6 +76,21 @@ func TestNewBuildsAndRuns(t *testing.T) {
 			t.Errorf("go run . run bit-count lacks %q:\n%s", want, got)
 		}
 	}
+	// The new module's own binary makes a module in turn: perflab is
+	// found through its replace, and the require kept.
+	second := filepath.Join(t.TempDir(), "second")
+	run("run", ".", "new", "second", "--dir", second)
+	gomod2, _ := os.ReadFile(filepath.Join(second, "go.mod"))
+	for _, want := range []string{"replace github.com/perflab/perflab => " + src + "\n", "require github.com/perflab/perflab " + version + "\n"} {
+		if !strings.Contains(string(gomod2), want) {
+			t.Errorf("second go.mod lacks %q:\n%s", want, gomod2)
+		}
+	}
+	build := exec.Command(goCmd, "vet", "./...")
+	build.Dir = second
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Errorf("go vet in the second module: %v\n%s", err, out)
+	}
 	// The benchmark runs under the names perflab gives the cases.
 	if got := run("test", "-run", "^$", "-bench", ".", "-benchtime", "10x", "./bitcount"); !strings.Contains(got, "BenchmarkBitCount/variant=words/size=4k/threads=1") {
 		t.Errorf("go test -bench:\n%s", got)

@@ -203,6 +203,9 @@ func Tidy(dir, goCmd string) error {
 	}
 	cmd := exec.Command(goCmd, "mod", "tidy")
 	cmd.Dir = dir
+	// A go.work above dir (perflab new run inside a workspace) would
+	// not list the new module.
+	cmd.Env = append(cmd.Environ(), "GOWORK=off")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("go mod tidy in %s: %w\n%s", dir, err, strings.TrimSpace(string(out)))
