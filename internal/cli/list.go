@@ -26,7 +26,7 @@ func newListCmd(io *IO, runF runFunc[ListOptions]) *cobra.Command {
 			return runF.or(func(_ context.Context, io *IO, o *ListOptions) error { return listRun(io, o.Names, o.Long) })(cmd.Context(), io, o)
 		},
 	}
-	cmd.Flags().BoolVarP(&o.Long, "long", "l", false, "also explain each scenario's original question")
+	cmd.Flags().BoolVarP(&o.Long, "long", "l", false, "also explain each scenario's original question and list its work patterns")
 	return cmd
 }
 
