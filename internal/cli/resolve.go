@@ -67,10 +67,11 @@ func skippedNote(st *store.Store, latest *store.Run) string {
 			continue
 		}
 		w := "it cannot be read (`perflab show --list` says why)"
-		unreadable++
 		if u.Partial {
 			w = "it is partial (being written now, or its process was killed)"
-			unreadable, partial = unreadable-1, partial+1
+			partial++
+		} else {
+			unreadable++
 		}
 		skipped, why = append(skipped, u.ID), append(why, w)
 	}
@@ -78,8 +79,11 @@ func skippedNote(st *store.Store, latest *store.Run) string {
 	// command: it says how to remove them (issue 25: with several, one
 	// line named each, 211 columns).
 	prune := ""
-	if empty > 0 {
-		prune = "; perflab runs prune --empty removes " + map[bool]string{true: "it", false: "the empty ones"}[len(skipped) == 1]
+	switch {
+	case empty > 0 && len(skipped) == 1:
+		prune = "; perflab runs prune --empty removes it"
+	case empty > 0:
+		prune = "; perflab runs prune --empty removes the empty ones"
 	}
 	switch len(skipped) {
 	case 0:
