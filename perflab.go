@@ -22,13 +22,17 @@
 // Case may implement Byteser to report throughput in MB/s and io.Closer to
 // release resources.
 //
-// The same variants run under plain `go test -bench` through [Benchmark].
+// The same variants run under plain `go test -bench` through
+// [github.com/perflab/perflab/perflabtest.BenchmarkScenario], under the
+// case names `perflab run` gives them. `perflab new NAME` writes a module
+// with a scenario, its test and benchmark, and a main that runs it.
 package perflab
 
 import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -122,7 +126,7 @@ func (p Param) Validate(v string) error {
 				return nil
 			}
 		}
-		return fmt.Errorf("parameter %s: unknown value %q (one of %s)", p.Name, v, strings.Join(p.Values, ", "))
+		return fmt.Errorf("parameter %s: unknown value %q%s (one of %s)", p.Name, v, orSuggest(v, p.Values), strings.Join(p.Values, ", "))
 	}
 	if p.Kind == IntParam {
 		n, err := ParseInt(v)
@@ -218,7 +222,12 @@ type Params map[string]string
 func (p Params) String(name string) string {
 	v, ok := p[name]
 	if !ok {
-		panic(fmt.Sprintf("perflab: no parameter %q in %v", name, p))
+		names := make([]string, 0, len(p))
+		for n := range p {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		panic(fmt.Sprintf("perflab: no parameter %q among %s", name, strings.Join(names, ", ")))
 	}
 	return v
 }

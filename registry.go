@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/perflab/perflab/internal/suggest"
 )
 
 var (
@@ -39,6 +41,14 @@ func Lookup(name string) (*Scenario, error) {
 	defer registryMu.RUnlock()
 	s, ok := registry[name]
 	if !ok {
+		names := make([]string, 0, len(registry))
+		for n := range registry {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if dym := suggest.DidYouMean(name, names); dym != "" {
+			return nil, fmt.Errorf("unknown scenario %q: %s (run `perflab list`)", name, dym)
+		}
 		return nil, fmt.Errorf("unknown scenario %q (run `perflab list`; a scenario of your own needs a blank import of its package)", name)
 	}
 	return s, nil
@@ -67,7 +77,7 @@ func (s *Scenario) Variant(name string) (*Variant, error) {
 	for i, v := range s.Variants {
 		names[i] = v.Name
 	}
-	return nil, fmt.Errorf("scenario %s has no variant %q (variants: %s)", s.Name, name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("scenario %s has no variant %q%s (variants: %s)", s.Name, name, orSuggest(name, names), strings.Join(names, ", "))
 }
 
 // Param returns the parameter with the given name.
@@ -81,7 +91,17 @@ func (s *Scenario) Param(name string) (*Param, error) {
 	for i, p := range s.Params {
 		names[i] = p.Name
 	}
-	return nil, fmt.Errorf("scenario %s has no parameter %q (parameters: %v, and threads)", s.Name, name, names)
+	names = append(names, "threads")
+	return nil, fmt.Errorf("scenario %s has no parameter %q%s (parameters: %s)", s.Name, name, orSuggest(name, names), strings.Join(names, ", "))
+}
+
+// orSuggest is ": did you mean X?" for an error about name, or "" when
+// none of names is close to it.
+func orSuggest(name string, names []string) string {
+	if dym := suggest.DidYouMean(name, names); dym != "" {
+		return ": " + dym
+	}
+	return ""
 }
 
 // DefaultThreads returns the goroutine counts used when the user does not

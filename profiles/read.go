@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/google/pprof/profile"
 )
@@ -256,5 +257,5 @@ func SampleIndex(p *profile.Profile, name string) (int, error) {
 		}
 		names = append(names, st.Type)
 	}
-	return 0, fmt.Errorf("no sample type %q in profile (have %v)", name, names)
+	return 0, fmt.Errorf("no sample type %q in profile (it has %s)", name, strings.Join(names, ", "))
 }

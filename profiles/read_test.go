@@ -171,7 +171,7 @@ func TestSampleIndex(t *testing.T) {
 			t.Errorf("SampleIndex(%q) = %d, %v; want %d", tt.name, got, err, tt.want)
 		}
 	}
-	if _, err := SampleIndex(p, "alloc_space"); err == nil || !strings.Contains(err.Error(), "have [samples cpu]") {
+	if _, err := SampleIndex(p, "alloc_space"); err == nil || !strings.Contains(err.Error(), "(it has samples, cpu)") {
 		t.Errorf("unknown type: err = %v", err)
 	}
 }

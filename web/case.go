@@ -86,7 +86,7 @@ func caseKind(r *http.Request, c *store.Case) (string, error) {
 		return kinds[0], nil
 	}
 	if !slices.Contains(kinds, k) {
-		return "", fmt.Errorf("case %s has no %q profile (it has: %v)", c.Name, k, kinds)
+		return "", fmt.Errorf("case %s has no %q profile (it has %s)", c.Name, k, strings.Join(kinds, ", "))
 	}
 	return k, nil
 }

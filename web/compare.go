@@ -340,7 +340,18 @@ func compareStats(a, b *compareSide) (rows []compareRow, warnings []string) {
 		}
 		rows = append(rows, row)
 		if c.Advice != "" || r.Verdict == compare.CannotTell {
-			msg := fmt.Sprintf("too few repetitions (n=%d+%d) for any difference to be significant at 5%%: run with --count 6 or more", r.N1, r.N2)
+			// The comparison's own advice, which knows the test (paired
+			// or not) and what --count each side needs: a fixed "6 or
+			// more" was wrong for two runs' 3+3 (4+4 resolves) and
+			// differed from the CLI's (issue 25).
+			nameA, nameB := a.Run.ID, b.Run.ID
+			if same {
+				nameA, nameB = "", ""
+			}
+			msg := c.AdviceFor(nameA, nameB)
+			if msg == "" {
+				msg = fmt.Sprintf("too few repetitions (n=%d+%d) for any difference to be significant at 5%%: run with more --count", r.N1, r.N2)
+			}
 			if _, ok := metricsOf[msg]; !ok {
 				msgs = append(msgs, msg)
 			}

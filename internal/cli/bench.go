@@ -113,7 +113,7 @@ names. Results go to stdout (a table, or JSON with --json); progress to stderr.`
 	storeFlag(f, &opts.Out)
 	f.BoolVar(&opts.JSON, "json", false, "print each run's report as JSON instead of a table (run.json in the store has every repetition)")
 	f.BoolVar(&opts.Wide, "wide", false, "one table row per variant with every column, whatever the width")
-	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "show every warning and note, each case's in full")
+	f.BoolVar(&opts.Verbose, "verbose", false, "show every warning and note, each case's in full")
 	f.Uint64Var(&opts.Seed, "seed", 0, "seed for the order of benchmarks in each round (default random)")
 	return cmd
 }

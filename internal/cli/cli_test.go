@@ -48,7 +48,7 @@ func TestRunShowList(t *testing.T) {
 		t.Errorf("stderr lacks the saved line:\n%s", errs)
 	}
 	// Two repetitions give no interval: said before the rounds.
-	if !strings.Contains(errs, "--count 2: too few for a 95% interval (6 or more)") {
+	if !strings.Contains(errs, "perflab: 2 repetitions are too few for a 95% interval (time/op shows ±∞): use --count 6 or more") {
 		t.Errorf("stderr does not say --count 2 is too few:\n%s", errs)
 	}
 	entries, _ := os.ReadDir(dir)

@@ -412,7 +412,7 @@ func variantPairs(run *store.Run, base string) ([]compare.Pair, error) {
 				names = append(names, c.Variant)
 			}
 		}
-		return nil, fmt.Errorf("run %s has no variant %q (it has %s)", run.ID, base, strings.Join(names, ", "))
+		return nil, fmt.Errorf("run %s has no variant %q%s (it has %s)", run.ID, base, didYouMean(base, names), strings.Join(names, ", "))
 	}
 	var out []compare.Pair
 	for i := range run.Cases {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -111,7 +112,10 @@ $` + envPyroscopePassword + `, as for perflab push.`,
 	f.IntVar(&opts.Width, "width", 1200, "SVG width in pixels")
 	f.Float64Var(&opts.MinWidth, "min-width", 0.1, "leave out frames narrower than this many pixels (SVG)")
 	f.StringVar(&opts.FromPyroscope, "from-pyroscope", "", "draw the merged profiles from the Pyroscope server at `URL` instead of a file")
-	f.StringVar(&opts.Query, "query", `{service_name="perflab"}`, "with --from-pyroscope: label selector of the profiles to merge")
+	// The default is said in the usage, not as the flag's default, which
+	// pflag would print escaped ({service_name=\"perflab\"}): copied, the
+	// server refuses it.
+	f.StringVar(&opts.Query, "query", "", "with --from-pyroscope: label selector of the profiles to merge (default "+defaultQuery+")")
 	f.StringVar(&opts.ProfileType, "profile-type", "wall", "with --from-pyroscope: wall, cpu, mutex, block or a full Pyroscope profile type id")
 	f.DurationVar(&opts.Since, "since", time.Hour, "with --from-pyroscope: how far back to read")
 	f.StringVar(&opts.Goroutine, "goroutine", "", "for an execution trace: draw only goroutines started in a function matching this `regexp` (default all)")
@@ -406,7 +410,11 @@ func openFlameInput(io *IO, arg, kind string) (*flameInput, error) {
 	}
 	rel, ok := c.Profiles[kind]
 	if !ok {
-		return nil, fmt.Errorf("case %s has no %s profile (it has %v)", c.Name, kind, mapKeys(c.Profiles))
+		has := mapKeys(c.Profiles)
+		if len(has) == 0 {
+			return nil, fmt.Errorf("case %s has no profiles (a run made with --profile none?)", c.Name)
+		}
+		return nil, fmt.Errorf("case %s has no %s profile%s (it has %s)", c.Name, kind, didYouMean(kind, has), strings.Join(has, ", "))
 	}
 	src, err := readStoredProfile(ref.Store, run, rel)
 	if err != nil {
@@ -416,6 +424,10 @@ func openFlameInput(io *IO, arg, kind string) (*flameInput, error) {
 	in.classifyAs(run)
 	return in, nil
 }
+
+// defaultQuery is the label selector --query defaults to: the runs
+// perflab push sent under its default service name.
+const defaultQuery = `{service_name="perflab"}`
 
 // scenarioLabel finds scenario="name" in a label selector.
 var scenarioLabel = regexp.MustCompile(`\bscenario\s*=\s*"([^"]+)"`)
@@ -432,6 +444,9 @@ func pyroscopeFlameInput(ctx context.Context, o *FlameOptions) (*flameInput, err
 	}
 	if o.Since <= 0 {
 		return nil, usagef(fmt.Errorf("--since %v: give how far back to read, such as 15m, 1h or 24h", o.Since))
+	}
+	if o.Query == "" {
+		o.Query = defaultQuery
 	}
 	p, err := c.Fetch(ctx, o.Query, o.ProfileType, o.Since)
 	if err != nil {
@@ -493,5 +508,6 @@ func mapKeys(m map[string]string) []string {
 	for k := range m {
 		ks = append(ks, k)
 	}
+	sort.Strings(ks)
 	return ks
 }

@@ -62,6 +62,24 @@ func useHelpLayout(root *cobra.Command) {
 	root.SetUsageTemplate(usageTemplate)
 }
 
+// listDefaults writes the defaults of list flags under root as the flags
+// take them, "wall,cpu,mutex,block", not as pflag prints a Go slice,
+// "[wall,cpu,mutex,block]". Call it once every command is added.
+func listDefaults(root *cobra.Command) {
+	var visit func(c *cobra.Command)
+	visit = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if d := f.DefValue; strings.HasSuffix(f.Value.Type(), "Slice") && len(d) > 2 && d[0] == '[' && d[len(d)-1] == ']' {
+				f.DefValue = d[1 : len(d)-1]
+			}
+		})
+		for _, sub := range c.Commands() {
+			visit(sub)
+		}
+	}
+	visit(root)
+}
+
 // reflow rewraps a command's text to helpWidth: its paragraphs (runs of
 // lines between blank ones) are joined and wrapped again; an indented line
 // is kept as it is (a command or a table).

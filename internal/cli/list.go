@@ -26,7 +26,7 @@ func newListCmd(io *IO, runF runFunc[ListOptions]) *cobra.Command {
 			return runF.or(func(_ context.Context, io *IO, o *ListOptions) error { return listRun(io, o.Names, o.Long) })(cmd.Context(), io, o)
 		},
 	}
-	cmd.Flags().BoolVarP(&o.Long, "long", "l", false, "also explain each scenario's original question")
+	cmd.Flags().BoolVarP(&o.Long, "long", "l", false, "also explain each scenario's original question and list its work patterns")
 	return cmd
 }
 
@@ -48,19 +48,33 @@ func listRun(io *IO, names []string, long bool) error {
 		fmt.Fprintln(io.Err, "no scenarios are registered (import github.com/perflab/perflab/scenarios/all)")
 		return nil
 	}
+	writeList(io.Out, scenarios, long)
+	return nil
+}
+
+// workHint says where the frame names a scenario's Work patterns match
+// come from, after a long listing.
+const workHint = "Work patterns are RE2 expressions matched against full function names " +
+	"(crypto/md5.block, example.com/you/pkg.(*worker).Run). To see the names in a " +
+	"profile: go tool pprof -top perflab-runs/ID/cases/CASE/cpu.pb.gz; " +
+	"perflab flame on a case draws them coloured by category."
+
+// writeList writes scenarios as `perflab list` does; long adds each
+// one's question and work patterns, and the hint on frame names.
+func writeList(out io.Writer, scenarios []*perflab.Scenario, long bool) {
 	for i, s := range scenarios {
 		if i > 0 {
-			fmt.Fprintln(io.Out)
+			fmt.Fprintln(out)
 		}
 		for j, line := range wrap(s.Name+" — "+s.Doc, listWidth) {
 			if j > 0 {
 				line = "  " + line
 			}
-			fmt.Fprintln(io.Out, line)
+			fmt.Fprintln(out, line)
 		}
 		if long && s.Long != "" {
 			for _, line := range wrap(s.Long, listWidth-2) {
-				fmt.Fprintf(io.Out, "  %s\n", line)
+				fmt.Fprintf(out, "  %s\n", line)
 			}
 		}
 		var vs, ps []listItem
@@ -78,12 +92,26 @@ func listRun(io *IO, names []string, long bool) error {
 			ps = append(ps, listItem{p.Name, doc + "; default " + strings.Join(p.Default, ",")})
 		}
 		ps = append(ps, listItem{"threads", "worker goroutines per case (--threads); default " + joinInts(s.DefaultThreads())})
-		fmt.Fprintln(io.Out, "  variants:")
-		writeItems(io.Out, vs)
-		fmt.Fprintln(io.Out, "  parameters (-p name=v1,v2):")
-		writeItems(io.Out, ps)
+		fmt.Fprintln(out, "  variants:")
+		writeItems(out, vs)
+		fmt.Fprintln(out, "  parameters (-p name=v1,v2):")
+		writeItems(out, ps)
+		if long {
+			fmt.Fprintln(out, "  work (frames the time budget counts as work):")
+			if len(s.Work) == 0 {
+				fmt.Fprintln(out, "    none: the scenario's own code counts as other")
+			}
+			for _, w := range s.Work {
+				fmt.Fprintf(out, "    %s\n", w)
+			}
+		}
 	}
-	return nil
+	if long {
+		fmt.Fprintln(out)
+		for _, line := range wrap(workHint, listWidth) {
+			fmt.Fprintln(out, line)
+		}
+	}
 }
 
 // listWidth is the width `perflab list` keeps to.
@@ -101,12 +129,15 @@ func writeItems(w io.Writer, items []listItem) {
 	indent := 4 + col + 2
 	for _, it := range items {
 		lines := wrap(it.doc, max(listWidth-indent, 20))
+		if len(lines) == 0 {
+			lines = []string{""} // no doc: the name all the same
+		}
 		for j, line := range lines {
 			name := ""
 			if j == 0 {
 				name = it.name
 			}
-			fmt.Fprintf(w, "    %-*s  %s\n", col, name, line)
+			fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("    %-*s  %s", col, name, line), " "))
 		}
 	}
 }

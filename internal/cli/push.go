@@ -133,7 +133,7 @@ func pushRun(ctx context.Context, io *IO, o *PushOptions) error {
 	}
 	for _, k := range o.Profile {
 		if pyroscope.ProfileTypes(k) == nil {
-			return usagef(fmt.Errorf("--profile %q: want wall, cpu, mutex or block", k))
+			return usagef(fmt.Errorf("--profile %q: unknown profile%s (want wall, cpu, mutex or block)", k, didYouMean(k, []string{"wall", "cpu", "mutex", "block"})))
 		}
 	}
 	switch o.Timestamp {

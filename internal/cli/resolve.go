@@ -20,9 +20,9 @@ func resolve(io *IO, st *store.Store, ref string) (*store.Ref, error) {
 	return r, err
 }
 
-// sayPassed writes resolveNoted's note on stderr.
+// sayPassed writes resolveNoted's note on stderr, in lines of 80 columns.
 func sayPassed(io *IO, note string) {
-	fmt.Fprintln(io.Err, "perflab:", report.SafeText(note))
+	noteWrapped(io.Err, report.SafeText(note))
 }
 
 // resolveNoted is st.Resolve that also returns what resolve says: "" unless
@@ -51,12 +51,14 @@ func skippedNote(st *store.Store, latest *store.Run) string {
 		return ""
 	}
 	var skipped, why []string
+	var empty, partial, unreadable int
 	for _, r := range runs {
 		if r.ID == latest.ID {
 			break
 		}
 		if w := report.Unmeasured(r); w != "" {
 			skipped, why = append(skipped, r.ID), append(why, w)
+			empty++
 		}
 	}
 	for _, e := range unlisted {
@@ -67,19 +69,39 @@ func skippedNote(st *store.Store, latest *store.Run) string {
 		w := "it cannot be read (`perflab show --list` says why)"
 		if u.Partial {
 			w = "it is partial (being written now, or its process was killed)"
+			partial++
+		} else {
+			unreadable++
 		}
 		skipped, why = append(skipped, u.ID), append(why, w)
+	}
+	// Empty runs stay until removed, and the note came with every
+	// command: it says how to remove them (issue 25: with several, one
+	// line named each, 211 columns).
+	prune := ""
+	switch {
+	case empty > 0 && len(skipped) == 1:
+		prune = "; perflab runs prune --empty removes it"
+	case empty > 0:
+		prune = "; perflab runs prune --empty removes the empty ones"
 	}
 	switch len(skipped) {
 	case 0:
 		return ""
 	case 1:
-		return fmt.Sprintf("latest is %s, not newer %s: %s", latest.ID, skipped[0], why[0])
+		return fmt.Sprintf("latest is %s, not newer %s: %s%s", latest.ID, skipped[0], why[0], prune)
 	}
-	for i := range skipped {
-		skipped[i] += " (" + why[i] + ")"
+	var parts []string
+	if empty > 0 {
+		parts = append(parts, fmt.Sprintf("%d measured nothing", empty))
 	}
-	return fmt.Sprintf("latest is %s, not %d newer runs: %s", latest.ID, len(skipped), strings.Join(skipped, ", "))
+	if partial > 0 {
+		parts = append(parts, fmt.Sprintf("%d partial (being written, or left by a killed process)", partial))
+	}
+	if unreadable > 0 {
+		parts = append(parts, fmt.Sprintf("%d unreadable (`perflab show --list` says why)", unreadable))
+	}
+	return fmt.Sprintf("latest is %s, not %d newer runs: %s%s", latest.ID, len(skipped), strings.Join(parts, ", "), prune)
 }
 
 // newerID says run a may have started after run b, by the time stamp

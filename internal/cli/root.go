@@ -10,9 +10,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
+	"github.com/perflab/perflab/internal/buildinfo"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
@@ -29,6 +31,9 @@ type IO struct {
 	// OutIsTerminal says whether Out is a terminal: commands that write
 	// SVG or HTML refuse to fill one with markup.
 	OutIsTerminal bool
+	// InIsTerminal says whether In is a terminal, where a person can
+	// answer a question (runs rm asks before it removes).
+	InIsTerminal bool
 	// Args are the command-line arguments, recorded with each run.
 	Args []string
 }
@@ -61,6 +66,11 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 		// command) instead of printing help for anything.
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	// --version prints what `perflab version` does.
+	var v strings.Builder
+	writeVersion(&v, buildinfo.Read())
+	root.Version = v.String()
+	root.SetVersionTemplate("{{.Version}}")
 	root.SetOut(io.Out)
 	root.SetErr(io.Err)
 	useHelpLayout(root)
@@ -75,7 +85,11 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 		newFlameCmd(io, nil),
 		newServeCmd(io, nil),
 		newSoakCmd(io, nil),
+		newNewCmd(io, nil),
+		newVersionCmd(io, nil),
+		newRunsCmd(io, nil, nil),
 	)
+	listDefaults(root)
 	return root
 }
 
@@ -100,7 +114,7 @@ func Main(args []string) int {
 		signal.Stop(sigs)
 		cancel(&signalError{sig})
 	}()
-	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), OutIsTerminal: isTerminal(os.Stdout), Args: args}
+	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), OutIsTerminal: isTerminal(os.Stdout), InIsTerminal: isTerminal(os.Stdin), Args: args}
 	root := NewRoot(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -88,7 +88,7 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 	f.DurationVar(&opts.ProfileTime, "profile-time", time.Second, "profiling window per case")
 	storeFlag(f, &opts.Out)
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON instead of a table (one document per scenario; run.json in the store has every repetition)")
-	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "show every warning and note, each case's in full")
+	f.BoolVar(&opts.Verbose, "verbose", false, "show every warning and note, each case's in full")
 	f.StringVar(&opts.Until, "until", "", "after --count rounds, keep adding rounds until every case's time/op is within ± this `percent` (e.g. 3%)")
 	f.DurationVar(&opts.UntilMax, "until-max", 10*time.Minute, "time cap on the rounds --until adds")
 	f.BoolVar(&opts.Wide, "wide", false, "one table row per variant with every column, whatever the width (default: fit 80 columns)")
@@ -205,18 +205,28 @@ func (o *RunOptions) checkKnown(scenarios []*perflab.Scenario) error {
 			}
 		}
 		if !known {
-			return fmt.Errorf("-p %s: none of %s has a parameter %q (see perflab list)", p, strings.Join(o.Scenarios, ", "), name)
+			var all []string
+			for _, s := range scenarios {
+				for _, p := range s.Params {
+					all = append(all, p.Name)
+				}
+			}
+			return fmt.Errorf("-p %s: none of %s has a parameter %q%s (see perflab list)", p, strings.Join(o.Scenarios, ", "), name, didYouMean(name, append(all, "threads")))
 		}
 	}
 	for _, v := range o.Variants {
 		known := false
+		var all []string
 		for _, s := range scenarios {
 			if _, err := s.Variant(v); err == nil {
 				known = true
 			}
+			for _, sv := range s.Variants {
+				all = append(all, sv.Name)
+			}
 		}
 		if !known {
-			return fmt.Errorf("--variant %s: none of %s has that variant (see perflab list)", v, strings.Join(o.Scenarios, ", "))
+			return fmt.Errorf("--variant %s: none of %s has that variant%s (see perflab list)", v, strings.Join(o.Scenarios, ", "), didYouMean(v, all))
 		}
 	}
 	return nil
@@ -227,12 +237,11 @@ func (o *RunOptions) profiles() ([]string, error) {
 		return []string{}, nil
 	}
 	for _, p := range o.Profile {
-		ok := false
-		for _, k := range runner.ProfileKinds {
-			ok = ok || p == k
+		if p == "none" {
+			return nil, fmt.Errorf("--profile %s: none cannot be combined with profiles: give --profile none alone, or the profiles to capture", strings.Join(o.Profile, ","))
 		}
-		if !ok {
-			return nil, fmt.Errorf("--profile %s: unknown profile %q (want %s, or none)", strings.Join(o.Profile, ","), p, strings.Join(runner.ProfileKinds, ","))
+		if !slices.Contains(runner.ProfileKinds, p) {
+			return nil, fmt.Errorf("--profile %s: unknown profile %q%s (want %s or none)", strings.Join(o.Profile, ","), p, didYouMean(p, runner.ProfileKinds), strings.Join(runner.ProfileKinds, ", "))
 		}
 	}
 	return o.Profile, nil
@@ -253,6 +262,16 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		if err != nil {
 			return usagef(unknownScenario(name, o.Scenarios, err))
 		}
+		scenarios = append(scenarios, s)
+	}
+	if len(scenarios) > 1 {
+		// Before each scenario's selection, which drops what it lacks:
+		// a name none of them has is a typo, said as one.
+		if err := o.checkKnown(scenarios); err != nil {
+			return usagef(err)
+		}
+	}
+	for _, s := range scenarios {
 		sel, err := o.selection(s, len(o.Scenarios) == 1)
 		if err != nil {
 			return usagef(err)
@@ -261,13 +280,7 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		if err != nil {
 			return usagef(err)
 		}
-		scenarios = append(scenarios, s)
 		plans = append(plans, plan{s: s, sel: sel, cases: len(cases)})
-	}
-	if len(scenarios) > 1 {
-		if err := o.checkKnown(scenarios); err != nil {
-			return usagef(err)
-		}
 	}
 	prof, err := o.profiles()
 	if err != nil {
@@ -372,7 +385,7 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 	noteWrapped(io.Err, fmt.Sprintf("%s; GOMAXPROCS=%d GOGC=%s", announcement(s.Name, ncases, o.Count, o.Time, prof, est), run.Env.GOMAXPROCS, run.Env.GOGC))
 	if o.Count < runner.MinIntervalReps && o.Until == "" {
 		// Said before the rounds, not only after them as a ±∞.
-		fmt.Fprintf(io.Err, "perflab: --count %d: too few for a 95%% interval (%d or more); time/op shows ±∞\n", o.Count, runner.MinIntervalReps)
+		fmt.Fprintln(io.Err, "perflab:", runner.TooFewForInterval(o.Count))
 	}
 	runErr := r.Execute(ctx)
 	prog.endLine()

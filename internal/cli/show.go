@@ -33,7 +33,7 @@ func newShowCmd(io *IO, runF runFunc[ShowOptions]) *cobra.Command {
 	}
 	storeFlag(cmd.Flags(), &o.Dir)
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON (the stored run, every repetition included, is run.json in the store)")
-	cmd.Flags().BoolVarP(&o.Verbose, "verbose", "v", false, "show every warning and note, each case's in full")
+	cmd.Flags().BoolVar(&o.Verbose, "verbose", false, "show every warning and note, each case's in full")
 	cmd.Flags().BoolVar(&o.List, "list", false, "list stored runs, newest first")
 	cmd.Flags().BoolVar(&o.Wide, "wide", false, "one table row per variant with every column, whatever the width (default: fit 80 columns)")
 	return cmd

@@ -35,6 +35,9 @@ func flagErrors(c *cobra.Command, err error) error {
 	if errors.As(err, &iv) {
 		return usagef(invalidValue(iv))
 	}
+	if u := unknownFlag(c, err); u != nil {
+		return usagef(u)
+	}
 	return usagef(err)
 }
 

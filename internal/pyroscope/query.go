@@ -84,10 +84,15 @@ func (c *Client) SelectMergeProfile(ctx context.Context, q Query) (*profile.Prof
 	if q.Selector == "" {
 		q.Selector = "{}"
 	}
-	if !strings.HasPrefix(q.Selector, "{") || !strings.HasSuffix(q.Selector, "}") {
+	if fixed, ok := selectorFix(q.Selector); ok {
 		// The server's parse error ("1:9: parse error: unexpected \"=\"")
-		// does not say that the braces are what is missing.
-		return nil, fmt.Errorf("label selector %s: write it in braces, e.g. {%s}", q.Selector, strings.Trim(q.Selector, "{}"))
+		// does not say that braces or quotes are what is missing; the
+		// fix offered must be one the server accepts (issue 25: the
+		// hint {service_name=perflab} was refused in turn).
+		return nil, fmt.Errorf("label selector %s: write it in braces with its values quoted: %s", q.Selector, fixed)
+	}
+	if !strings.HasPrefix(q.Selector, "{") || !strings.HasSuffix(q.Selector, "}") {
+		return nil, fmt.Errorf("label selector %s: write it in braces, such as {service_name=\"perflab\"}", q.Selector)
 	}
 	start, end := q.bounds()
 	// The request is a querier.v1.SelectMergeProfileRequest in protobuf,

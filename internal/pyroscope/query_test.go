@@ -139,7 +139,7 @@ func TestSelectMergeProfileErrors(t *testing.T) {
 func TestSelectorNeedsBraces(t *testing.T) {
 	c, _ := newTestClient(t, &fakeQuerier{t: t}, Config{})
 	_, err := c.SelectMergeProfile(context.Background(), Query{ProfileType: "wall", Selector: `scenario="uuid-hash"`})
-	if err == nil || !strings.Contains(err.Error(), `write it in braces, e.g. {scenario="uuid-hash"}`) {
+	if err == nil || !strings.Contains(err.Error(), `write it in braces with its values quoted: {scenario="uuid-hash"}`) {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -76,9 +76,9 @@ func plain(lo, hi float64) string { return rangeOf(lo, hi, false) }
 func times(lo, hi float64) string { return rangeOf(lo, hi, false) + "×" }
 
 var kinds = map[store.WarningKind]kindInfo{
-	store.WarnFewReps: {Caution, AffectsTime, true,
-		"too few repetitions for a confidence interval (n=%s; benchmath needs 6 at 95%%): run more --count",
-		"too few repetitions for an interval (n=%s): more --count", plain},
+	// The runner's one sentence (runner.TooFewForInterval), for one case
+	// and for a group: one message about too few repetitions (issue 25).
+	store.WarnFewReps: {Caution, AffectsTime, true, "", "", nil},
 	store.WarnWideCI: {Caution, AffectsTime, true,
 		"time/op's 95%% interval is wide (±%s): the machine is noisy or the case unstable; use more --count, a quieter machine, or compare cpu/op",
 		"time/op's interval ±%s is wide: a noisy machine or an unstable case", pct},

@@ -394,7 +394,7 @@ func TestSummarise(t *testing.T) {
 		not    string // one that must not
 	}{
 		{"steady", []float64{100, 101, 99, 100, 102, 98, 100, 101, 99, 100}, "", ""},
-		{"too few", []float64{100, 101, 99}, "need >= 6 samples", ""},
+		{"too few", []float64{100, 101, 99}, "3 repetitions are too few for a 95% interval (time/op shows ±∞): use --count 6 or more", "need >="},
 		{"noisy", []float64{100, 180, 60, 140, 90, 200, 70, 150}, "is wide", "two speeds"},
 		// sharded at 128 keys, four goroutines, in a cold-user trial.
 		{"two speeds", []float64{45, 46, 44, 112, 45, 118, 47, 122, 110, 46}, "two speeds: 6 repetitions near 45.50ns and 4 near 115.0ns", ""},

@@ -35,7 +35,10 @@ func Summarise(values []float64) (store.Stat, []store.Warning) {
 	for _, w := range med.Warnings {
 		msg := w.Error()
 		if strings.HasPrefix(msg, "need ") {
-			msg += ": run more repetitions (--count)"
+			// benchmath's "need >= 6 samples for confidence interval
+			// at level 0.95", said as the CLI says it before the run
+			// (TestMinIntervalReps holds the two thresholds together).
+			msg = TooFewForInterval(len(xs))
 		}
 		warns = append(warns, store.Warn(store.WarnFewReps, float64(len(xs)), msg))
 	}

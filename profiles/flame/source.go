@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/profiles"
@@ -69,7 +70,7 @@ func (s *Source) sampleIndex(name string) (int, error) {
 		}
 		names = append(names, st.Type)
 	}
-	return 0, fmt.Errorf("no sample type %q in profile (have %v)", name, names)
+	return 0, fmt.Errorf("no sample type %q in profile (it has %s)", name, strings.Join(names, ", "))
 }
 
 // value returns sample k's value of type idx.

@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/perflab/perflab/internal/store"
+)
+
+// executeIn is execute with stdin: in, a terminal or not.
+func executeIn(t *testing.T, in string, terminal bool, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	root := NewRoot(&IO{In: strings.NewReader(in), InIsTerminal: terminal, Out: &out, Err: &errb})
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	if err != nil {
+		printError(&errb, err)
+	}
+	return out.String(), errb.String(), exitCode(err)
+}
+
+// pruneStore holds a measured run and, newer, two that measured nothing
+// (one interrupted before its first repetition, one whose every case
+// failed), an interrupted run that measured, and two partial runs, one
+// unwritten for two hours (its writer was killed) and one fresh.
+func pruneStore(t *testing.T) (dir string, ids map[string]string) {
+	t.Helper()
+	dir = t.TempDir()
+	st := store.Open(dir)
+	t0 := time.Now().Add(-48 * time.Hour).Truncate(time.Second)
+	cases := map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99}}
+	ids = map[string]string{
+		"good":        storeRun(t, st, t0, cases),
+		"interrupted": storeRunIncomplete(t, st, t0.Add(time.Hour), cases),
+		"empty":       storeRunIncomplete(t, st, t0.Add(2*time.Hour), cases),
+		"failed":      storeRun(t, st, t0.Add(3*time.Hour), cases),
+	}
+	rewriteRun(t, st, ids["empty"], func(r *store.Run) { r.Cases[0].Reps = nil })
+	rewriteRun(t, st, ids["failed"], func(r *store.Run) { r.Cases[0].Reps, r.Cases[0].Status = nil, store.StatusFailed })
+	for _, p := range []struct {
+		name string
+		age  time.Duration
+	}{{"stale", 2 * time.Hour}, {"fresh", time.Minute}} {
+		id := store.NewID(time.Now().Add(-p.age), "cipher-cache") + "-" + p.name
+		pd := filepath.Join(dir, "."+id+".partial")
+		os.MkdirAll(pd, 0o755)
+		os.WriteFile(filepath.Join(pd, "run.json"), []byte("{}"), 0o644)
+		mt := time.Now().Add(-p.age)
+		os.Chtimes(filepath.Join(pd, "run.json"), mt, mt)
+		ids[p.name] = id
+	}
+	return dir, ids
+}
+
+// left lists the store's runs and partial runs by their ids.
+func left(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range entries {
+		ids = append(ids, strings.TrimSuffix(strings.TrimPrefix(e.Name(), "."), ".partial"))
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func TestRunsPrune(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		removed []string // of pruneStore's runs
+	}{
+		{"empty", []string{"--empty"}, []string{"empty", "failed"}},
+		{"incomplete", []string{"--incomplete"}, []string{"interrupted", "empty", "stale"}},
+		{"both", []string{"--incomplete", "--empty"}, []string{"interrupted", "empty", "failed", "stale"}},
+		{"older than, alone", []string{"--older-than", "46h30m"}, []string{"good", "interrupted"}},
+		{"empty and older", []string{"--empty", "--older-than", "45h30m"}, []string{"empty"}},
+		{"nothing matches", []string{"--empty", "--older-than", "1000h"}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, ids := pruneStore(t)
+			before := left(t, dir)
+			// --dry-run lists and keeps everything.
+			out, errs, code := executeIn(t, "", false, append([]string{"runs", "prune", "-o", dir, "--dry-run"}, tt.args...)...)
+			if code != 0 {
+				t.Fatalf("--dry-run: exit %d\n%s%s", code, out, errs)
+			}
+			for _, k := range tt.removed {
+				if !strings.Contains(out, ids[k]) {
+					t.Errorf("--dry-run does not list %s (%s):\n%s", k, ids[k], out)
+				}
+			}
+			if got := left(t, dir); !slices.Equal(got, before) {
+				t.Errorf("--dry-run removed something: %v", got)
+			}
+			_, errs, code = executeIn(t, "", false, append([]string{"runs", "prune", "-o", dir, "--yes"}, tt.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, errs)
+			}
+			var want []string
+			for k, id := range ids {
+				if !slices.Contains(tt.removed, k) {
+					want = append(want, id)
+				}
+			}
+			slices.Sort(want)
+			if got := left(t, dir); !slices.Equal(got, want) {
+				t.Errorf("left %v\nwant %v", got, want)
+			}
+		})
+	}
+}
+
+// TestRunsAsk: never removed without a yes: on a terminal the question is
+// asked and only y removes; elsewhere, without --yes, a clear refusal.
+func TestRunsAsk(t *testing.T) {
+	dir, ids := pruneStore(t)
+	before := left(t, dir)
+	for _, tt := range []struct {
+		name     string
+		in       string
+		terminal bool
+		code     int
+		errs     string
+	}{
+		{"pipe", "y\n", false, 2, "not removing 2 runs without asking, and stdin is not a terminal to ask on: add --yes"},
+		{"terminal, no", "n\n", true, 0, "remove 2 runs? [y/N] perflab: nothing removed"},
+		{"terminal, enter", "\n", true, 0, "nothing removed"},
+		{"terminal, end of input", "", true, 0, "nothing removed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errs, code := executeIn(t, tt.in, tt.terminal, "runs", "prune", "--empty", "-o", dir)
+			if code != tt.code || !strings.Contains(errs, tt.errs) {
+				t.Errorf("exit %d, stderr:\n%s\nwant %d and %q", code, errs, tt.code, tt.errs)
+			}
+			if got := left(t, dir); !slices.Equal(got, before) {
+				t.Errorf("removed: %v", got)
+			}
+		})
+	}
+	out, errs, code := executeIn(t, "y\n", true, "runs", "rm", ids["good"], ids["failed"], "-o", dir)
+	if code != 0 || !strings.Contains(out, ids["good"]+"  ") || !strings.Contains(errs, "removed 2 runs") {
+		t.Errorf("rm, answered y: exit %d\n%s%s", code, out, errs)
+	}
+	if got := left(t, dir); slices.Contains(got, ids["good"]) || slices.Contains(got, ids["failed"]) || len(got) != len(before)-2 {
+		t.Errorf("after rm: %v", got)
+	}
+}
+
+func TestRunsErrors(t *testing.T) {
+	dir, _ := pruneStore(t)
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"prune what", []string{"runs", "prune", "-o", dir}, "say what to prune: --incomplete, --empty or --older-than"},
+		{"rm nothing", []string{"runs", "rm", "-o", dir}, "name the runs to remove"},
+		{"rm latest", []string{"runs", "rm", "latest", "-o", dir}, "runs rm takes run ids, not latest"},
+		{"rm missing", []string{"runs", "rm", "nope", "-o", dir, "--yes"}, `no run "nope"`},
+		{"rm traversal", []string{"runs", "rm", "../x", "-o", dir, "--yes"}, "invalid run id"},
+		{"subcommand typo", []string{"runs", "rn"}, `unknown command "rn" for "perflab runs": did you mean rm? (see perflab runs --help)`},
+		{"negative age", []string{"runs", "prune", "--older-than", "-1h", "-o", dir}, "--older-than -1h0m0s: want a positive duration"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errs, code := executeIn(t, "", false, tt.args...)
+			if code != 2 || !strings.Contains(errs, tt.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant 2 and %q", code, errs, tt.want)
+			}
+		})
+	}
+}
+
+// TestStaleNoteShort: runs that measured nothing, newer than latest, are
+// said in one short note that fits 80 columns and says how to remove
+// them, not a line naming each (211 columns with three).
+func TestStaleNoteShort(t *testing.T) {
+	dir, ids := pruneStore(t)
+	st := store.Open(dir)
+	// Make the good run the oldest, with three empty ones after it.
+	third := storeRunIncomplete(t, st, time.Now().Add(-time.Hour).Truncate(time.Second), map[string][]float64{"variant=mutex/keys=128/threads=1": {1}})
+	rewriteRun(t, st, third, func(r *store.Run) { r.Cases[0].Reps = nil })
+	rewriteRun(t, st, ids["interrupted"], func(r *store.Run) { r.Cases[0].Reps = nil })
+	_, errs, code := executeIn(t, "", false, "show", "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	for i, l := range strings.Split(strings.TrimSuffix(errs, "\n"), "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("line %d is %d columns: %q", i+1, n, l)
+		}
+	}
+	want := "perflab: latest is " + ids["good"] + ", not 6 newer runs: 4 measured nothing, 2 partial (being written, or left by a killed process); perflab runs prune --empty removes the empty ones"
+	if !containsWords(errs, want) || strings.Count(errs, "latest is") != 1 {
+		t.Errorf("stderr:\n%s\nwant once:\n%s", errs, want)
+	}
+	// Pruned, the note is gone.
+	if _, errs, code := executeIn(t, "", false, "runs", "prune", "--empty", "--yes", "-o", dir); code != 0 {
+		t.Fatalf("prune: exit %d\n%s", code, errs)
+	}
+	if _, errs, _ := executeIn(t, "", false, "show", "-o", dir); strings.Contains(errs, "measured nothing") {
+		t.Errorf("after prune --empty:\n%s", errs)
+	}
+}
