@@ -294,7 +294,7 @@ func soakRun(ctx context.Context, io *IO, o *SoakOptions) error {
 	case st.SentTotal() == 0:
 		return fmt.Errorf("no profile reached %s (%s)", redactURL(url), st.LastError)
 	case ctx.Err() != nil:
-		return &ExitError{Code: 130, Err: errors.New("interrupted: the profiles made so far are uploaded")}
+		return &ExitError{Code: exitInterrupted, Err: errors.New("interrupted: the profiles made so far are uploaded")}
 	}
 	return nil
 }
