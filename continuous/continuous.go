@@ -109,6 +109,8 @@ const (
 	DefaultUploadRate = 15 * time.Second
 	DefaultWallWindow = 5 * time.Second
 	defaultMutex      = 5
+	// stopTimeout bounds stop: the last uploads, and the wait for them.
+	stopTimeout = 10 * time.Second
 	defaultBlockNs    = 10_000
 )
 
@@ -199,10 +201,9 @@ func Start(cfg Config) (stop func() error, err error) {
 		once.Do(func() {
 			cancel()
 			wg.Wait()
-			prof.Flush(true)
-			prof.Stop()
-			flushed := bg.Flush(10 * time.Second)
-			bg.Stop()
+			// Within 10 s in all, however slow the server: what has not
+			// been uploaded then is aborted and counted as failed.
+			flushed := bg.Close(stopTimeout, func() { prof.Flush(true) }, func() { prof.Stop() })
 			restore()
 			cpuByStart.Store(false)
 			st := bg.Stats()
