@@ -109,10 +109,12 @@ const (
 	DefaultUploadRate = 15 * time.Second
 	DefaultWallWindow = 5 * time.Second
 	defaultMutex      = 5
-	// stopTimeout bounds stop: the last uploads, and the wait for them.
-	stopTimeout = 10 * time.Second
 	defaultBlockNs    = 10_000
 )
+
+// stopTimeout bounds stop: the last uploads, and the wait for them (a
+// variable for tests).
+var stopTimeout = 10 * time.Second
 
 // Start starts profiling and returns the function that stops it: stop
 // uploads the last profiles (waiting up to 10 s for the server), restores
