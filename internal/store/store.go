@@ -27,6 +27,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/perflab/perflab/profiles"
 )
 
 // DefaultDir is the run store used when neither --out nor PERFLAB_DIR says
@@ -142,9 +144,9 @@ type Rule struct {
 // counts expanded repetitions: a 4 KiB pattern of bounded repeats took 20 ms
 // to compile here, so the total is bounded as well as each pattern.
 const (
-	MaxClassificationRules = 256      // work patterns, and user rules, each
-	MaxPatternBytes        = 4 << 10  // bytes in one pattern
-	MaxClassificationBytes = 64 << 10 // bytes in all patterns together
+	MaxClassificationRules = profiles.MaxUserRules   // work patterns, and user rules, each
+	MaxPatternBytes        = profiles.MaxRulePattern // bytes in one pattern
+	MaxClassificationBytes = profiles.MaxRulesBytes  // bytes in all patterns together
 )
 
 // Check reports whether c is within the bounds a reader accepts. It does
