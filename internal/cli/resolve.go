@@ -65,8 +65,11 @@ func skippedNote(st *store.Store, latest *store.Run) string {
 			continue
 		}
 		w := "it cannot be read (`perflab show --list` says why)"
-		if u.Partial {
-			w = "it is partial (being written now, or its process was killed)"
+		switch {
+		case u.Abandoned:
+			w = "it is partial, its process ended without saving it (`perflab recover " + u.ID + "` saves it)"
+		case u.Partial:
+			w = "it is partial (being written now)"
 		}
 		skipped, why = append(skipped, u.ID), append(why, w)
 	}

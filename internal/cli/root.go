@@ -74,6 +74,7 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 		newFlameCmd(io, nil),
 		newServeCmd(io, nil),
 		newSoakCmd(io, nil),
+		newRecoverCmd(io, nil),
 	)
 	return root
 }
