@@ -12,7 +12,7 @@ func init() {
 	// A scenario whose texts hold terminal escapes: a scenario package
 	// may be anyone's.
 	perflab.Register(&perflab.Scenario{Name: "test-hostile-list", Doc: "retitles \x1b]0;pwned\x07 the terminal",
-		Long: "clears \x1b[2J it \u202e",
+		Long:   "clears \x1b[2J it \u202e",
 		Params: []perflab.Param{{Name: "mode", Doc: "red \x1b[31m", Values: []string{"a", "b\x1b[0m"}, Default: []string{"a"}}},
 		Variants: []perflab.Variant{
 			{Name: "ok", Doc: "bell \x07", New: func(perflab.Params) (perflab.Case, error) {
