@@ -279,7 +279,9 @@ type transportError struct {
 	err error
 }
 
-func (e *transportError) Error() string { return e.op + ": " + e.err.Error() }
+// Error says what failed, the cause shortened: net/http quotes what the
+// server sent (a Location header of megabytes) in its errors.
+func (e *transportError) Error() string { return e.op + ": " + shorten(e.err.Error(), maxErrorText) }
 func (e *transportError) Unwrap() error { return e.err }
 
 // transient reports whether retrying err may help: transport errors, 429
