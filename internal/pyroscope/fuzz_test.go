@@ -51,8 +51,8 @@ func FuzzClientAnswer(f *testing.F) {
 	var prof bytes.Buffer
 	testProfile(KindCPU, time.Unix(1e9, 0), map[string][]string{"1s": {"main.f", "main.main"}}).Write(&prof)
 	f.Add(uint8(0), uint16(200), prof.Bytes(), uint8(1), int64(-1), "")
-	f.Add(uint8(0), uint16(200), prof.Bytes(), uint8(200), int64(-1), "")          // over the cap
-	f.Add(uint8(0), uint16(200), []byte("x"), uint8(1), int64(8<<30), "")         // declares 8 GiB
+	f.Add(uint8(0), uint16(200), prof.Bytes(), uint8(200), int64(-1), "") // over the cap
+	f.Add(uint8(0), uint16(200), []byte("x"), uint8(1), int64(8<<30), "") // declares 8 GiB
 	f.Add(uint8(0), uint16(500), []byte(`{"code":"x","message":"`), uint8(255), int64(-1), "")
 	f.Add(uint8(1), uint16(200), []byte(`{"profileTypes":[{"ID":"a"},`), uint8(255), int64(-1), "")
 	f.Add(uint8(1), uint16(200), []byte(`{"profileTypes":[{"ID":"a"}]}`), uint8(1), int64(-1), "")
