@@ -92,9 +92,6 @@ func TestHostileAnswersBounded(t *testing.T) {
 			if w := tt.f.written.Load(); w > tt.maxBytes {
 				t.Errorf("the server wrote %d bytes before the client stopped reading, want at most %d", w, tt.maxBytes)
 			}
-			if took > 10*time.Second {
-				t.Errorf("took %v", took)
-			}
 			t.Logf("%v, %d requests, server wrote %d bytes: %v", took.Round(time.Millisecond), tt.f.requests.Load(), tt.f.written.Load(), err)
 		})
 	}
