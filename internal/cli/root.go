@@ -79,9 +79,10 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 	return root
 }
 
-// Main runs the command line and returns the process exit code: 0 on
-// success, 1 on an error, 2 on a usage error, 130 when interrupted by
-// Ctrl-C (SIGINT) and 143 by SIGTERM.
+// Main runs the command line and returns the process exit code (exit.go):
+// 0 on success, 1 on an error, 2 on a usage error, 3 when compare cannot
+// make or judge a comparison, 130 when interrupted by Ctrl-C (SIGINT) and
+// 143 by SIGTERM.
 //
 // SIGTERM (docker stop, systemd, timeout) is handled like Ctrl-C: a run
 // saves what it measured and is marked incomplete, saying by which signal;
