@@ -47,6 +47,7 @@ fuzz:
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzParseRules$$' ./profiles
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzFlame$$' ./profiles/flame
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzReadSource$$' ./profiles/flame
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzClientAnswer$$' ./internal/pyroscope
 
 # The web load check in a short bounded form (CI): 32 clients, 1,000
 # requests or 20 s, zero errors. make bench runs the long one.
@@ -65,6 +66,8 @@ bench:
 	$(GO) test -run '^$$' -bench 'WallOverhead' -benchtime 1x ./continuous
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./scenarios/...
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./profiles/...
+	# compare of two runs of 2k, 8k and 30k cases, loading included: ns/case flat (issue 26)
+	$(GO) test -run '^$$' -bench 'CompareCases' -benchtime 1x ./internal/cli
 	# flame graphs at the limit: 100k and 1M stacks drawn against pprof -raw, alternately in one run (ratios, issue 13)
 	$(GO) test -run '^TestDrawLimit$$' -count 1 -v -timeout 30m ./profiles/flame -limit
 	# peak memory of a web upload of the 100k-stack profile (target 300 MB)

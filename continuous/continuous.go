@@ -112,6 +112,10 @@ const (
 	defaultBlockNs    = 10_000
 )
 
+// stopTimeout bounds stop: the last uploads, and the wait for them (a
+// variable for tests).
+var stopTimeout = 10 * time.Second
+
 // Start starts profiling and returns the function that stops it: stop
 // uploads the last profiles (waiting up to 10 s for the server), restores
 // the mutex and block profile rates, and returns an error that counts the
@@ -199,10 +203,9 @@ func Start(cfg Config) (stop func() error, err error) {
 		once.Do(func() {
 			cancel()
 			wg.Wait()
-			prof.Flush(true)
-			prof.Stop()
-			flushed := bg.Flush(10 * time.Second)
-			bg.Stop()
+			// Within 10 s in all, however slow the server: what has not
+			// been uploaded then is aborted and counted as failed.
+			flushed := bg.Close(stopTimeout, func() { prof.Flush(true) }, func() { prof.Stop() })
 			restore()
 			cpuByStart.Store(false)
 			st := bg.Stats()

@@ -42,3 +42,10 @@ func WallProfile(ctx context.Context, rules *profiles.Rules) (*profile.Profile, 
 	}
 	return wp.profile, nil
 }
+
+// SetStopTimeout sets the bound on stop, for a test, until restore.
+func SetStopTimeout(d time.Duration) (restore func()) {
+	prev := stopTimeout
+	stopTimeout = d
+	return func() { stopTimeout = prev }
+}

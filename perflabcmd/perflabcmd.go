@@ -19,6 +19,8 @@ package perflabcmd
 import "github.com/perflab/perflab/internal/cli"
 
 // Main runs perflab with the given arguments (without the program name)
-// and returns the process exit code: 0 on success, 1 on an error, 2 on a
-// usage error, 130 when interrupted.
+// and returns the process exit code: 0 on success, 1 on an error (and
+// compare --fail-on's regression), 2 on a usage error, 3 when compare
+// cannot make or judge a comparison, 130 when interrupted (143 by
+// SIGTERM).
 func Main(args []string) int { return cli.Main(args) }

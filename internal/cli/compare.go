@@ -36,11 +36,6 @@ type CompareOptions struct {
 
 var defaultCompareMetrics = []string{"time/op", "cpu/op", "B/op", "allocs/op"}
 
-// Exit codes of compare beyond 0, 1 (a regression with --fail-on, and
-// nothing else) and 2 (usage, or a run or case that is not there): the
-// comparison could not be made at all, or a gate could not be judged.
-const exitIncomparable = 3
-
 func newCompareCmd(io *IO, runF runFunc[CompareOptions]) *cobra.Command {
 	o := &CompareOptions{}
 	cmd := &cobra.Command{
@@ -61,9 +56,12 @@ threshold, "cannot tell" when there were too few repetitions.
   perflab compare RUN --base mutex   each variant against mutex, by parameters
 
 A run may be an id, "latest", or a run directory. As a CI gate, --fail-on
-regression exits 1 when any compared metric regressed, 0 otherwise, 2 on a usage
-error and 3 when the comparison could not be made (no shared cases, an empty run, a
-run against itself) or rests on an incomplete run.`,
+regression exits 1 when any compared metric regressed, 2 on a usage error, and 3
+when the comparison could not be made (no shared cases, an empty run, a run
+against itself) or the gate cannot judge something: an incomplete run, a case that
+failed, went missing, is duplicated or has no repetitions, or repetitions too few
+for a change to be significant. It exits 0 only when everything was judged and
+nothing regressed, and says on stderr why it did not.`,
 		Example: `  perflab compare 20261130-111905-cipher-cache latest
   perflab compare latest --base mutex --metric time/op,cpu/op
   perflab compare base-run new-run --fail-on regression --format md > summary.md`,
@@ -94,7 +92,9 @@ run against itself) or rests on an incomplete run.`,
 func parseThreshold(s string) (float64, error) {
 	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v < 0 || v >= 100 {
+	// !(v >= 0): NaN, which compares false with every change, would pass
+	// every gate (issue 26).
+	if err != nil || !(v >= 0) || v >= 100 {
 		return 0, fmt.Errorf("--threshold %q: want a percentage from 0 to 100, such as 5%%", s)
 	}
 	if v == 0 {
@@ -122,7 +122,7 @@ func compareRun(io *IO, o *CompareOptions) error {
 		return usagef(fmt.Errorf("--fail-on %q: want regression", o.FailOn))
 	}
 	st := store.Open(store.Dir(o.Dir))
-	c, pairs, err := comparison(io, st, o)
+	c, pr, err := comparison(io, st, o)
 	if err != nil {
 		var ee *ExitError
 		if !errors.Is(err, store.ErrUnreadable) && (isUsageError(err) || errors.As(err, &ee) || notFound(err)) {
@@ -130,13 +130,14 @@ func compareRun(io *IO, o *CompareOptions) error {
 		}
 		// A store that cannot be read: nothing was compared, which a
 		// gate must not take for a regression (1).
-		return &ExitError{Code: exitIncomparable, Err: err}
+		return &ExitError{Code: exitCannotJudge, Err: err}
 	}
-	units, err := metricUnits(o.Metrics, pairs)
+	units, err := metricUnits(o.Metrics, pr.Pairs)
 	if err != nil {
 		return usagef(err)
 	}
-	c.Metrics = compare.Metrics(pairs, units, compare.Options{Threshold: thr})
+	c.Metrics = compare.Metrics(pr.Pairs, units, compare.Options{Threshold: thr})
+	var unmeasured []compare.Problem
 	measured := map[string]bool{}
 	for _, m := range c.Metrics {
 		measured[m.Unit] = true
@@ -148,6 +149,7 @@ func compareRun(io *IO, o *CompareOptions) error {
 			// Named, and a metric perflab knows, but no compared case has
 			// it: say so rather than leave the gate one metric short.
 			c.Warnings = append(c.Warnings, fmt.Sprintf("--metric %s: no compared case measured it (not compared)", report.MetricName(u)))
+			unmeasured = append(unmeasured, compare.Problem{Kind: compare.ProblemUnmeasured, What: report.MetricName(u), Detail: "named by --metric, but no compared case measured it"})
 		}
 	}
 	if !c.Unusable && len(c.Metrics) == 0 {
@@ -167,24 +169,30 @@ func compareRun(io *IO, o *CompareOptions) error {
 	if c.Unusable {
 		if o.Format == "text" && io.OutIsTerminal && io.ErrIsTerminal {
 			// The table just said why, on the same screen.
-			return &ExitError{Code: exitIncomparable, Err: errors.New("cannot compare (the reason is above)")}
+			return &ExitError{Code: exitCannotJudge, Err: errors.New("cannot compare (the reason is above)")}
 		}
-		return &ExitError{Code: exitIncomparable, Err: errors.New("cannot compare: " + c.Reason)}
+		return &ExitError{Code: exitCannotJudge, Err: errors.New("cannot compare: " + c.Reason)}
 	}
 	if c.Incomplete != "" && o.FailOn != "" {
 		// Shown, but a gate must not pass on a run that did not finish.
-		return &ExitError{Code: exitIncomparable, Err: errors.New("cannot gate on an incomplete run: " + c.Incomplete)}
+		return &ExitError{Code: exitCannotJudge, Err: errors.New("cannot gate on an incomplete run: " + c.Incomplete)}
 	}
 	if len(o.passed) > 0 && o.FailOn != "" {
 		// Nor on an older run that "latest" fell back to: the newest
 		// failed, or cannot be read, and the gate would judge the
 		// one before it.
-		return &ExitError{Code: exitIncomparable, Err: errors.New("cannot gate on latest: " + strings.Join(o.passed, "; "))}
+		return &ExitError{Code: exitCannotJudge, Err: errors.New("cannot gate on latest: " + strings.Join(o.passed, "; "))}
 	}
-	if o.FailOn == "regression" && c.Regressed() {
-		return &ExitError{Code: 1, Err: errors.New("a compared metric regressed beyond the threshold")}
+	if o.FailOn != "regression" {
+		return nil
 	}
-	return nil
+	a, b := c.A, c.B
+	if o.Base != "" || len(pr.Pairs) > 0 && pr.Pairs[0].Paired {
+		a, b = "", "" // one run: advice names no side
+	}
+	g := compare.Judge(pr, c.Metrics, units, a, b)
+	g.Problems = append(g.Problems, unmeasured...)
+	return gateError(g)
 }
 
 // metricUnits turns --metric's names into run.json units: the names the
@@ -244,9 +252,9 @@ func metricUnits(names []string, pairs []compare.Pair) ([]string, error) {
 
 // comparison resolves the references into the pairs to compare and the
 // report's sides, cases only one side has and warnings.
-func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison, []compare.Pair, error) {
+func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison, compare.Pairing, error) {
 	c := &report.Comparison{}
-	var pairs []compare.Pair
+	var pr compare.Pairing
 	// Each side may name latest (latest/a and latest/b): its note is
 	// said, and refused by a gate, once.
 	resolve := func(io *IO, st *store.Store, ref string) (*store.Ref, error) {
@@ -260,30 +268,33 @@ func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison,
 	if o.Base != "" {
 		ref, err := resolve(io, st, o.Refs[0])
 		if err != nil {
-			return nil, nil, err
+			return nil, pr, err
 		}
 		if ref.Case != nil {
-			return nil, nil, usagef(errors.New("--base compares the variants of a whole run: give a run, not a case"))
+			return nil, pr, usagef(errors.New("--base compares the variants of a whole run: give a run, not a case"))
 		}
-		if pairs, err = variantPairs(ref.Run, o.Base); err != nil {
-			return nil, nil, usagef(err)
+		if pr, err = variantPairs(ref.Run, o.Base); err != nil {
+			return nil, pr, usagef(err)
 		}
 		c.A, c.B = o.Base, "variant"
 		c.Warnings = caseWarnings(ref.Run, nil)
+		for _, u := range pr.Unmatched {
+			c.Warnings = append(c.Warnings, u+" (not compared)")
+		}
 		c.Warnings = append(c.Warnings, report.ContentionWarnings(ref.Run)...)
 		if !ref.Run.Complete {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("run %s is incomplete: %s", ref.Run.ID, ref.Run.Why()))
 		}
 		judge(c, ref.Run)
-		return c, pairs, nil
+		return c, pr, nil
 	}
 	ra, err := resolve(io, st, o.Refs[0])
 	if err != nil {
-		return nil, nil, err
+		return nil, pr, err
 	}
 	rb, err := resolve(io, st, o.Refs[1])
 	if err != nil {
-		return nil, nil, err
+		return nil, pr, err
 	}
 	same := ra.Run.ID == rb.Run.ID && ra.Store.Root == rb.Store.Root
 	c.A, c.B = ra.Run.ID, rb.Run.ID
@@ -291,7 +302,7 @@ func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison,
 		// Refused, not shown: every row would be +0.0% by construction,
 		// which reads as "no change" and passes a gate. In CI it is
 		// usually a script whose base and head picked the same run.
-		return selfComparison(c, o.Refs, ra), nil, nil
+		return selfComparison(c, o.Refs, ra), pr, nil
 	}
 	switch {
 	case ra.Case != nil && rb.Case != nil:
@@ -302,38 +313,28 @@ func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison,
 		if same {
 			c.A, c.B = ra.Case.Variant, rb.Case.Variant
 		}
-		pairs = []compare.Pair{{Label: label, A: ra.Case, B: rb.Case, Paired: same}}
+		pr.Pairs = []compare.Pair{{Label: label, A: ra.Case, B: rb.Case, Paired: same}}
+		pr.Involved = []compare.RunCase{{Run: ra.Run.ID, Case: ra.Case}, {Run: rb.Run.ID, Case: rb.Case}}
 	case ra.Case == nil && rb.Case == nil:
-		for i := range ra.Run.Cases {
-			a := &ra.Run.Cases[i]
-			if b, ok := rb.Run.Case(a.Name); ok {
-				pairs = append(pairs, compare.Pair{Label: a.Name, A: a, B: b, Paired: same})
-			} else {
-				c.OnlyA = append(c.OnlyA, a.Name)
-			}
-		}
-		for i := range rb.Run.Cases {
-			if _, ok := ra.Run.Case(rb.Run.Cases[i].Name); !ok {
-				c.OnlyB = append(c.OnlyB, rb.Run.Cases[i].Name)
-			}
-		}
-		if len(pairs) == 0 {
+		pr = compare.PairRuns(ra.Run, rb.Run, same)
+		c.OnlyA, c.OnlyB = pr.OnlyA, pr.OnlyB
+		if len(pr.Pairs) == 0 {
 			c.Unusable, c.Reason = true, fmt.Sprintf("runs %s and %s share no case names (compare two cases with RUN/CASE RUN/CASE)", ra.Run.ID, rb.Run.ID)
 		}
 	default:
-		return nil, nil, usagef(errors.New("compare a run with a run, or a case with a case"))
+		return nil, pr, usagef(errors.New("compare a run with a run, or a case with a case"))
 	}
 	if !same {
 		c.Warnings = report.EnvWarnings(ra.Run, rb.Run)
 	}
 	c.Warnings = append(c.Warnings, report.ContentionWarnings(ra.Run, rb.Run)...)
-	c.Warnings = append(c.Warnings, caseWarnings(ra.Run, pairs)...)
+	c.Warnings = append(c.Warnings, caseWarnings(ra.Run, pr.Pairs)...)
 	if !same {
-		c.Warnings = append(c.Warnings, caseWarnings(rb.Run, pairs)...)
+		c.Warnings = append(c.Warnings, caseWarnings(rb.Run, pr.Pairs)...)
 	}
 	judge(c, ra.Run)
 	judge(c, rb.Run)
-	return c, pairs, nil
+	return c, pr, nil
 }
 
 // selfComparison is the unusable comparison of a run, or a case, with
@@ -394,32 +395,21 @@ func caseWarnings(run *store.Run, pairs []compare.Pair) []string {
 }
 
 // variantPairs pairs every case of run with the base variant's case at the
-// same parameters and goroutine count. The repetitions pair by round: the
-// runner ran every case once per round.
-func variantPairs(run *store.Run, base string) ([]compare.Pair, error) {
-	bases := map[string]*store.Case{}
+// same parameters and goroutine count, or says which variants run has.
+func variantPairs(run *store.Run, base string) (compare.Pairing, error) {
+	pr := compare.PairVariants(run, base, func(c *store.Case) string { return report.GroupKey(run, c) })
 	for i := range run.Cases {
-		if c := &run.Cases[i]; c.Variant == base {
-			bases[report.GroupKey(run, c)] = c
+		if run.Cases[i].Variant == base {
+			return pr, nil
 		}
 	}
-	if len(bases) == 0 {
-		var names []string
-		seen := map[string]bool{}
-		for _, c := range run.Cases {
-			if !seen[c.Variant] {
-				seen[c.Variant] = true
-				names = append(names, c.Variant)
-			}
-		}
-		return nil, fmt.Errorf("run %s has no variant %q%s (it has %s)", run.ID, base, didYouMean(base, names), strings.Join(names, ", "))
-	}
-	var out []compare.Pair
-	for i := range run.Cases {
-		c := &run.Cases[i]
-		if b, ok := bases[report.GroupKey(run, c)]; ok && c.Variant != base {
-			out = append(out, compare.Pair{Label: report.GroupKey(run, c) + "  " + c.Variant, A: b, B: c, Paired: true})
+	var names []string
+	seen := map[string]bool{}
+	for _, c := range run.Cases {
+		if !seen[c.Variant] {
+			seen[c.Variant] = true
+			names = append(names, c.Variant)
 		}
 	}
-	return out, nil
+	return pr, fmt.Errorf("run %s has no variant %q%s (it has %s)", run.ID, base, didYouMean(base, names), strings.Join(names, ", "))
 }

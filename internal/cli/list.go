@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/spf13/cobra"
 )
 
@@ -66,20 +67,23 @@ func writeList(out io.Writer, scenarios []*perflab.Scenario, long bool) {
 		if i > 0 {
 			fmt.Fprintln(out)
 		}
+		// A scenario's texts come from its package, which may be anyone's:
+		// escaped, like a run's names (issue 26: a description's escape
+		// codes reached the terminal raw).
 		for j, line := range wrap(s.Name+" — "+s.Doc, listWidth) {
 			if j > 0 {
 				line = "  " + line
 			}
-			fmt.Fprintln(out, line)
+			fmt.Fprintln(out, report.Safe(line))
 		}
 		if long && s.Long != "" {
 			for _, line := range wrap(s.Long, listWidth-2) {
-				fmt.Fprintf(out, "  %s\n", line)
+				fmt.Fprintf(out, "  %s\n", report.Safe(line))
 			}
 		}
 		var vs, ps []listItem
 		for _, v := range s.Variants {
-			vs = append(vs, listItem{v.Name, v.Doc})
+			vs = append(vs, listItem{report.Safe(v.Name), v.Doc})
 		}
 		for _, p := range s.Params {
 			doc := p.Doc
@@ -89,7 +93,7 @@ func writeList(out io.Writer, scenarios []*perflab.Scenario, long bool) {
 			if r := p.Range(); r != "" {
 				doc += " (" + r + ")"
 			}
-			ps = append(ps, listItem{p.Name, doc + "; default " + strings.Join(p.Default, ",")})
+			ps = append(ps, listItem{report.Safe(p.Name), doc + "; default " + strings.Join(p.Default, ",")})
 		}
 		ps = append(ps, listItem{"threads", "worker goroutines per case (--threads); default " + joinInts(s.DefaultThreads())})
 		fmt.Fprintln(out, "  variants:")
@@ -137,7 +141,7 @@ func writeItems(w io.Writer, items []listItem) {
 			if j == 0 {
 				name = it.name
 			}
-			fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("    %-*s  %s", col, name, line), " "))
+			fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("    %-*s  %s", col, name, report.Safe(line)), " "))
 		}
 	}
 }

@@ -53,7 +53,9 @@ commit, goos and goarch. Wall-clock profiles arrive as Pyroscope's wall type
 under their own names.
 
 Failed uploads are retried when the failure may pass (network, 429, 5xx) and
-reported; the run itself is never changed, so a failed push can be repeated.
+reported, waiting before retries 10 s at most in all for the whole push (a server
+that still asks to wait then stops it); the run itself is never changed, so a
+failed push can be repeated.
 Pyroscope refuses profiles older than its ingestion window (1h by default): push
 an older run with --timestamp now.
 

@@ -51,7 +51,7 @@ func skippedNote(st *store.Store, latest *store.Run) string {
 		return ""
 	}
 	var skipped, why []string
-	var empty, partial, unreadable int
+	var empty, partial, abandoned, unreadable int
 	for _, r := range runs {
 		if r.ID == latest.ID {
 			break
@@ -67,10 +67,14 @@ func skippedNote(st *store.Store, latest *store.Run) string {
 			continue
 		}
 		w := "it cannot be read (`perflab show --list` says why)"
-		if u.Partial {
-			w = "it is partial (being written now, or its process was killed)"
+		switch {
+		case u.Abandoned:
+			w = "it is partial, its process ended without saving it (`perflab recover " + u.ID + "` saves it)"
+			abandoned++
+		case u.Partial:
+			w = "it is partial (being written now)"
 			partial++
-		} else {
+		default:
 			unreadable++
 		}
 		skipped, why = append(skipped, u.ID), append(why, w)
@@ -96,7 +100,10 @@ func skippedNote(st *store.Store, latest *store.Run) string {
 		parts = append(parts, fmt.Sprintf("%d measured nothing", empty))
 	}
 	if partial > 0 {
-		parts = append(parts, fmt.Sprintf("%d partial (being written, or left by a killed process)", partial))
+		parts = append(parts, fmt.Sprintf("%d being written", partial))
+	}
+	if abandoned > 0 {
+		parts = append(parts, fmt.Sprintf("%d left partial by a killed process (`perflab recover ID` saves one)", abandoned))
 	}
 	if unreadable > 0 {
 		parts = append(parts, fmt.Sprintf("%d unreadable (`perflab show --list` says why)", unreadable))

@@ -88,14 +88,16 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 		newNewCmd(io, nil),
 		newVersionCmd(io, nil),
 		newRunsCmd(io, nil, nil),
+		newRecoverCmd(io, nil),
 	)
 	listDefaults(root)
 	return root
 }
 
-// Main runs the command line and returns the process exit code: 0 on
-// success, 1 on an error, 2 on a usage error, 130 when interrupted by
-// Ctrl-C (SIGINT) and 143 by SIGTERM.
+// Main runs the command line and returns the process exit code (exit.go):
+// 0 on success, 1 on an error, 2 on a usage error, 3 when compare cannot
+// make or judge a comparison, 130 when interrupted by Ctrl-C (SIGINT) and
+// 143 by SIGTERM.
 //
 // SIGTERM (docker stop, systemd, timeout) is handled like Ctrl-C: a run
 // saves what it measured and is marked incomplete, saying by which signal;
@@ -122,7 +124,7 @@ func Main(args []string) int {
 		printError(streams.Err, err)
 	}
 	code := exitCode(err)
-	if sig, ok := got.Load().(os.Signal); ok && code == 130 && sig == syscall.SIGTERM {
+	if sig, ok := got.Load().(os.Signal); ok && code == exitInterrupted && sig == syscall.SIGTERM {
 		code = 128 + int(syscall.SIGTERM)
 	}
 	return code
@@ -166,21 +168,21 @@ func hint(err error) string {
 // exitCode maps an error to the process exit code, in one place.
 func exitCode(err error) int {
 	if err == nil {
-		return 0
+		return exitOK
 	}
 	var ee *ExitError
 	switch {
 	case errors.As(err, &ee):
 		return ee.Code
 	case errors.Is(err, context.Canceled):
-		return 130
+		return exitInterrupted
 	case isUsageError(err), notFound(err):
 		// A run, case or store that is not there is the caller's
 		// mistake, like an unknown scenario: never 1, which compare
 		// --fail-on gives a regression.
-		return 2
+		return exitUsage
 	}
-	return 1
+	return exitFailed
 }
 
 // notFound says err is the store's: no such run, case or id.

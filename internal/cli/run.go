@@ -419,7 +419,7 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 		pushErr = pushStoredRun(ctx, io, io.Err, true, o.pusher, st, run, pyroscope.PushOptions{})
 	}
 	if errors.Is(runErr, runner.ErrInterrupted) {
-		return &ExitError{Code: 130, Err: runErr}
+		return &ExitError{Code: exitInterrupted, Err: runErr}
 	}
 	// A failed push must not hide failed cases, nor the other way round.
 	defer func() { err = errors.Join(err, pushErr) }()

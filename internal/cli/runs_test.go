@@ -201,7 +201,7 @@ func TestStaleNoteShort(t *testing.T) {
 			t.Errorf("line %d is %d columns: %q", i+1, n, l)
 		}
 	}
-	want := "perflab: latest is " + ids["good"] + ", not 6 newer runs: 4 measured nothing, 2 partial (being written, or left by a killed process); perflab runs prune --empty removes the empty ones"
+	want := "perflab: latest is " + ids["good"] + ", not 6 newer runs: 4 measured nothing, 2 left partial by a killed process (`perflab recover ID` saves one); perflab runs prune --empty removes the empty ones"
 	if !containsWords(errs, want) || strings.Count(errs, "latest is") != 1 {
 		t.Errorf("stderr:\n%s\nwant once:\n%s", errs, want)
 	}

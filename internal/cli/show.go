@@ -61,7 +61,11 @@ func listRuns(io *IO, st *store.Store) error {
 		return err
 	}
 	for _, e := range skipped {
-		fmt.Fprintln(io.Err, "perflab: not listed:", report.SafeText(e.Error()))
+		msg := e.Error()
+		if u, ok := e.(*store.Unlisted); ok && u.Abandoned {
+			msg += " (`perflab recover " + u.ID + "`)"
+		}
+		fmt.Fprintln(io.Err, "perflab: not listed:", report.SafeText(msg))
 	}
 	if len(runs) == 0 {
 		fmt.Fprintf(io.Err, "no runs in %s\n", st.Root)

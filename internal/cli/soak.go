@@ -275,10 +275,9 @@ func soakRun(ctx context.Context, io *IO, o *SoakOptions) error {
 		fmt.Fprintln(io.Err, line)
 	}
 
-	// Upload what pyroscope-go has and wait for every upload.
-	prof.Flush(true)
-	prof.Stop()
-	flushed := bg.Flush(15 * time.Second)
+	// Upload what pyroscope-go has and wait for every upload, 15 s at
+	// most in all: what is still in flight then is aborted.
+	flushed := bg.Close(15*time.Second, func() { prof.Flush(true) }, func() { prof.Stop() })
 	st := bg.Stats()
 	fmt.Fprintf(io.Out, "soak of %s: %s over %v; %s\n", s.Name, report.Count(slices, "slice"), time.Since(started).Round(time.Second), st)
 	if st.LastError != "" {
@@ -294,7 +293,7 @@ func soakRun(ctx context.Context, io *IO, o *SoakOptions) error {
 	case st.SentTotal() == 0:
 		return fmt.Errorf("no profile reached %s (%s)", redactURL(url), st.LastError)
 	case ctx.Err() != nil:
-		return &ExitError{Code: 130, Err: errors.New("interrupted: the profiles made so far are uploaded")}
+		return &ExitError{Code: exitInterrupted, Err: errors.New("interrupted: the profiles made so far are uploaded")}
 	}
 	return nil
 }

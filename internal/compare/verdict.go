@@ -22,10 +22,12 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Alpha <= 0 {
+	// NaN compares false with everything: a NaN alpha made nothing
+	// significant and a NaN threshold nothing worse (issue 26).
+	if !(o.Alpha > 0) || o.Alpha >= 1 {
 		o.Alpha = 0.05
 	}
-	if o.Threshold == 0 {
+	if o.Threshold == 0 || math.IsNaN(o.Threshold) {
 		o.Threshold = 0.05
 	}
 	if o.Threshold < 0 {

@@ -2,6 +2,7 @@ package pyroscope
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,10 @@ type Background struct {
 	stats  *counters
 	wall   *countingClient
 	once   sync.Once
+	// abort ends every upload in flight, and fails those still to come
+	// at once: what bounds Close.
+	aborted context.Context
+	abort   context.CancelFunc
 }
 
 // Logger is pyroscope-go's logger interface (pyroscope.Logger and
@@ -100,6 +105,10 @@ func (c *counters) fail(err string) {
 	c.last.Store(err)
 }
 
+// closeGrace is the part of Close's timeout kept for what it runs first
+// to return once the uploads are aborted.
+const closeGrace = time.Second
+
 // uploadTimeout bounds one upload: a background uploader must not hold a
 // stopping program for pyroscope-go's 30 s.
 const uploadTimeout = 10 * time.Second
@@ -114,6 +123,7 @@ func NewBackground(rawURL string, cfg Config, logger Logger) (*Background, error
 		return nil, err
 	}
 	b := &Background{base: c.base.String(), cfg: c.cfg, stats: &counters{sent: map[string]int64{}}}
+	b.aborted, b.abort = context.WithCancel(context.Background())
 	b.logger = &countingLogger{next: logger, stats: b.stats}
 	b.wall = b.client("wall")
 	b.remote, err = remote.NewRemote(b.RemoteConfig(b.wall))
@@ -148,7 +158,7 @@ func (b *Background) HTTPClient(source string) remote.HTTPClient { return b.clie
 func (b *Background) Logger() Logger { return b.logger }
 
 func (b *Background) client(source string) *countingClient {
-	return &countingClient{source: source, stats: b.stats, http: &http.Client{
+	return &countingClient{source: source, stats: b.stats, aborted: b.aborted, http: &http.Client{
 		Timeout: uploadTimeout,
 		// As pyroscope-go: a redirect to another host drops the
 		// Authorization header, which turns into a confusing 401.
@@ -271,20 +281,81 @@ func (b *Background) Flush(timeout time.Duration) bool {
 }
 
 // Stop stops the uploader; uploads still queued are dropped (Flush first).
+// It waits for the uploads in flight, up to their 10 s timeout each: Close
+// bounds the whole.
 func (b *Background) Stop() { b.once.Do(b.remote.Stop) }
+
+// Close runs first (a profiler's Flush(true) and Stop, which wait for its
+// own uploads through HTTPClient), waits for the queued uploads, and
+// stops, all within timeout: near its end every upload in flight is
+// aborted and those still queued fail at once, counted as failed.
+// (Flush then Stop waited for each queued upload's own timeout in turn:
+// continuous's stop took 64 s against a slow server, a 20 s soak 82 s;
+// issue 26.) It reports whether everything was uploaded in time.
+func (b *Background) Close(timeout time.Duration, first ...func()) bool {
+	done := make(chan struct{})
+	go func() {
+		for _, f := range first {
+			f()
+		}
+		b.remote.Flush()
+		close(done)
+	}()
+	// The last part of timeout is for the aborted uploads to end.
+	grace := min(closeGrace, timeout/10)
+	t := time.NewTimer(timeout - grace)
+	defer t.Stop()
+	finished := true
+	select {
+	case <-done:
+	case <-t.C:
+		finished = false
+	}
+	b.abort()
+	// Aborted, each upload left fails as soon as it starts, and first's
+	// waits end with them; the grace is in case first waits on
+	// something else.
+	t.Reset(grace)
+	select {
+	case <-done:
+	case <-t.C:
+		finished = false
+	}
+	b.Stop()
+	return finished
+}
 
 // countingClient is the HTTP client of an upstream/remote: it counts
 // every upload and keeps the last failure.
 type countingClient struct {
-	source string
-	stats  *counters
-	http   *http.Client
+	source  string
+	stats   *counters
+	http    *http.Client
+	aborted context.Context
 }
 
+// Do sends one upload and reads the answer, bounded: an answer other than
+// 200 for its message (64 KiB), a 200 to its end, which for Pyroscope is
+// empty. A 200 with a larger body is not a server that took the profile:
+// it is counted as failed, not sent (issue 26: such an answer was read
+// whole by upstream/remote, 8.6 GB in 30 s in the profiled service, and
+// counted as sent). The body upstream/remote reads is the part read here.
 func (c *countingClient) Do(req *http.Request) (*http.Response, error) {
 	size := req.ContentLength
-	resp, err := c.http.Do(req)
+	ctx, cancel := context.WithCancel(req.Context())
+	defer cancel()
+	stop := context.AfterFunc(c.aborted, cancel)
+	defer stop()
+	if c.aborted.Err() != nil {
+		err := errors.New("aborted: the uploader was closed before this upload could finish")
+		c.stats.fail(fmt.Sprintf("%s upload to %s: %v", c.source, req.URL.Host, err))
+		return nil, err
+	}
+	resp, err := c.http.Do(req.WithContext(ctx))
 	if err != nil {
+		if c.aborted.Err() != nil {
+			err = errors.New("aborted: the uploader was closed before the server answered")
+		}
 		// *url.Error repeats the whole URL, query and all.
 		msg := err
 		var ue *url.Error
@@ -296,12 +367,22 @@ func (c *countingClient) Do(req *http.Request) (*http.Response, error) {
 	}
 	if resp.StatusCode != http.StatusOK {
 		// Keep the server's reason; upstream/remote reads the body again.
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		resp.Body.Close()
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		c.stats.fail(fmt.Sprintf("%s upload: %s", c.source, (&StatusError{Code: resp.StatusCode, Body: shorten(connectMessage(body), 300)}).Error()))
 		return resp, nil
 	}
+	body, err := readAtMost(resp.Body, resp.ContentLength, maxIgnoredBody, "answer to an upload")
+	resp.Body.Close()
+	if err != nil {
+		if c.aborted.Err() != nil {
+			err = errors.New("aborted: the uploader was closed while the server answered")
+		}
+		c.stats.fail(fmt.Sprintf("%s upload to %s: %v", c.source, req.URL.Host, err))
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
 	c.stats.mu.Lock()
 	c.stats.sent[c.source]++
 	c.stats.bytes += size

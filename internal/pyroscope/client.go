@@ -22,6 +22,7 @@
 package pyroscope
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -33,7 +34,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // Config holds how to reach a Pyroscope server besides its URL.
@@ -60,12 +63,99 @@ type Config struct {
 	// Limits are checked before each push; nil means DefaultLimits, and a
 	// zero Limits checks nothing (for a server configured above them).
 	Limits *Limits
+	// MaxRetryWait bounds the time the client waits before retries, backoff
+	// and Retry-After together, over every request it makes: a push of many
+	// profiles to a server that keeps asking for 9 s spent 27 s per
+	// profile (issue 26). Once spent, requests are tried once and a
+	// rate-limited one stops the push. Default DefaultMaxRetryWait;
+	// negative means no retry waits at all.
+	MaxRetryWait time.Duration
+	// MaxProfileAnswer bounds a merged profile the client reads (default
+	// DefaultMaxProfileAnswer): a larger answer is refused unread.
+	MaxProfileAnswer int64
+}
+
+// The caps on what the client reads of a server's answer (issue 26: an
+// answer was read whole up to 512 MiB, error bodies too, and `flame
+// --from-pyroscope` reached 2.85 GB). One rule: a body we do not need is
+// read up to a small cap and dropped, an answer we parse has a stated cap
+// and a larger one is an error, never cut and parsed, and what an error
+// shows of a body is shortened.
+const (
+	// DefaultMaxProfileAnswer is Config.MaxProfileAnswer's default: a
+	// merged profile. Pyroscope's merged profiles of a service are a few
+	// MiB; 64 MiB compressed can still decode to profiles.MaxUncompressed.
+	DefaultMaxProfileAnswer = 64 << 20
+	// maxJSONAnswer bounds a JSON answer (ProfileTypes, Series).
+	maxJSONAnswer = 16 << 20
+	// maxErrorBody is what is read of an answer other than 200, for its
+	// message (shown shortened to maxErrorText).
+	maxErrorBody = 64 << 10
+	// maxIgnoredBody is what is read of a 200 answer whose body is not
+	// needed (a push): Pyroscope's is empty.
+	maxIgnoredBody = 64 << 10
+	// maxErrorText is the most of a server's message an error shows.
+	maxErrorText = 600
+	// DefaultMaxRetryWait is Config.MaxRetryWait's default: one
+	// Retry-After at the cap (maxRetryAfter).
+	DefaultMaxRetryWait = 10 * time.Second
+)
+
+// TooLargeError is an answer over the cap the client reads: refused
+// unread, or read up to the cap and dropped.
+type TooLargeError struct {
+	What  string
+	Limit int64
+	// Declared is the Content-Length the server declared (-1 unknown).
+	Declared int64
+}
+
+func (e *TooLargeError) Error() string {
+	msg := fmt.Sprintf("the server's %s is over %s, the most perflab reads", e.What, sizeText(e.Limit))
+	if e.Declared > e.Limit {
+		msg = fmt.Sprintf("the server's %s is %s, over %s, the most perflab reads", e.What, sizeText(e.Declared), sizeText(e.Limit))
+	}
+	return msg
+}
+
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// readAtMost reads r, which declares size bytes (-1: unknown), when it
+// is at most limit bytes; else it refuses with a TooLargeError, before
+// reading a byte if the declared size says so.
+func readAtMost(r io.Reader, size, limit int64, what string) ([]byte, error) {
+	if size > limit {
+		return nil, &TooLargeError{What: what, Limit: limit, Declared: size}
+	}
+	var buf bytes.Buffer
+	if size > 0 {
+		buf.Grow(int(size))
+	}
+	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
+	if n > limit {
+		return nil, &TooLargeError{What: what, Limit: limit, Declared: size}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // Client talks to one Pyroscope server.
 type Client struct {
 	base *url.URL
 	cfg  Config
+	// waited is the time spent waiting before retries, over every
+	// request (Config.MaxRetryWait).
+	waited *atomic.Int64
 }
 
 // New returns a client for the server at rawURL (e.g. http://127.0.0.1:4040).
@@ -111,11 +201,20 @@ func New(rawURL string, cfg Config) (*Client, error) {
 	if cfg.RetryDelay <= 0 {
 		cfg.RetryDelay = 500 * time.Millisecond
 	}
+	switch {
+	case cfg.MaxRetryWait == 0:
+		cfg.MaxRetryWait = DefaultMaxRetryWait
+	case cfg.MaxRetryWait < 0:
+		cfg.MaxRetryWait = 0
+	}
+	if cfg.MaxProfileAnswer <= 0 {
+		cfg.MaxProfileAnswer = DefaultMaxProfileAnswer
+	}
 	if cfg.Limits == nil {
 		l := DefaultLimits
 		cfg.Limits = &l
 	}
-	return &Client{base: u, cfg: cfg}, nil
+	return &Client{base: u, cfg: cfg, waited: new(atomic.Int64)}, nil
 }
 
 // redact hides the user information of a URL, even one url.Parse refuses,
@@ -180,7 +279,9 @@ type transportError struct {
 	err error
 }
 
-func (e *transportError) Error() string { return e.op + ": " + e.err.Error() }
+// Error says what failed, the cause shortened: net/http quotes what the
+// server sent (a Location header of megabytes) in its errors.
+func (e *transportError) Error() string { return e.op + ": " + shorten(e.err.Error(), maxErrorText) }
 func (e *transportError) Unwrap() error { return e.err }
 
 // transient reports whether retrying err may help: transport errors, 429
@@ -217,11 +318,32 @@ const DefaultTimeout = 30 * time.Second
 const maxRetryAfter = 10 * time.Second
 
 // rateLimited reports whether err is a refusal whose Retry-After is
-// beyond what a push waits for.
+// beyond what a push waits for, or one that asks to come back later once
+// the client has waited all it will (Config.MaxRetryWait): every later
+// profile would be refused the same way.
 func rateLimited(err error) bool {
 	var se *StatusError
-	return errors.As(err, &se) && se.retryAfter > maxRetryAfter
+	if !errors.As(err, &se) {
+		return false
+	}
+	var spent *retryWaitSpent
+	return se.retryAfter > maxRetryAfter || errors.As(err, &spent) && (se.Code == http.StatusTooManyRequests || ingestionLimited(se))
 }
+
+// retryWaitSpent is a transient failure not retried because the client
+// has waited Config.MaxRetryWait in all.
+type retryWaitSpent struct {
+	err         error
+	waited, max time.Duration
+	wait        time.Duration
+}
+
+func (e *retryWaitSpent) Error() string {
+	return fmt.Sprintf("%v (not retried: waiting %v more would pass the %v this client waits for retries in all, %v spent)",
+		e.err, e.wait.Round(time.Millisecond), e.max, e.waited.Round(time.Millisecond))
+}
+
+func (e *retryWaitSpent) Unwrap() error { return e.err }
 
 // unreachable reports whether err means the server could not be talked to at
 // all (as opposed to refusing one request), so later requests would fail too.
@@ -245,12 +367,15 @@ func unauthorized(err error) bool {
 // failed to answer (a timeout); a 5xx from Pyroscope's distributor means it
 // was not stored, and losing a lab run's profiles is worse than counting
 // one twice.
-func (c *Client) do(parent context.Context, newReq func() (*http.Request, error)) ([]byte, int, error) {
+//
+// answer is the most it reads of a 200 answer it parses (what names it
+// in an error); 0 when the answer is not needed.
+func (c *Client) do(parent context.Context, newReq func() (*http.Request, error), answer int64, what string) ([]byte, int, error) {
 	ctx, cancel := context.WithTimeout(parent, c.cfg.Timeout)
 	defer cancel()
 	delay := c.cfg.RetryDelay
 	for attempt := 1; ; attempt++ {
-		body, err := c.once(ctx, newReq)
+		body, err := c.once(ctx, newReq, answer, what)
 		if err != nil && parent.Err() == nil && ctx.Err() != nil {
 			// Our own deadline, not the caller's end: a server too slow to
 			// answer, which later requests would wait on too.
@@ -270,6 +395,10 @@ func (c *Client) do(parent context.Context, newReq func() (*http.Request, error)
 			// The wait would outlast the timeout: fail now.
 			return nil, attempt, fmt.Errorf("%w (not retried: waiting %v would pass the timeout of %v)", err, wait.Round(time.Millisecond), c.cfg.Timeout)
 		}
+		if w := time.Duration(c.waited.Add(int64(wait))); w > c.cfg.MaxRetryWait {
+			c.waited.Add(-int64(wait))
+			return nil, attempt, &retryWaitSpent{err: err, waited: w - wait, max: c.cfg.MaxRetryWait, wait: wait}
+		}
 		select {
 		case <-ctx.Done():
 			if parent.Err() == nil {
@@ -282,7 +411,7 @@ func (c *Client) do(parent context.Context, newReq func() (*http.Request, error)
 	}
 }
 
-func (c *Client) once(ctx context.Context, newReq func() (*http.Request, error)) ([]byte, error) {
+func (c *Client) once(ctx context.Context, newReq func() (*http.Request, error), answer int64, what string) ([]byte, error) {
 	req, err := newReq()
 	if err != nil {
 		return nil, err
@@ -303,54 +432,68 @@ func (c *Client) once(ctx context.Context, newReq func() (*http.Request, error))
 		return nil, &transportError{op: req.Method + " " + c.base.Host + req.URL.Path, err: err}
 	}
 	defer resp.Body.Close()
-	// Merged profiles can be large; 512 MiB is far beyond any we make and
-	// still bounds a misbehaving server.
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 512<<20))
-	if err != nil {
-		return nil, fmt.Errorf("reading response: %w", err)
+	if resp.StatusCode == http.StatusOK {
+		if answer <= 0 {
+			// Not needed, but read to its end: an answer that does not
+			// end, or is larger than any Pyroscope gives, is not a
+			// server that took the profile.
+			answer, what = maxIgnoredBody, "answer to "+req.Method+" "+req.URL.Path
+		}
+		body, err := readAtMost(resp.Body, resp.ContentLength, answer, what)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			var tl *TooLargeError
+			if errors.As(err, &tl) {
+				return nil, err
+			}
+			return nil, &transportError{op: "reading the server's " + what, err: err}
+		}
+		return body, nil
 	}
-	if resp.StatusCode != http.StatusOK {
-		msg := connectMessage(body)
-		if strings.HasPrefix(strings.TrimSpace(msg), "<") {
-			// An HTML error page (a proxy, or not Pyroscope at all):
-			// its text, on one line.
-			msg = strings.Join(strings.Fields(htmlTag.ReplaceAllString(msg, " ")), " ")
-		}
-		msg = shorten(msg, 600)
-		switch resp.StatusCode {
-		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
-			msg += " (is " + c.base.String() + " a Pyroscope server? perflab posts to its " + strings.TrimPrefix(req.URL.Path, c.base.Path) + ")"
-		}
-		if loc := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && loc != "" {
-			// Not followed (see New); say where to point perflab instead.
-			if lu, err := resp.Request.URL.Parse(loc); err == nil {
-				// The base address: without the endpoint we asked for.
-				endpoint := strings.TrimPrefix(resp.Request.URL.Path, c.base.Path)
-				if endpoint != "" && strings.HasSuffix(lu.Path, endpoint) {
-					lu.Path = strings.TrimSuffix(lu.Path, endpoint)
-					lu.RawPath, lu.RawQuery = "", ""
-				}
-				lu.User = nil
-				msg = "the server redirects to " + lu.String() + ": use that address for the server (" + c.base.String() + " was given)"
-			}
-		}
-		if resp.StatusCode == http.StatusUnauthorized && c.cfg.TenantID == "" && strings.Contains(msg, "no org id") {
-			msg += " (the server has multi-tenancy on: give a tenant id with --tenant-id or $PERFLAB_PYROSCOPE_TENANT_ID)"
-		}
-		se := &StatusError{Code: resp.StatusCode, Body: msg}
-		if ra := resp.Header.Get("Retry-After"); ra != "" {
-			if secs, err := strconv.Atoi(ra); err == nil && secs > 0 {
-				se.retryAfter = time.Duration(secs) * time.Second
-			} else if t, err := http.ParseTime(ra); err == nil {
-				se.retryAfter = time.Until(t)
-			}
-			if se.retryAfter > maxRetryAfter {
-				se.Body = strings.TrimSpace(se.Body + fmt.Sprintf(" (the server asks to retry after %v: not waited for)", se.retryAfter.Round(time.Second)))
-			}
-		}
-		return nil, se
+	// An error's body is read for its message only: what a message can
+	// show, with room for an HTML page's markup around it.
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	msg := connectMessage(body)
+	if strings.HasPrefix(strings.TrimSpace(msg), "<") {
+		// An HTML error page (a proxy, or not Pyroscope at all):
+		// its text, on one line.
+		msg = strings.Join(strings.Fields(htmlTag.ReplaceAllString(msg, " ")), " ")
 	}
-	return body, nil
+	msg = shorten(msg, maxErrorText)
+	switch resp.StatusCode {
+	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+		msg += " (is " + c.base.String() + " a Pyroscope server? perflab posts to its " + strings.TrimPrefix(req.URL.Path, c.base.Path) + ")"
+	}
+	if loc := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && loc != "" {
+		// Not followed (see New); say where to point perflab instead.
+		if lu, err := resp.Request.URL.Parse(loc); err == nil {
+			// The base address: without the endpoint we asked for.
+			endpoint := strings.TrimPrefix(resp.Request.URL.Path, c.base.Path)
+			if endpoint != "" && strings.HasSuffix(lu.Path, endpoint) {
+				lu.Path = strings.TrimSuffix(lu.Path, endpoint)
+				lu.RawPath, lu.RawQuery = "", ""
+			}
+			lu.User = nil
+			msg = "the server redirects to " + shorten(lu.String(), maxErrorText) + ": use that address for the server (" + c.base.String() + " was given)"
+		}
+	}
+	if resp.StatusCode == http.StatusUnauthorized && c.cfg.TenantID == "" && strings.Contains(msg, "no org id") {
+		msg += " (the server has multi-tenancy on: give a tenant id with --tenant-id or $PERFLAB_PYROSCOPE_TENANT_ID)"
+	}
+	se := &StatusError{Code: resp.StatusCode, Body: msg}
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		if secs, err := strconv.Atoi(ra); err == nil && secs > 0 {
+			se.retryAfter = time.Duration(secs) * time.Second
+		} else if t, err := http.ParseTime(ra); err == nil {
+			se.retryAfter = time.Until(t)
+		}
+		if se.retryAfter > maxRetryAfter {
+			se.Body = strings.TrimSpace(se.Body + fmt.Sprintf(" (the server asks to retry after %v: not waited for)", se.retryAfter.Round(time.Second)))
+		}
+	}
+	return nil, se
 }
 
 // connectMessage returns the message of a Connect error,
@@ -372,9 +515,13 @@ func connectMessage(body []byte) string {
 
 var htmlTag = regexp.MustCompile(`<[^>]*>`)
 
+// shorten cuts s to about n bytes, at a rune's start, marking the cut.
 func shorten(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
 		return s[:n] + "…"
 	}
 	return s

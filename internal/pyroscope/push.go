@@ -197,7 +197,7 @@ func (c *Client) Push(ctx context.Context, u Upload) (int, error) {
 			req.Header.Set("Content-Type", ctype)
 		}
 		return req, err
-	})
+	}, 0, "")
 	if err != nil && strings.Contains(err.Error(), "outside of ingestion window") {
 		err = fmt.Errorf("%w\n(the server refuses profiles this old; push again with --timestamp now to stamp them with the push time)", err)
 	}

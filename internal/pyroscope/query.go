@@ -107,7 +107,7 @@ func (c *Client) SelectMergeProfile(ctx context.Context, q Query) (*profile.Prof
 	if q.MaxNodes > 0 {
 		req = appendVarint(req, 5, uint64(q.MaxNodes))
 	}
-	body, _, err := c.do(ctx, connectRequest(c.endpoint("/querier.v1.QuerierService/SelectMergeProfile", nil), "application/proto", req))
+	body, _, err := c.do(ctx, connectRequest(c.endpoint("/querier.v1.QuerierService/SelectMergeProfile", nil), "application/proto", req), c.cfg.MaxProfileAnswer, "merged profile")
 	if err != nil {
 		return nil, fmt.Errorf("querying %s for %s %s: %w", c.URL(), pt, q.Selector, err)
 	}
@@ -124,7 +124,7 @@ func (c *Client) SelectMergeProfile(ctx context.Context, q Query) (*profile.Prof
 			if len(types) == 0 {
 				msg += "; the server has no profiles in that range"
 			} else {
-				msg += "; profile types there: " + strings.Join(types, ", ")
+				msg += "; profile types there: " + listSome(types, maxListed)
 			}
 		}
 		return nil, fmt.Errorf("%s", msg)
@@ -196,7 +196,7 @@ func (c *Client) connectJSON(ctx context.Context, method string, req, resp any) 
 	if err != nil {
 		return err
 	}
-	body, _, err := c.do(ctx, connectRequest(c.endpoint("/querier.v1.QuerierService/"+method, nil), "application/json", data))
+	body, _, err := c.do(ctx, connectRequest(c.endpoint("/querier.v1.QuerierService/"+method, nil), "application/json", data), maxJSONAnswer, method+" answer")
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", method, c.URL(), err)
 	}
@@ -215,6 +215,27 @@ func connectRequest(url, ctype string, body []byte) func() (*http.Request, error
 		}
 		return req, err
 	}
+}
+
+// maxListed is the most names an error lists: a server answered 5
+// million profile types, which made an 89 MB error line (issue 26).
+const maxListed = 20
+
+// listSome joins the first max of xs, each shortened, and says how many
+// more there are.
+func listSome(xs []string, max int) string {
+	var b strings.Builder
+	for i, x := range xs {
+		if i == max {
+			fmt.Fprintf(&b, " and %d more", len(xs)-max)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(shorten(x, 120))
+	}
+	return b.String()
 }
 
 func contains(xs []string, x string) bool {

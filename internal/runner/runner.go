@@ -210,7 +210,7 @@ func (r *Runner) setup(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := r.setupCase(c)
+		err := r.setupCaseCtx(ctx, c)
 		if errors.Is(err, errAbandoned) || ctx.Err() != nil {
 			// Interrupted while calibrating or warming up: not the case's
 			// failure.
@@ -233,7 +233,12 @@ func (r *Runner) setup(ctx context.Context) error {
 	return r.Save.Checkpoint()
 }
 
-func (r *Runner) setupCase(c *liveCase) (err error) {
+// setupCase is setupCaseCtx never interrupted.
+func (r *Runner) setupCase(c *liveCase) error { return r.setupCaseCtx(context.Background(), c) }
+
+// setupCaseCtx builds, calibrates and warms case c; when ctx ends during
+// its New it returns at once (newCase).
+func (r *Runner) setupCaseCtx(ctx context.Context, c *liveCase) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("setup panicked: %v", v)
@@ -243,7 +248,10 @@ func (r *Runner) setupCase(c *liveCase) (err error) {
 	if err != nil {
 		return err
 	}
-	c.cs, err = v.New(c.spec.Params)
+	c.cs, err = newCase(ctx, v, c.spec.Params)
+	if errors.Is(err, errAbandoned) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}

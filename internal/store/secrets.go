@@ -15,14 +15,54 @@ const Redacted = "xxxxx"
 // those, so this does not parse).
 var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@`)
 
-// RedactURL hides the user information (user:password@) of every URL in
-// s: "http://u:pw@host/x" becomes "http://xxxxx@host/x", so that a reader
-// can tell credentials were given without seeing them.
+// urlTail matches the query and fragment of a URL anywhere in a string:
+// after a scheme and the authority and path, from the first "?" or "#" to
+// the next space.
+var urlTail = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^?#\s]*)([?#]\S*)`)
+
+// RedactURL hides the user information (user:password@) and the query and
+// fragment values of every URL in s: "http://u:pw@host/x?token=t" becomes
+// "http://xxxxx@host/x?token=xxxxx", so that a reader can tell credentials
+// were given without seeing them. Every value goes, not only those named
+// like secrets: a token's parameter may be called anything (issue 26:
+// --push 'http://h/?token=…&password=…' was stored in run.json and shown).
 func RedactURL(s string) string {
-	if !strings.Contains(s, "@") {
-		return s
+	if strings.Contains(s, "@") {
+		s = userinfo.ReplaceAllString(s, "${1}"+Redacted+"@")
 	}
-	return userinfo.ReplaceAllString(s, "${1}"+Redacted+"@")
+	if strings.ContainsAny(s, "?#") {
+		s = urlTail.ReplaceAllStringFunc(s, func(m string) string {
+			sub := urlTail.FindStringSubmatch(m)
+			return sub[1] + redactValues(sub[2])
+		})
+	}
+	return s
+}
+
+// redactValues replaces each value of a query or fragment, "?a=1&b#c=2"
+// (delimiters ? # & ;), keeping the names: "?a=xxxxx&xxxxx#c=xxxxx". A
+// part with no "=" may be a bare token, and goes whole.
+func redactValues(tail string) string {
+	var b strings.Builder
+	for len(tail) > 0 {
+		b.WriteByte(tail[0]) // the delimiter
+		tail = tail[1:]
+		end := strings.IndexAny(tail, "?#&;")
+		if end < 0 {
+			end = len(tail)
+		}
+		part := tail[:end]
+		tail = tail[end:]
+		if part == "" {
+			continue
+		}
+		if name, _, ok := strings.Cut(part, "="); ok {
+			b.WriteString(name + "=" + Redacted)
+		} else {
+			b.WriteString(Redacted)
+		}
+	}
+	return b.String()
 }
 
 // secretFlag reports whether a flag name names a secret: its value is

@@ -16,13 +16,21 @@ func TestRedactArgs(t *testing.T) {
 		want []string
 	}{
 		{"push URL", []string{"run", "x", "--push", "http://user:pw@host:4040/"}, []string{"run", "x", "--push", "http://xxxxx@host:4040/"}},
-		{"flag=URL", []string{"--push=https://u:p%40ss@h/a?q=1"}, []string{"--push=https://xxxxx@h/a?q=1"}},
+		{"flag=URL", []string{"--push=https://u:p%40ss@h/a?q=1"}, []string{"--push=https://xxxxx@h/a?q=xxxxx"}},
+		// issue 26: a query's values, whatever their names, and a
+		// fragment's; the names stay, to say what was given.
+		{"query values", []string{"--push", "http://h/?token=abc123&password=hunter2"}, []string{"--push", "http://h/?token=xxxxx&password=xxxxx"}},
+		{"query and userinfo", []string{"--push=http://u:pw@h:4040/p?k=v;x=y#access_token=t&z"}, []string{"--push=http://xxxxx@h:4040/p?k=xxxxx;x=xxxxx#access_token=xxxxx&xxxxx"}},
+		{"bare query token", []string{"http://h/?s3cr3t"}, []string{"http://h/?xxxxx"}},
+		{"empty query", []string{"http://h/?"}, []string{"http://h/?"}},
+		{"no query", []string{"http://h/a/b"}, []string{"http://h/a/b"}},
+		{"in a sentence", []string{"push to http://h/?token=abc failed"}, []string{"push to http://h/?token=xxxxx failed"}},
 		{"@ in password", []string{"http://u:p@ss@h/x@y"}, []string{"http://xxxxx@h/x@y"}},
 		{"user only", []string{"http://token@h"}, []string{"http://xxxxx@h"}},
 		{"password flag", []string{"push", "--basic-auth-password", "hunter2", "--url", "u"}, []string{"push", "--basic-auth-password", "xxxxx", "--url", "u"}},
 		{"password flag=", []string{"--basic-auth-password=hunter2"}, []string{"--basic-auth-password=xxxxx"}},
 		{"no URL", []string{"run", "a@b", "-p", "keys=1"}, []string{"run", "a@b", "-p", "keys=1"}},
-		{"query @ is not userinfo", []string{"http://h/x?a=b@c"}, []string{"http://h/x?a=b@c"}},
+		{"query @ is not userinfo", []string{"http://h/x?a=b@c"}, []string{"http://h/x?a=xxxxx"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,6 +27,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/perflab/perflab/profiles"
 )
 
 // DefaultDir is the run store used when neither --out nor PERFLAB_DIR says
@@ -142,9 +144,9 @@ type Rule struct {
 // counts expanded repetitions: a 4 KiB pattern of bounded repeats took 20 ms
 // to compile here, so the total is bounded as well as each pattern.
 const (
-	MaxClassificationRules = 256      // work patterns, and user rules, each
-	MaxPatternBytes        = 4 << 10  // bytes in one pattern
-	MaxClassificationBytes = 64 << 10 // bytes in all patterns together
+	MaxClassificationRules = profiles.MaxUserRules   // work patterns, and user rules, each
+	MaxPatternBytes        = profiles.MaxRulePattern // bytes in one pattern
+	MaxClassificationBytes = profiles.MaxRulesBytes  // bytes in all patterns together
 )
 
 // Check reports whether c is within the bounds a reader accepts. It does
@@ -322,11 +324,24 @@ func (s *Store) Create(r *Run) (*Writer, error) {
 	if err := w.claim(); err != nil {
 		return nil, err
 	}
+	// Held until Commit: a partial run whose lock is free has no writer
+	// left, and Recover may save it. Where locks do not work (some network
+	// file systems) the run is written without one.
+	w.lock, _ = lockDir(w.dir)
 	if err := w.Checkpoint(); err != nil {
+		w.unlock()
 		os.RemoveAll(w.dir)
 		return nil, err
 	}
 	return w, nil
+}
+
+// unlock releases the writer's lock on its run directory.
+func (w *Writer) unlock() {
+	if w.lock != nil {
+		w.lock.Close()
+		w.lock = nil
+	}
 }
 
 // claim finds the first free id of w.run.ID, ID-2, ID-3, … (free: neither
@@ -365,6 +380,8 @@ type Writer struct {
 	// held is the empty partial directory that holds the id reclaim
 	// took, until Commit has renamed the run to it.
 	held string
+	// lock is the run directory, locked while it is written (lockDir).
+	lock *os.File
 }
 
 // Dir returns the directory files are currently written to.
@@ -435,6 +452,7 @@ func (w *Writer) Commit() (string, error) {
 	}
 	w.done = true
 	w.dir = final
+	w.unlock()
 	return final, nil
 }
 
@@ -513,7 +531,9 @@ func validRel(rel string) bool {
 type Unlisted struct {
 	ID      string
 	Partial bool
-	Err     error
+	// Abandoned says a partial run has no writer left (Recover saves it).
+	Abandoned bool
+	Err       error
 }
 
 func (u *Unlisted) Error() string { return u.Err.Error() }
@@ -535,8 +555,13 @@ func (s *Store) List() (runs []*Run, skipped []error, err error) {
 	for _, e := range entries {
 		name := e.Name()
 		if id, ok := partialID(name); ok {
-			skipped = append(skipped, &Unlisted{ID: id, Partial: true, Err: fmt.Errorf("%s: run %s is partial: it is being written now, or the process writing it was killed (what it measured is in %s)",
-				name, id, filepath.Join(s.Root, name))})
+			dir := filepath.Join(s.Root, name)
+			u := &Unlisted{ID: id, Partial: true, Err: fmt.Errorf("%s: run %s is partial: it is being written now (what it measured so far is in %s)", name, id, dir)}
+			if e.IsDir() && abandoned(dir) {
+				u.Abandoned = true
+				u.Err = fmt.Errorf("%s: run %s is partial: the process writing it ended without saving it (killed?); what it measured by its last checkpoint is in %s and can be recovered as an incomplete run", name, id, dir)
+			}
+			skipped = append(skipped, u)
 			continue
 		}
 		if !ValidID(name) {
