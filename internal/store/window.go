@@ -5,6 +5,25 @@ package store
 // this window and are applied to the timed median, so the window's own
 // time/op is kept to show whether profiling changed the behaviour.
 type Window struct {
+	// Source is "slices" when the trace was taken in short traced
+	// repetitions interleaved with the timed ones, each beside a timed
+	// repetition of the same round ("" or "window": one window after
+	// the rounds). Seconds, Ops and the shares are then the slices'
+	// together.
+	Source string `json:"source,omitempty"`
+	// Slices is how many traced slices the budget was taken from;
+	// SlicesOut how many more were left out for running far from the
+	// slices' median time/op.
+	Slices    int `json:"slices,omitempty"`
+	SlicesOut int `json:"slices_out,omitempty"`
+	// Traced summarises the traced slices' time/op, one per slice (nil
+	// for a window).
+	Traced *Stat `json:"traced,omitempty"`
+	// Tracer is the tracer's own effect on time/op: each round's traced
+	// slice over that round's timed repetition, summarised (median and
+	// its 95% interval). Paired by round, so the machine's drift between
+	// rounds is out of it. Nil for a window, and in older runs: unknown.
+	Tracer *Stat `json:"tracer,omitempty"`
 	// Seconds is how long the window ran; Ops how many operations it did.
 	Seconds float64 `json:"seconds"`
 	Ops     int64   `json:"ops"`
