@@ -35,7 +35,12 @@ type Options struct {
 	// fgprof (see ProfileKinds).
 	Profile []string
 	// ProfileTime is how long each case runs under each profiling window.
+	// With Trace "slices" it is the traced slices' time together: each
+	// round's slice is ProfileTime/Count long.
 	ProfileTime time.Duration
+	// Trace says where the execution trace of the wall-clock profile and
+	// the budget is taken: TraceSlices (the default) or TraceWindow.
+	Trace string
 	// Seed shuffles the order of cases within each round.
 	Seed uint64
 	// Until, when positive, keeps adding rounds after Count until every
@@ -73,6 +78,9 @@ func (o *Options) Defaults() {
 	}
 	if o.ProfileTime == 0 {
 		o.ProfileTime = time.Second
+	}
+	if o.Trace == "" {
+		o.Trace = TraceSlices
 	}
 	if o.Seed == 0 {
 		o.Seed = uint64(time.Now().UnixNano())
@@ -113,9 +121,11 @@ type Runner struct {
 	// (profiles.Rules.WithWork). They are required for time budgets.
 	Rules *profiles.Rules
 
-	cases         []*liveCase
-	sampler       *sampler
-	reps          [][]repResult
+	cases   []*liveCase
+	sampler *sampler
+	reps    [][]repResult
+	// slices are each case's traced slices so far (Trace "slices").
+	slices        [][]*slice
 	untilWarnings []untilWarning
 	// lost lists the cases whose profiling pass failed to save something,
 	// with the reason: the run is then not complete.
@@ -141,8 +151,10 @@ func (r *Runner) Execute(ctx context.Context) error {
 		return err
 	}
 	r.sampler = newSampler()
+	r.Run.Config.Trace = r.Opts.Trace
 	r.Run.Cases = make([]store.Case, len(specs))
 	r.reps = make([][]repResult, len(specs))
+	r.slices = make([][]*slice, len(specs))
 	for i, spec := range specs {
 		name := r.Scenario.CaseName(spec)
 		r.Run.Cases[i] = store.Case{Name: name, Variant: spec.Variant, Params: spec.Params, Threads: spec.Threads, Status: store.StatusSkipped}
@@ -312,6 +324,17 @@ func (r *Runner) rounds(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			// The traced slice goes before the timed repetition in odd
+			// rounds and after it in even ones, so that neither is
+			// always the one that follows another case.
+			if r.sliced() && round%2 == 1 {
+				if err := r.traceSlice(ctx, i, round); err != nil {
+					return err
+				}
+				if c.failed != nil {
+					continue
+				}
+			}
 			res, err := c.rep(r.sampler)
 			if errors.Is(err, errAbandoned) {
 				r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings,
@@ -327,8 +350,14 @@ func (r *Runner) rounds(ctx context.Context) error {
 				r.fail(i, err)
 				continue
 			}
+			res.round = round
 			r.reps[i] = append(r.reps[i], res)
 			r.summarise(i)
+			if r.sliced() && round%2 == 0 {
+				if err := r.traceSlice(ctx, i, round); err != nil {
+					return err
+				}
+			}
 			r.Progress.Step(c.name)
 		}
 		if rd, ok := nz.end(); ok {
