@@ -148,6 +148,14 @@ type Row struct {
 	// profiles.Categories entry (all zero without a budget).
 	Budget    []float64
 	HasBudget bool
+	// Untrusted says the budget cannot be trusted; Trust is why, short
+	// (TrustReason). Both are zero for a trusted budget and for one from
+	// a run made before budgets were judged.
+	Untrusted bool
+	Trust     string
+	// SchedBy says what the goroutines were doing when they lost their
+	// CPU ("sched 23 pts, of which work 20"; see SchedBy).
+	SchedBy string
 }
 
 // Stat returns the summary of unit, and whether the case measured it.
@@ -285,6 +293,8 @@ func Build(run *store.Run) *Run {
 			for _, cat := range profiles.Categories {
 				row.Budget[cat.Index()] = c.Budget[string(cat)] / total
 			}
+			row.Untrusted, row.Trust = c.BudgetTrust.Untrusted(), TrustReason(c.BudgetTrust)
+			row.SchedBy = SchedBy(c)
 		}
 		rep.Groups[gi].Rows = append(rep.Groups[gi].Rows, row)
 		for u := range c.Stats {
