@@ -11,11 +11,9 @@ type Window struct {
 	// the rounds). Seconds, Ops and the shares are then the slices'
 	// together.
 	Source string `json:"source,omitempty"`
-	// Slices is how many traced slices the budget was taken from;
-	// SlicesOut how many more were left out for running far from the
-	// slices' median time/op.
-	Slices    int `json:"slices,omitempty"`
-	SlicesOut int `json:"slices_out,omitempty"`
+	// Slices is how many traced slices the budget was taken from, each
+	// weighing the same in it; NsPerOp is then their median time/op.
+	Slices int `json:"slices,omitempty"`
 	// Traced summarises the traced slices' time/op, one per slice (nil
 	// for a window).
 	Traced *Stat `json:"traced,omitempty"`
