@@ -32,7 +32,7 @@ func reasonText(r store.TrustReason) string {
 	case store.TracedOff:
 		return fmt.Sprintf("traced time/op %s the timed", factor(r.Value))
 	case store.TracerEffect:
-		return fmt.Sprintf("tracer's own effect %s time/op", factor(r.Value))
+		return fmt.Sprintf("traced %s untraced, round by round", factor(r.Value))
 	case store.FewSamples:
 		return fmt.Sprintf("%.0f CPU samples (want %.0f)", r.Value, r.Limit)
 	case store.RecordsLost:
@@ -49,7 +49,7 @@ func factor(x float64) string { return fmt.Sprintf("%.2f×", x) }
 // in points of the budget: "sched 23 pts, of which work 20, other 3"; ""
 // when the case has no sched breakdown or its sched is under half a point.
 // The parts are in profiles.Categories order, those under half a point
-// left out; time with no stack to say (a worker released and waiting for
+// left out, unplaced last; time with no stack to say (a worker released and waiting for
 // its first CPU) is "unplaced".
 func SchedBy(c *store.Case) string {
 	var total, sched float64
@@ -72,7 +72,12 @@ func SchedBy(c *store.Case) string {
 			parts = append(parts, part{cat, p})
 		}
 	}
-	order := func(cat string) int { return profiles.Category(cat).Index() }
+	order := func(cat string) int {
+		if cat == string(profiles.Sched) {
+			return len(profiles.Categories) // unplaced, last
+		}
+		return profiles.Category(cat).Index()
+	}
 	sort.Slice(parts, func(i, j int) bool {
 		if oi, oj := order(parts[i].cat), order(parts[j].cat); oi != oj {
 			return oi < oj
