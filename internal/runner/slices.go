@@ -46,6 +46,8 @@ type slice struct {
 	unseen        time.Duration
 	ownUnknown    bool
 	switchErr     error
+	// wallErr is why the slice's trace could not be read, if it could not.
+	wallErr error
 }
 
 // sliced reports whether the run takes its trace in slices: Trace is
@@ -114,6 +116,7 @@ func (r *Runner) traceSlice(ctx context.Context, i, round int) error {
 			s.wall, err = wallclock.FromTrace(tr, wallclock.Options{Region: workerRegion, StartRegion: startRegion, Rules: r.Rules, Sched: tw.sched})
 		}
 		if err != nil {
+			s.wall, s.wallErr = nil, err
 			c.sliceWarn("wall-clock profile of a traced slice: " + err.Error())
 		}
 	}
@@ -166,13 +169,22 @@ func (r *Runner) fromSlices(i int, want map[string]bool, save func(string, *prof
 		return nil, nil
 	}
 	traced := make([]*slice, 0, len(ss))
+	var wallErr error
 	for _, s := range ss {
 		if s.wall != nil {
 			traced = append(traced, s)
 		}
+		if wallErr == nil {
+			wallErr = s.wallErr
+		}
 	}
 	if len(traced) == 0 {
-		return nil, errors.New("no traced slice has an execution trace (see the warnings)")
+		if wallErr != nil {
+			return nil, fmt.Errorf("wall-clock profile: %w", wallErr)
+		}
+		// The tracer could not start (another trace was running): no
+		// budget, as with a window, and the warnings say why.
+		return nil, nil
 	}
 	tracedStat, tracer := pairSlices(r.reps[i], traced)
 	wall, err := mergeSlices(traced)

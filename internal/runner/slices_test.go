@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"io"
 	"math"
 	"math/rand/v2"
 	"runtime/trace"
@@ -223,4 +224,39 @@ func sumValues2(p *profile.Profile) int64 {
 		t += s.Value[1]
 	}
 	return t
+}
+
+// TestSlicesTracerBusy: when another execution trace is running (go test
+// -trace), the slices cannot trace; the run completes without a budget and
+// says why once, not once a slice.
+func TestSlicesTracerBusy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tracer")
+	}
+	if err := trace.Start(io.Discard); err != nil {
+		t.Skipf("a trace is already running: %v", err)
+	}
+	defer trace.Stop()
+	l := &callLog{}
+	s := newFake("busy", l.variant("a"))
+	s.Threads = []int{1}
+	run := &store.Run{}
+	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{}, Rules: profiles.DefaultRules(),
+		Opts: Options{Count: 3, Time: 2 * time.Millisecond, Warmup: time.Millisecond, ProfileTime: 6 * time.Millisecond, Profile: []string{"wall", "cpu"}}}
+	if err := r.Execute(context.Background()); err != nil {
+		t.Fatalf("run failed: %v", err)
+	}
+	c := run.Cases[0]
+	if len(c.Budget) != 0 || c.Window != nil {
+		t.Errorf("budget %v, window %+v: want none", c.Budget, c.Window)
+	}
+	n := 0
+	for _, w := range c.Warnings {
+		if strings.HasPrefix(w, "execution trace:") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d warnings about the execution trace, want 1: %q", n, c.Warnings)
+	}
 }
