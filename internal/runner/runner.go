@@ -121,15 +121,15 @@ type Runner struct {
 	// (profiles.Rules.WithWork). They are required for time budgets.
 	Rules *profiles.Rules
 
-	cases   []*liveCase
-	sampler *sampler
-	reps    [][]repResult
-	// slices are each case's traced slices so far (Trace "slices").
-	slices        [][]*slice
+	cases         []*liveCase
+	sampler       *sampler
+	reps          [][]repResult
 	untilWarnings []untilWarning
 	// lost lists the cases whose profiling pass failed to save something,
 	// with the reason: the run is then not complete.
 	lost []string
+	// slices are each case's traced slices so far (Trace "slices").
+	slices [][]*slice
 }
 
 // ErrInterrupted is returned when the context ends the run early; what was
