@@ -35,8 +35,8 @@ type Options struct {
 	// fgprof (see ProfileKinds).
 	Profile []string
 	// ProfileTime is how long each case runs under each profiling window.
-	// With Trace "slices" it is the traced slices' time together: each
-	// round's slice is ProfileTime/Count long.
+	// With Trace "slices" it is the least time the traced slices cover
+	// together (see sliceCount and sliceOps).
 	ProfileTime time.Duration
 	// Trace says where the execution trace of the wall-clock profile and
 	// the budget is taken: TraceSlices (the default) or TraceWindow.
@@ -324,10 +324,11 @@ func (r *Runner) rounds(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			// The traced slice goes before the timed repetition in odd
-			// rounds and after it in even ones, so that neither is
-			// always the one that follows another case.
-			if r.sliced() && round%2 == 1 {
+			// A round's traced slice, if it has one (sliceAt), goes
+			// before the timed repetition or after it, in turn, so that
+			// neither is always the one that follows another case.
+			slice, before := r.sliceAt(round)
+			if slice && before {
 				if err := r.traceSlice(ctx, i, round); err != nil {
 					return err
 				}
@@ -353,7 +354,7 @@ func (r *Runner) rounds(ctx context.Context) error {
 			res.round = round
 			r.reps[i] = append(r.reps[i], res)
 			r.summarise(i)
-			if r.sliced() && round%2 == 0 {
+			if slice && !before {
 				if err := r.traceSlice(ctx, i, round); err != nil {
 					return err
 				}

@@ -20,7 +20,8 @@ import (
 // other test suites the window's time/op was −57% to +157% off the timed
 // median in 6–8 of 12 cases of an outside suite (issue 22), and the
 // window's shares were applied to the timed median. Traced slices
-// (TraceSlices) are short traced repetitions, one per case per round,
+// (TraceSlices) are traced repetitions as long as the timed ones, in six
+// or more of the rounds (one per case per round at most),
 // next to that round's timed repetition, in the same shuffled order: they
 // see the machine, the regime and the warm-up the timed repetitions saw,
 // and pairing each with its round's timed repetition measures what the
@@ -59,15 +60,52 @@ func (r *Runner) sliced() bool {
 	return slices.Contains(r.Opts.Profile, "wall") || slices.Contains(r.Opts.Profile, "cpu")
 }
 
-// sliceOps is the operations per worker of one traced slice: together the
-// Count slices last about ProfileTime, as the one window did, so a run
-// takes as long either way.
+// sliceCount is how many traced slices a case gets: enough for the tracer's
+// paired effect to have an interval (MinIntervalReps) and to cover
+// ProfileTime at the timed repetitions' length, at most one a round.
+func (r *Runner) sliceCount() int {
+	if r.Opts.Time <= 0 {
+		return r.Opts.Count
+	}
+	cover := int(math.Ceil(float64(r.Opts.ProfileTime) / float64(r.Opts.Time)))
+	return min(r.Opts.Count, max(MinIntervalReps, cover))
+}
+
+// sliceAt says whether round has a traced slice, and whether it goes
+// before the timed repetition (else after). The sliceCount() slices are
+// spread over the Count rounds evenly, the first round the one left out
+// first (it follows the warm-up); rounds --until adds have none. They
+// alternate after, before, after… so that neither side is always the
+// one that follows another case.
+func (r *Runner) sliceAt(round int) (slice, before bool) {
+	if !r.sliced() || round >= r.Opts.Count {
+		return false, false
+	}
+	k, n := r.sliceCount(), r.Opts.Count
+	j := round * k / n // slices in the rounds before this one
+	if (round+1)*k/n == j {
+		return false, false
+	}
+	return true, j%2 == 1
+}
+
+// sliceOps is the operations per worker of one traced slice: the timed
+// repetitions' own, so that the pair compares like with like, or more
+// when the slices must be longer to cover ProfileTime (a --profile-time
+// above --count × --time).
+//
+// A slice half as long as its timed repetition ran faster per operation
+// under load: at a load of 10–12 on the 2-core VM, cipher-cache at 128
+// keys, twelve cases, ten rounds, the median slice/repetition ratio was
+// 0.93 for 100 ms slices beside 200 ms repetitions, and 1.01 beside
+// 100 ms ones (120 pairs each).
 func (r *Runner) sliceOps(c *liveCase) int {
-	if r.Opts.Count <= 0 || r.Opts.Time <= 0 {
+	k := r.sliceCount()
+	if k <= 0 || r.Opts.Time <= 0 {
 		return c.n
 	}
-	per := float64(r.Opts.ProfileTime) / float64(r.Opts.Count)
-	return max(1, int(math.Round(float64(c.n)*per/float64(r.Opts.Time))))
+	need := float64(c.n) * float64(r.Opts.ProfileTime) / (float64(k) * float64(r.Opts.Time))
+	return max(c.n, int(math.Round(need)))
 }
 
 // traceSlice runs one traced slice of case i in round: its workers for
@@ -226,6 +264,11 @@ func (r *Runner) fromSlices(i int, want map[string]bool, save func(string, *prof
 		}
 	}
 	sc.Window.Traced, sc.Window.Tracer = tracedStat, tracer
+	for _, s := range traced {
+		if s.ops > 0 {
+			sc.Window.TracedReps = append(sc.Window.TracedReps, store.TracedRep{Round: s.round, NsPerOp: float64(s.elapsed.Nanoseconds()) / float64(s.ops)})
+		}
+	}
 	if tracedStat != nil {
 		// The median slice, as time/op is the median repetition: a
 		// slice that a burst of other work slowed threefold would

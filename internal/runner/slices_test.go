@@ -46,23 +46,25 @@ func (l *callLog) variant(name string) perflab.Variant {
 }
 
 // TestSlicesInterleaved runs three cases through the real runner with the
-// trace in slices, and checks from the workers' own log that every round
-// ran each case's traced slice right beside its timed repetition, in the
-// round's shuffled order (traced after it in even rounds, before it in
-// odd ones), that nothing was traced outside the rounds, and that every
-// case's budget and window come from its slices.
+// trace in slices, and checks from the workers' own log that the rounds
+// with a slice ran each case's traced slice right beside its timed
+// repetition, in the round's shuffled order, after it and before it in
+// turn; that nothing was traced outside the rounds; and that every case's
+// budget and window come from its slices. Eight rounds of 5 ms with 30 ms
+// to cover take six slices (the fewest with an interval), each as long as
+// a repetition, in rounds 1, 2, 3, 5, 6 and 7.
 func TestSlicesInterleaved(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the tracer")
 	}
-	const count, seed = 4, 7
+	const count, seed = 8, 7
 	l := &callLog{}
 	s := newFake("slices", l.variant("a"), l.variant("b"), l.variant("c"))
 	s.Threads = []int{1}
 	run := &store.Run{}
 	prog := &quietProgress{onPhase: func(name string) { l.mu.Lock(); l.phase = name; l.mu.Unlock() }}
 	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: prog, Rules: profiles.DefaultRules(),
-		Opts: Options{Count: count, Time: 5 * time.Millisecond, Warmup: time.Millisecond, ProfileTime: 40 * time.Millisecond,
+		Opts: Options{Count: count, Time: 5 * time.Millisecond, Warmup: time.Millisecond, ProfileTime: 30 * time.Millisecond,
 			Profile: []string{"wall", "cpu"}, Seed: seed}}
 	if err := r.Execute(context.Background()); err != nil {
 		t.Fatal(err)
@@ -71,7 +73,10 @@ func TestSlicesInterleaved(t *testing.T) {
 		t.Errorf("config trace %q, want %q (the default)", run.Config.Trace, TraceSlices)
 	}
 
-	// The order the runner shuffles each round into, from the same seed.
+	// The order the runner shuffles each round into, from the same seed,
+	// and where the slices go: none, after (a), before (b).
+	where := []byte("-aba-bab")
+	const slices = 6
 	rng := rand.New(rand.NewPCG(seed, 0))
 	order := []int{0, 1, 2}
 	names := []string{"a", "b", "c"}
@@ -80,10 +85,13 @@ func TestSlicesInterleaved(t *testing.T) {
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, i := range order {
 			timed, traced := call{variant: names[i]}, call{variant: names[i], traced: true}
-			if round%2 == 1 {
-				want = append(want, traced, timed)
-			} else {
+			switch where[round] {
+			case '-':
+				want = append(want, timed)
+			case 'a':
 				want = append(want, timed, traced)
+			case 'b':
+				want = append(want, traced, timed)
 			}
 		}
 	}
@@ -110,14 +118,14 @@ func TestSlicesInterleaved(t *testing.T) {
 		if w == nil || len(c.Budget) == 0 {
 			t.Fatalf("%s: no window or budget (warnings %q)", c.Name, c.Warnings)
 		}
-		if w.Source != TraceSlices || w.Slices != count {
-			t.Errorf("%s: window source %q with %d slices, want %q with %d", c.Name, w.Source, w.Slices, TraceSlices, count)
+		if w.Source != TraceSlices || w.Slices != slices {
+			t.Errorf("%s: window source %q with %d slices, want %q with %d", c.Name, w.Source, w.Slices, TraceSlices, slices)
 		}
 		if w.NsPerOp != w.Traced.Median {
 			t.Errorf("%s: window time/op %v, want the median slice's, %v", c.Name, w.NsPerOp, w.Traced.Median)
 		}
-		if w.Traced == nil || w.Traced.N != count || w.Tracer == nil || w.Tracer.N != count {
-			t.Errorf("%s: traced %+v, tracer %+v: want %d of each", c.Name, w.Traced, w.Tracer, count)
+		if w.Traced == nil || w.Traced.N != slices || w.Tracer == nil || w.Tracer.N != slices || len(w.TracedReps) != slices {
+			t.Errorf("%s: traced %+v, tracer %+v, %d traced reps: want %d of each", c.Name, w.Traced, w.Tracer, len(w.TracedReps), slices)
 		}
 		if w.Seconds <= 0 || w.Ops <= 0 || w.NsPerOp <= 0 {
 			t.Errorf("%s: the slices' window has no time: %+v", c.Name, w)
@@ -258,5 +266,45 @@ func TestSlicesTracerBusy(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d warnings about the execution trace, want 1: %q", n, c.Warnings)
+	}
+}
+
+func TestSliceSchedule(t *testing.T) {
+	for _, tt := range []struct {
+		name             string
+		count            int
+		time, profile    time.Duration
+		wantSlices       int
+		wantOps, timedOp int // per worker, for a case timed at timedOp
+	}{
+		{"defaults: six as long as a repetition", 10, 200 * time.Millisecond, time.Second, 6, 1000, 1000},
+		{"more to cover --profile-time", 10, 100 * time.Millisecond, time.Second, 10, 1000, 1000},
+		{"longer ones past --count × --time", 10, 100 * time.Millisecond, 2 * time.Second, 10, 2000, 1000},
+		{"fewer rounds than six", 3, 200 * time.Millisecond, time.Second, 3, 1667, 1000},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Runner{Opts: Options{Count: tt.count, Time: tt.time, ProfileTime: tt.profile, Trace: TraceSlices, Profile: []string{"wall"}}}
+			if got := r.sliceCount(); got != tt.wantSlices {
+				t.Errorf("%d slices, want %d", got, tt.wantSlices)
+			}
+			if got := r.sliceOps(&liveCase{n: tt.timedOp}); got != tt.wantOps {
+				t.Errorf("%d ops a slice, want %d", got, tt.wantOps)
+			}
+			n, before := 0, 0
+			for round := 0; round < tt.count+3; round++ { // and three --until rounds
+				if s, b := r.sliceAt(round); s {
+					if round >= tt.count {
+						t.Errorf("a slice in round %d, which --until added", round)
+					}
+					if b {
+						before++
+					}
+					n++
+				}
+			}
+			if n != tt.wantSlices || before != n/2 {
+				t.Errorf("%d slices in the rounds, %d before their repetition; want %d, half before", n, before, tt.wantSlices)
+			}
+		})
 	}
 }

@@ -22,8 +22,9 @@ func TestTrustAndSlicesRoundTrip(t *testing.T) {
 		SchedBy:     map[string]float64{"work": 15, "sched": 5},
 		BudgetTrust: &Trust{Reasons: []TrustReason{{Kind: TracerEffect, Value: 1.21, Limit: 1.05}, {Kind: FewSamples, Value: 31, Limit: 50}}},
 		Window: &Window{Source: "slices", Slices: 10, NsPerOp: 121,
-			Traced: &Stat{N: 10, Median: 121, MedianLo: 118, MedianHi: 125},
-			Tracer: &Stat{N: 10, Median: 1.21, MedianLo: 1.12, MedianHi: 1.3}}}
+			Traced:     &Stat{N: 10, Median: 121, MedianLo: 118, MedianHi: 125},
+			TracedReps: []TracedRep{{Round: 1, NsPerOp: 119}, {Round: 3, NsPerOp: 123}},
+			Tracer:     &Stat{N: 10, Median: 1.21, MedianLo: 1.12, MedianHi: 1.3}}}
 	w.run.Cases = []Case{in, {Name: "variant=b", Variant: "b", Status: StatusOK, Budget: map[string]float64{"work": 1}, BudgetTrust: &Trust{}}}
 	if _, err := w.Commit(); err != nil {
 		t.Fatal(err)

@@ -15,8 +15,10 @@ type Window struct {
 	// weighing the same in it; NsPerOp is then their median time/op.
 	Slices int `json:"slices,omitempty"`
 	// Traced summarises the traced slices' time/op, one per slice (nil
-	// for a window).
-	Traced *Stat `json:"traced,omitempty"`
+	// for a window); TracedReps are those time/ops and their rounds, in
+	// the order taken, to set beside the timed repetitions.
+	Traced     *Stat       `json:"traced,omitempty"`
+	TracedReps []TracedRep `json:"traced_reps,omitempty"`
 	// Tracer is the tracer's own effect on time/op: each round's traced
 	// slice over that round's timed repetition, summarised (median and
 	// its 95% interval). Paired by round, so the machine's drift between
@@ -98,4 +100,11 @@ type Window struct {
 	// scenario measured of itself in the window the budget comes from,
 	// to check the budget against.
 	Counts map[string]float64 `json:"counts,omitempty"`
+}
+
+// TracedRep is one traced slice's time/op and the round it was taken in
+// (0-based; the timed repetitions of a case are one a round, in order).
+type TracedRep struct {
+	Round   int     `json:"round"`
+	NsPerOp float64 `json:"ns_per_op"`
 }
