@@ -51,7 +51,7 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 	legend := fmt.Sprintf("time/op is the median of %s ± its 95%% confidence interval.", rep.Reps)
 	switch {
 	case rep.HasWindow && run.Config.Trace == "slices":
-		legend += " The budget splits time/op by the worker goroutines' time in the execution trace of short traced repetitions, one beside each timed one; bg gc/op is the GC's background CPU per op, in cpu/op but in no worker's time."
+		legend += " The budget splits time/op by the worker goroutines' time in the execution trace of traced repetitions beside timed ones, as long and in the same rounds; bg gc/op is the GC's background CPU per op, in cpu/op but in no worker's time."
 	case rep.HasWindow:
 		legend += " The budget splits time/op by the worker goroutines' time in the execution trace of a profiling window; bg gc/op is the GC's background CPU per op, in cpu/op but in no worker's time."
 	case rep.HasBudget:
