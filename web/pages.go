@@ -181,10 +181,14 @@ type caseRow struct {
 	// Warnings are the case's own warnings (report.Caution and above),
 	// shown under the group's table, with a mark on the row.
 	Warnings []report.Warning
-	Slug     string
-	Cells    []cell
-	Budget   []budgetPart
-	Kinds    []string
+	// Untrusted marks a budget that cannot be trusted, Trust says why;
+	// SchedBy says what preempted goroutines were doing (the report's).
+	Untrusted      bool
+	Trust, SchedBy string
+	Slug           string
+	Cells          []cell
+	Budget         []budgetPart
+	Kinds          []string
 	// BudgetBar is the budget as a small stacked bar for the table, and
 	// BudgetText its largest shares, "lock 71% · work 13%".
 	BudgetBar  []barSeg
@@ -400,6 +404,10 @@ func buildRunView(run *store.Run) runView {
 			}
 			if rr.HasBudget {
 				row.Budget = reportBudget(rr, c)
+				row.Untrusted, row.Trust = rr.Untrusted, rr.Trust
+				if rr.Budget[profiles.Sched.Index()] >= 0.05 {
+					row.SchedBy = rr.SchedBy
+				}
 			}
 			for _, p := range row.Budget {
 				cats[p.Category] = true

@@ -112,6 +112,7 @@ func TestRunErrors(t *testing.T) {
 		{"bad warmup", []string{"run", "cipher-cache", "--warmup", "-1s"}, 2, "--warmup -1s: want 0 or a positive duration"},
 		{"bad profile time", []string{"run", "cipher-cache", "--profile-time", "0s"}, 2, "--profile-time 0s: want a positive duration"},
 		{"bad profile", []string{"run", "cipher-cache", "--profile", "heap"}, 2, `unknown profile "heap"`},
+		{"bad trace", []string{"run", "cipher-cache", "--trace", "everywhere"}, 2, `--trace "everywhere": want slices or window`},
 		{"bad flag", []string{"run", "cipher-cache", "--frobnicate"}, 2, "unknown flag"},
 		{"no scenario", []string{"run"}, 2, "name a scenario to run"},
 		{"scenario twice", []string{"run", "cipher-cache", "test-broken", "cipher-cache"}, 2, "scenario cipher-cache is named twice"},

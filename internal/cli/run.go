@@ -30,6 +30,7 @@ type RunOptions struct {
 	Warmup      time.Duration
 	Profile     []string
 	ProfileTime time.Duration
+	Trace       string
 	Out         string
 	JSON        bool
 	Wide        bool
@@ -86,6 +87,7 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 	f.DurationVar(&opts.Warmup, "warmup", 300*time.Millisecond, "warmup per case before timing")
 	f.StringSliceVar(&opts.Profile, "profile", runner.DefaultProfiles, "profiles to capture: wall,cpu,mutex,block,fgprof or none")
 	f.DurationVar(&opts.ProfileTime, "profile-time", time.Second, "profiling window per case")
+	f.StringVar(&opts.Trace, "trace", runner.TraceSlices, "where the budget's trace is taken: slices (a short traced repetition beside each timed one, in the rounds) or window (one window per case after the rounds)")
 	storeFlag(f, &opts.Out)
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON instead of a table (one document per scenario; run.json in the store has every repetition)")
 	f.BoolVar(&opts.Verbose, "verbose", false, "show every warning and note, each case's in full")
@@ -304,6 +306,8 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		return usagef(fmt.Errorf("--warmup %s: want 0 or a positive duration, such as 300ms", o.Warmup))
 	case o.ProfileTime <= 0:
 		return usagef(fmt.Errorf("--profile-time %s: want a positive duration, such as 1s", o.ProfileTime))
+	case o.Trace != runner.TraceSlices && o.Trace != runner.TraceWindow:
+		return usagef(fmt.Errorf("--trace %q: want %s or %s", o.Trace, runner.TraceSlices, runner.TraceWindow))
 	}
 	cl, err := loadClassification(o.Rules)
 	if err != nil {
@@ -366,7 +370,7 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan,
 	}
 	opts := runner.Options{
 		Selection: sel, Count: o.Count, Time: o.Time, Warmup: o.Warmup,
-		Profile: prof, ProfileTime: o.ProfileTime, Seed: o.Seed,
+		Profile: prof, ProfileTime: o.ProfileTime, Trace: o.Trace, Seed: o.Seed,
 		Until: o.until, UntilMax: o.UntilMax,
 	}
 	run := runner.NewRun(s, opts, o.Args, recorded)

@@ -53,8 +53,13 @@ type jsonRow struct {
 	Message string              `json:"message,omitempty"`
 	Stats   map[string]jsonStat `json:"stats,omitempty"`
 	// Budget is each category's share of time/op (0–1).
-	Budget   map[string]float64 `json:"budget,omitempty"`
-	Warnings []Warning          `json:"warnings,omitempty"`
+	Budget map[string]float64 `json:"budget,omitempty"`
+	// Untrusted marks a budget that cannot be trusted, Trust says why;
+	// SchedBy says what preempted goroutines were doing.
+	Untrusted bool      `json:"budget_untrusted,omitempty"`
+	Trust     string    `json:"budget_trust,omitempty"`
+	SchedBy   string    `json:"sched_by,omitempty"`
+	Warnings  []Warning `json:"warnings,omitempty"`
 }
 
 // jsonStat is a metric's median with its 95% interval; an interval that
@@ -116,6 +121,7 @@ func WriteJSON(w io.Writer, rep *Run) error {
 				}
 			}
 			if r.HasBudget {
+				jr.Untrusted, jr.Trust, jr.SchedBy = r.Untrusted, r.Trust, r.SchedBy
 				jr.Budget = map[string]float64{}
 				for _, cat := range profiles.Categories {
 					jr.Budget[string(cat)] = math.Round(1e4*r.Budget[cat.Index()]) / 1e4

@@ -160,6 +160,14 @@ type Row struct {
 	// profiles.Categories entry (all zero without a budget).
 	Budget    []float64
 	HasBudget bool
+	// Untrusted says the budget cannot be trusted; Trust is why, short
+	// (TrustReason). Both are zero for a trusted budget and for one from
+	// a run made before budgets were judged.
+	Untrusted bool
+	Trust     string
+	// SchedBy says what the goroutines were doing when they lost their
+	// CPU ("sched 23 pts, of which work 20"; see SchedBy).
+	SchedBy string
 	// Warnings are the case's own warnings (those not given once for the
 	// run), severe first: each says whether it is about the timing row or
 	// the budget row.
@@ -303,11 +311,18 @@ func Build(run *store.Run) *Run {
 			for _, cat := range profiles.Categories {
 				row.Budget[cat.Index()] = c.Budget[string(cat)] / total
 			}
+			row.Untrusted, row.Trust = c.BudgetTrust.Untrusted(), TrustReason(c.BudgetTrust)
+			row.SchedBy = SchedBy(c)
 		}
 		if row.OK {
 			measured++
 		}
 		for _, w := range c.Warnings {
+			if w.Kind == store.WarnWindowDrift && c.BudgetTrust != nil {
+				// A judged budget's trust mark says this, with the
+				// tracer's own effect taken out (TrustReason).
+				continue
+			}
 			warnings = append(warnings, caseWarning{group: gi, row: len(rep.Groups[gi].Rows), name: c.Name, w: w})
 		}
 		rep.Groups[gi].Rows = append(rep.Groups[gi].Rows, row)

@@ -71,6 +71,8 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 	}
 	legend := fmt.Sprintf("time/op is the median of %s ± its 95%% confidence interval.", rep.Reps)
 	switch {
+	case rep.HasWindow && run.Config.Trace == "slices":
+		legend += " The budget splits time/op by the worker goroutines' time in the execution trace of traced repetitions beside timed ones, as long and in the same rounds; bg gc/op is the GC's background CPU per op, in cpu/op but in no worker's time."
 	case rep.HasWindow:
 		legend += " The budget splits time/op by the worker goroutines' time in the execution trace of a profiling window; bg gc/op is the GC's background CPU per op, in cpu/op but in no worker's time."
 	case rep.HasBudget:
@@ -78,6 +80,9 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 	}
 	if rep.NoBudget != "" {
 		legend += " " + rep.NoBudget
+	}
+	if rep.Untrusted() {
+		legend += " " + UntrustedMark + " marks a budget that cannot be trusted, with the reason under it."
 	}
 	tw.wrap(legend, opts.Width, "")
 
@@ -88,7 +93,12 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 		tw.linef("%s", g.Title())
 		wide := rep.timingTable(&g, true, opts)
 		if rep.HasBudget {
-			wide.cols = append(wide.cols, rep.budgetTable(&g, true, opts).cols[1:1+len(profiles.Categories)]...)
+			b := rep.budgetTable(&g, true, opts)
+			wide.cols = append(wide.cols, b.cols[1:1+len(profiles.Categories)]...)
+			if b.mark != nil {
+				wide.cols = append(wide.cols, b.mark)
+			}
+			wide.notes = b.notes
 		}
 		if opts.Wide || wide.total() <= opts.Width {
 			// One row per variant when everything fits.
@@ -257,6 +267,12 @@ func (rep *Run) budgetTable(g *Group, all bool, opts TextOptions) *table {
 		bg = t.add("bg gc/op", true, "")
 	}
 	for _, r := range g.Rows {
+		if r.Untrusted && (all || r.OK) {
+			t.mark = t.add("", false, "")
+			break
+		}
+	}
+	for _, r := range g.Rows {
 		if !all && (!r.OK || !r.HasBudget) {
 			continue
 		}
@@ -266,6 +282,21 @@ func (rep *Run) budgetTable(g *Group, all bool, opts TextOptions) *table {
 			name += mark
 		}
 		variant.cells = append(variant.cells, name)
+		if t.mark != nil {
+			cell := ""
+			if r.Untrusted {
+				cell = UntrustedMark
+			}
+			t.mark.cells = append(t.mark.cells, cell)
+		}
+		var notes []string
+		if r.Untrusted {
+			notes = append(notes, UntrustedMark+" untrusted: "+r.Trust)
+		}
+		if r.HasBudget && r.SchedBy != "" && r.Budget[profiles.Sched.Index()] >= minSchedNote {
+			notes = append(notes, r.SchedBy)
+		}
+		t.notes = append(t.notes, notes)
 		for i := range profiles.Categories {
 			cell := "-"
 			if r.HasBudget {
@@ -289,7 +320,17 @@ func (rep *Run) budgetTable(g *Group, all bool, opts TextOptions) *table {
 type table struct {
 	cols []*column
 	msgs []string
+	// notes are lines written under a row, by row (nil: none): a
+	// budget's trust mark's reason and its sched breakdown.
+	notes [][]string
+	// mark is the budget table's column of trust marks, when a row
+	// has one.
+	mark *column
 }
+
+// minSchedNote is the sched share of a budget from which the row gets a
+// line saying what the goroutines were doing when they lost their CPU.
+const minSchedNote = 0.05
 
 type column struct {
 	head     string
@@ -392,6 +433,15 @@ func (t *table) write(tw *textWriter, maxWidth int) {
 	line(func(c *column) string { return c.head }, "")
 	for r, msg := range t.msgs {
 		line(func(c *column) string { return c.cells[r] }, msg)
+		if r < len(t.notes) {
+			for _, n := range t.notes[r] {
+				if maxWidth > 0 {
+					tw.wrap(n, maxWidth, "    ")
+				} else {
+					tw.linef("    %s", n)
+				}
+			}
+		}
 	}
 }
 

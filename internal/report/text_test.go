@@ -81,6 +81,19 @@ func fixture() *store.Run {
 			c.Window = &store.Window{Seconds: 1, NsPerOp: ns, BackgroundGCNsPerOp: vv.bop / 8}
 			if th == 4 {
 				c.Warnings = append(c.Warnings, store.Warn(store.WarnWindowDrift, float64(10*(i+1)+2), "the profiling window's time/op was +"+string(rune('1'+i))+"2% off the timed median: the budget's shares come from that window"))
+				// Judged budgets: an untrusted one (two reasons, which
+				// wrap), a trusted one, and one with sched worth a line.
+				switch vv.name {
+				case "mutex":
+					c.BudgetTrust = &store.Trust{Reasons: []store.TrustReason{{Kind: store.TracedOff, Value: 1.352, Limit: 1.053}, {Kind: store.FewSamples, Value: 27, Limit: 50}}}
+				case "nocache-pool":
+					c.BudgetTrust = &store.Trust{}
+				case "sum256":
+					med := c.Stats["ns/op"].Median
+					c.Budget = map[string]float64{"work": .80 * med, "wait": .02 * med, "sched": .15 * med, "other": .03 * med}
+					c.SchedBy = map[string]float64{"work": .12 * med, "sched": .02 * med, "alloc": .01 * med}
+					c.BudgetTrust = &store.Trust{Reasons: []store.TrustReason{{Kind: store.TracerEffect, Value: 1.21, Limit: 1.053}}}
+				}
 			}
 			run.Cases = append(run.Cases, c)
 		}
@@ -109,19 +122,26 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestTextGolden(t *testing.T) {
+	slices := func() *store.Run {
+		run := fixture()
+		run.Config.Trace = "slices"
+		return run
+	}
 	for _, tt := range []struct {
 		name string
 		opts TextOptions
 		max  int
+		run  func() *store.Run
 	}{
-		{"table-80.txt", TextOptions{}, 80},
-		{"table-160.txt", TextOptions{Width: 160}, 160},
-		{"table-wide.txt", TextOptions{Wide: true}, 0},
-		{"table-verbose-80.txt", TextOptions{Verbose: true}, 80},
+		{"table-80.txt", TextOptions{}, 80, fixture},
+		{"table-160.txt", TextOptions{Width: 160}, 160, fixture},
+		{"table-wide.txt", TextOptions{Wide: true}, 0, fixture},
+		{"table-verbose-80.txt", TextOptions{Verbose: true}, 80, fixture},
+		{"table-slices-80.txt", TextOptions{}, 80, slices},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := WriteText(&b, Build(fixture()), tt.opts); err != nil {
+			if err := WriteText(&b, Build(tt.run()), tt.opts); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tt.name, b.Bytes())

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/store"
 )
 
 // counters is a snapshot of the process-wide figures a repetition is
@@ -94,6 +95,10 @@ type liveCase struct {
 	// stop is the run's context: when it ends, a repetition stops
 	// waiting for its workers (see runWorkers). nil waits always.
 	stop context.Context
+	// windowLost says the profiling window lost context-switch records.
+	windowLost bool
+	// sliceWarnings are the warnings of its traced slices, each once.
+	sliceWarnings []store.Warning
 	// abandoned is set when a repetition was abandoned with its workers
 	// still running: they cannot be killed, so the case's state must not
 	// be closed under them.
@@ -109,6 +114,8 @@ type repResult struct {
 	ops     int64
 	wall    time.Duration
 	metrics map[string]float64
+	// round is the round the repetition was timed in (0-based).
+	round int
 }
 
 // workerPanic is a panic in a scenario's worker, reported as the case's

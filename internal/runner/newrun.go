@@ -26,7 +26,7 @@ func NewRun(s *perflab.Scenario, opts Options, args []string, cl *store.Classifi
 		Config: store.Config{
 			Args: args, Variants: opts.Selection.Variants, Params: opts.Selection.Params, Threads: opts.Selection.Threads,
 			Count: opts.Count, Time: store.Duration(opts.Time), Warmup: store.Duration(opts.Warmup),
-			Profile: opts.Profile, ProfileTime: store.Duration(opts.ProfileTime), Seed: opts.Seed,
+			Profile: opts.Profile, ProfileTime: store.Duration(opts.ProfileTime), Trace: opts.Trace, Seed: opts.Seed,
 			Classification: cl,
 		},
 	}

@@ -97,11 +97,17 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 	}
 
 	var wall *wallclock.Result
-	if want["wall"] || want["cpu"] {
+	if r.sliced() {
+		var err error
+		if wall, err = r.fromSlices(i, want, save); err != nil {
+			return err
+		}
+	} else if want["wall"] || want["cpu"] {
 		counts0 := sumCounts(c.workers)
 		tw := r.tracedWindow(c, want["wall"])
 		counts := sumCounts(c.workers)
 		defer tw.close()
+		c.windowLost = tw.switchErr != nil
 		if tw.err != nil {
 			return tw.err
 		}
@@ -183,6 +189,8 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 		// to the figure shown next to it.
 		if ns, ok := sc.Stats["ns/op"]; ok {
 			sc.Budget = Budget(wall.Profile, r.Rules, ns.Median)
+			sc.SchedBy = SchedBy(wall.Profile, r.Rules, ns.Median)
+			sc.BudgetTrust = Judge(sc, r.lostRecords(i))
 		}
 	}
 	if wall != nil && !r.NoFlame && r.Rules != nil {
@@ -279,22 +287,26 @@ const minOccupancy = 0.85
 func windowWarnings(sc *store.Case, w *wallclock.Result) []store.Warning {
 	var out []store.Warning
 	win := sc.Window
+	// What the trace was taken in, as the warnings name it.
+	what, that := "the profiling window", "that window"
+	if win.Source == TraceSlices {
+		what, that = "the traced slices", "them"
+	}
 	if ns, ok := sc.Stats["ns/op"]; ok && ns.Median > 0 && win.NsPerOp > 0 {
 		if d := win.NsPerOp/ns.Median - 1; math.Abs(d) > maxWindowDrift {
-			// One figure, so that warningList groups it across cases.
-			out = append(out, store.Warn(store.WarnWindowDrift, math.Round(100*d), fmt.Sprintf("the profiling window's time/op was %+.0f%% off the timed median: the budget's shares come from that window, and profiling or the machine changed the behaviour",
-				100*d)))
+			out = append(out, store.Warn(store.WarnWindowDrift, math.Round(100*d), fmt.Sprintf("%s' time/op was %+.0f%% off the timed median: the budget's shares come from %s, and profiling or the machine changed the behaviour",
+				what, 100*d, that)))
 		}
 	}
 	if gc, ok := sc.Stats["gc/op"]; ok && gc.Median > 0 && win.GCPerOp > 0 {
 		if ratio := win.GCPerOp / gc.Median; ratio > 1+maxWindowGCDrift || ratio < 1/(1+maxWindowGCDrift) {
-			out = append(out, store.Warn(store.WarnWindowGC, math.Round(100*ratio)/100, fmt.Sprintf("the profiling window ran %.2f× the timed repetitions' GC cycles per op: GC pacing differed (the heap's size sets how often a small heap is collected), so the budget's gc and alloc shares are off",
-				ratio)))
+			out = append(out, store.Warn(store.WarnWindowGC, math.Round(100*ratio)/100, fmt.Sprintf("%s ran %.2f× the timed repetitions' GC cycles per op: GC pacing differed (the heap's size sets how often a small heap is collected), so the budget's gc and alloc shares are off",
+				what, ratio)))
 		}
 	}
 	if win.Occupancy > 0 && win.Occupancy < minOccupancy {
-		out = append(out, store.Warn(store.WarnOccupancy, math.Round(100*win.Occupancy), fmt.Sprintf("workers were busy %.0f%% of the profiling window (the rest they had finished or not yet started: uneven finishing, e.g. a lock that favours its holder); the budget splits their busy time",
-			100*win.Occupancy)))
+		out = append(out, store.Warn(store.WarnOccupancy, math.Round(100*win.Occupancy), fmt.Sprintf("workers were busy %.0f%% of %s (the rest they had finished or not yet started: uneven finishing, e.g. a lock that favours its holder); the budget splits their busy time",
+			100*win.Occupancy, what)))
 	}
 	// Only when the kernel says the workers' threads waited for a CPU
 	// that another program had: a lock-bound case's woken waiters want a
@@ -310,12 +322,12 @@ func windowWarnings(sc *store.Case, w *wallclock.Result) []store.Warning {
 		// The timed rounds had the CPUs they wanted, the window did not:
 		// its sched is another process's doing, and the budget applies it
 		// to a time/op that did not have it.
-		out = append(out, store.Warn(store.WarnWindowContended, 0, fmt.Sprintf("another process on the cores kept the workers' threads from a CPU in the profiling window (%s), which the budget counts as sched; the timed rounds were not starved like that: rerun on a quieter machine",
-			took)))
+		out = append(out, store.Warn(store.WarnWindowContended, 0, fmt.Sprintf("another process on the cores kept the workers' threads from a CPU in %s (%s), which the budget counts as sched; the timed rounds were not starved like that: rerun on a quieter machine",
+			what, took)))
 	}
 	if win.Steal != nil && *win.Steal >= minWindowSteal {
-		out = append(out, store.Warn(store.WarnWindowSteal, math.Round(100**win.Steal), fmt.Sprintf("the hypervisor gave %.0f%% of the CPUs' time in the profiling window to other guests: what of it the workers' threads lost while running, the budget cannot see and counts as running (work, other…); rerun on a quieter host",
-			100**win.Steal)))
+		out = append(out, store.Warn(store.WarnWindowSteal, math.Round(100**win.Steal), fmt.Sprintf("the hypervisor gave %.0f%% of the CPUs' time in %s to other guests: what of it the workers' threads lost while running, the budget cannot see and counts as running (work, other…); rerun on a quieter host",
+			100**win.Steal, what)))
 	}
 	if w.Time[wallclock.Running] > 0 && w.CPUSamples < minCPUSamples {
 		out = append(out, store.Warn(store.WarnFewSamples, float64(w.CPUSamples), fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more; good to about ±50/√n points): use a longer --profile-time; off-CPU shares are exact",
@@ -395,6 +407,9 @@ type tracedRun struct {
 	// the recorder (SwitchRecorder.Unseen).
 	unseen     time.Duration
 	ownUnknown bool
+	// switchErr is why the kernel's context-switch records were not
+	// all kept (records dropped, a ring full), if they were not.
+	switchErr error
 }
 
 // traceReader returns the window's execution trace from its beginning.
@@ -516,6 +531,16 @@ func matchRunway(want int64, extra uint64) (restore func()) {
 // runway to its next collection. The window therefore lowers GOGC to give
 // the heap the runway it had without them (pacing).
 func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
+	return r.traced(c, traced, r.Progress.Warn, func() (int64, time.Duration, error) {
+		return r.runPaced(c, r.Opts.ProfileTime, c.bytesPerGC)
+	})
+}
+
+// traced runs run with the CPU profiler on and, if traced, the execution
+// tracer and the threads' kernel records: the machinery of the profiling
+// window (tracedWindow) and of each traced slice (traceSlice). Problems
+// that do not stop it go to warn.
+func (r *Runner) traced(c *liveCase, traced bool, warn func(string), run func() (int64, time.Duration, error)) *tracedRun {
 	tw := &tracedRun{}
 	want := heapRunway()
 	allocs0 := readUint64(heapAllocsMetric)
@@ -523,7 +548,7 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 	// kept: its samples, tagged by goroutine in the trace, split the
 	// workers' running time between categories.
 	if err := pprof.StartCPUProfile(&tw.cpu); err != nil {
-		r.Progress.Warn("cpu profile: " + err.Error())
+		warn("cpu profile: " + err.Error())
 	} else {
 		tw.cpuOn = true
 	}
@@ -534,11 +559,11 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 			tw.sched = &wallclock.SchedStats{Before: before}
 		}
 		if f, removed, err := createTraceFile(); err != nil {
-			r.Progress.Warn("execution trace: " + err.Error())
+			warn("execution trace: " + err.Error())
 		} else if err := trace.Start(f); err != nil {
 			tw.trace, tw.traceRemoved = f, removed
 			tw.close()
-			r.Progress.Warn("execution trace: " + err.Error())
+			warn("execution trace: " + err.Error())
 		} else {
 			tw.trace, tw.traceRemoved, tw.traceOn = f, removed, true
 			// Where the kernel lets a process read its own threads'
@@ -553,7 +578,7 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 	gc0 := readUint64(gcCyclesMetric)
 	m0, ok0 := readCPUTimes()
 	cpu0, wall0 := processCPU(), time.Now()
-	tw.ops, tw.elapsed, tw.err = r.runPaced(c, r.Opts.ProfileTime, c.bytesPerGC)
+	tw.ops, tw.elapsed, tw.err = run()
 	if m1, ok1 := readCPUTimes(); ok0 && ok1 {
 		if o, ok := otherCPUs(m0, m1, processCPU()-cpu0, time.Since(wall0)); ok {
 			tw.others = &o
@@ -570,15 +595,16 @@ func (r *Runner) tracedWindow(c *liveCase, traced bool) *tracedRun {
 			// Lost records would leave preemptions out: the per-thread
 			// totals are then the better figure.
 			pre, err := tw.switches.Stop()
+			tw.switchErr = err
 			tw.unseen, tw.ownUnknown = tw.switches.Unseen(), tw.switches.OwnUnknown()
 			if err == nil && tw.ownUnknown {
-				r.Progress.Warn("context switches: could not keep every thread's time on each CPU (too many switches in the window, or no memory to map), so whose threads had the CPUs the workers' were preempted from is unknown; the OS wait is exact, all of it sched")
+				warn("context switches: could not keep every thread's time on each CPU (too many switches in the window, or no memory to map), so whose threads had the CPUs the workers' were preempted from is unknown; the OS wait is exact, all of it sched")
 			}
 			tw.switches = nil
 			if err == nil {
 				tw.sched.Preempted, tw.sched.OwnUnknown = pre, tw.ownUnknown
 			} else {
-				r.Progress.Warn("context switches: " + err.Error() + "; the OS wait is estimated from per-thread totals")
+				warn("context switches: " + err.Error() + "; the OS wait is estimated from per-thread totals")
 			}
 		}
 		if tw.sched != nil {

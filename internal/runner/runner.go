@@ -36,7 +36,12 @@ type Options struct {
 	// fgprof (see ProfileKinds).
 	Profile []string
 	// ProfileTime is how long each case runs under each profiling window.
+	// With Trace "slices" it is the least time the traced slices cover
+	// together (see sliceCount and sliceOps).
 	ProfileTime time.Duration
+	// Trace says where the execution trace of the wall-clock profile and
+	// the budget is taken: TraceSlices (the default) or TraceWindow.
+	Trace string
 	// Seed shuffles the order of cases within each round.
 	Seed uint64
 	// Until, when positive, keeps adding rounds after Count until every
@@ -74,6 +79,9 @@ func (o *Options) Defaults() {
 	}
 	if o.ProfileTime == 0 {
 		o.ProfileTime = time.Second
+	}
+	if o.Trace == "" {
+		o.Trace = TraceSlices
 	}
 	if o.Seed == 0 {
 		o.Seed = uint64(time.Now().UnixNano())
@@ -121,6 +129,8 @@ type Runner struct {
 	// lost lists the cases whose profiling pass failed to save something,
 	// with the reason: the run is then not complete.
 	lost []string
+	// slices are each case's traced slices so far (Trace "slices").
+	slices [][]*slice
 }
 
 // ErrInterrupted is returned when the context ends the run early; what was
@@ -142,8 +152,10 @@ func (r *Runner) Execute(ctx context.Context) error {
 		return err
 	}
 	r.sampler = newSampler()
+	r.Run.Config.Trace = r.Opts.Trace
 	r.Run.Cases = make([]store.Case, len(specs))
 	r.reps = make([][]repResult, len(specs))
+	r.slices = make([][]*slice, len(specs))
 	for i, spec := range specs {
 		name := r.Scenario.CaseName(spec)
 		r.Run.Cases[i] = store.Case{Name: name, Variant: spec.Variant, Params: spec.Params, Threads: spec.Threads, Status: store.StatusSkipped}
@@ -321,6 +333,18 @@ func (r *Runner) rounds(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			// A round's traced slice, if it has one (sliceAt), goes
+			// before the timed repetition or after it, in turn, so that
+			// neither is always the one that follows another case.
+			slice, before := r.sliceAt(round)
+			if slice && before {
+				if err := r.traceSlice(ctx, i, round); err != nil {
+					return err
+				}
+				if c.failed != nil {
+					continue
+				}
+			}
 			res, err := c.rep(r.sampler)
 			if errors.Is(err, errAbandoned) {
 				r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, store.Warn(store.WarnAbandoned, 0,
@@ -336,8 +360,14 @@ func (r *Runner) rounds(ctx context.Context) error {
 				r.fail(i, err)
 				continue
 			}
+			res.round = round
 			r.reps[i] = append(r.reps[i], res)
 			r.summarise(i)
+			if slice && !before {
+				if err := r.traceSlice(ctx, i, round); err != nil {
+					return err
+				}
+			}
 			r.Progress.Step(c.name)
 		}
 		if rd, ok := nz.end(); ok {

@@ -214,6 +214,12 @@ func TestInterruptKeepsMeasuredCases(t *testing.T) {
 }
 
 func TestProfilingPass(t *testing.T) {
+	for _, mode := range []string{TraceSlices, TraceWindow} {
+		t.Run(mode, func(t *testing.T) { testProfilingPass(t, mode) })
+	}
+}
+
+func testProfilingPass(t *testing.T, mode string) {
 	var mu sync.Mutex
 	s := newFake("contend", perflab.Variant{Name: "mutex", New: func(perflab.Params) (perflab.Case, error) {
 		return caseOf(func(n int) {
@@ -229,7 +235,7 @@ func TestProfilingPass(t *testing.T) {
 	run := &store.Run{}
 	save := &memSaver{}
 	r := &Runner{Scenario: s, Run: run, Save: save, Progress: &quietProgress{}, Rules: profiles.DefaultRules(),
-		Opts: Options{Selection: perflab.Selection{Threads: []int{4}}, Count: 2, Time: 5 * time.Millisecond, Warmup: time.Nanosecond, ProfileTime: 300 * time.Millisecond, Profile: ProfileKinds}}
+		Opts: Options{Selection: perflab.Selection{Threads: []int{4}}, Count: 2, Time: 5 * time.Millisecond, Warmup: time.Nanosecond, ProfileTime: 300 * time.Millisecond, Profile: ProfileKinds, Trace: mode}}
 	if err := r.Execute(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func TestInterruptDuringNew(t *testing.T) {
 	if run.Complete || !strings.Contains(run.Note, "SIGTERM") {
 		t.Errorf("complete=%v note=%q", run.Complete, run.Note)
 	}
-	if c := run.Cases[0]; c.Status == store.StatusFailed || !strings.Contains(strings.Join(c.Warnings, " "), "interrupted during setup") {
+	if c := run.Cases[0]; c.Status == store.StatusFailed || !hasWarning(c.Warnings, store.WarnInterrupted, "interrupted during setup") {
 		t.Errorf("case %s, warnings %q: the interruption is not the case's failure", c.Status, c.Warnings)
 	}
 	// New returns at last: its case is closed, never used.

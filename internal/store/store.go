@@ -103,6 +103,10 @@ type Config struct {
 	// ProfileTime is how long each case ran under the wall-clock and CPU
 	// profilers (mutex and block get half as long).
 	ProfileTime Duration `json:"profile_time"`
+	// Trace is where the budget's trace was taken: "slices" (short traced
+	// repetitions beside the timed ones, in the rounds) or "window" (one
+	// window per case after the rounds; "" in runs made before slices).
+	Trace string `json:"trace,omitempty"`
 	// Seed shuffled the order of cases in each round; --seed repeats it.
 	Seed uint64 `json:"seed"`
 	// Classification is what the run's stacks were classified with, so
@@ -218,8 +222,19 @@ type Case struct {
 	Stats map[string]Stat `json:"stats,omitempty"`
 	// Budget splits the wall time per operation (ns/op) into categories
 	// (work, lock, wait, alloc, gc, sched, other) in the proportions of the
-	// worker goroutines' time in the profiling window's execution trace.
+	// worker goroutines' time in the execution trace of the traced slices
+	// (or, in runs made with --trace window and before slices, of the
+	// profiling window).
 	Budget map[string]float64 `json:"budget,omitempty"`
+	// BudgetTrust says whether the budget can be trusted, and if not why
+	// (nil in runs made before it was judged: unknown).
+	BudgetTrust *Trust `json:"budget_trust,omitempty"`
+	// SchedBy splits the budget's sched (ns/op) by what the goroutines
+	// were doing when they lost their CPU (work, alloc, other…; "sched"
+	// for time with no stack to say, such as waiting to start): under
+	// load, where the wall time went as well as where the CPU went. Nil
+	// in runs made before it was recorded.
+	SchedBy map[string]float64 `json:"budget_sched_by,omitempty"`
 	// Window is what the profiling window measured (nil without a wall
 	// profile, and in runs made before budgets came from the tracer).
 	Window *Window `json:"window,omitempty"`

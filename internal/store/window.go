@@ -5,6 +5,25 @@ package store
 // this window and are applied to the timed median, so the window's own
 // time/op is kept to show whether profiling changed the behaviour.
 type Window struct {
+	// Source is "slices" when the trace was taken in short traced
+	// repetitions interleaved with the timed ones, each beside a timed
+	// repetition of the same round ("" or "window": one window after
+	// the rounds). Seconds, Ops and the shares are then the slices'
+	// together.
+	Source string `json:"source,omitempty"`
+	// Slices is how many traced slices the budget was taken from, each
+	// weighing the same in it; NsPerOp is then their median time/op.
+	Slices int `json:"slices,omitempty"`
+	// Traced summarises the traced slices' time/op, one per slice (nil
+	// for a window); TracedReps are those time/ops and their rounds, in
+	// the order taken, to set beside the timed repetitions.
+	Traced     *Stat       `json:"traced,omitempty"`
+	TracedReps []TracedRep `json:"traced_reps,omitempty"`
+	// Tracer is the tracer's own effect on time/op: each round's traced
+	// slice over that round's timed repetition, summarised (median and
+	// its 95% interval). Paired by round, so the machine's drift between
+	// rounds is out of it. Nil for a window, and in older runs: unknown.
+	Tracer *Stat `json:"tracer,omitempty"`
 	// Seconds is how long the window ran; Ops how many operations it did.
 	Seconds float64 `json:"seconds"`
 	Ops     int64   `json:"ops"`
@@ -81,4 +100,11 @@ type Window struct {
 	// scenario measured of itself in the window the budget comes from,
 	// to check the budget against.
 	Counts map[string]float64 `json:"counts,omitempty"`
+}
+
+// TracedRep is one traced slice's time/op and the round it was taken in
+// (0-based; the timed repetitions of a case are one a round, in order).
+type TracedRep struct {
+	Round   int     `json:"round"`
+	NsPerOp float64 `json:"ns_per_op"`
 }

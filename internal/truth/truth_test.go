@@ -45,7 +45,10 @@ func options() (runner.Options, error) {
 	o := runner.Options{Count: 3, Time: 200 * time.Millisecond, Warmup: 200 * time.Millisecond, ProfileTime: 2 * time.Second,
 		// Only the profiles the budget is made from: the mutex and block
 		// window would be recorded as part of the budget's window.
-		Profile: []string{"wall", "cpu"}}
+		Profile: []string{"wall", "cpu"},
+		// The recorder times the workers in the profiling window: the
+		// budget must come from that window, not from traced slices.
+		Trace: runner.TraceWindow}
 	if *variantsFlag != "" {
 		o.Selection.Variants = strings.Split(*variantsFlag, ",")
 	}

@@ -1,0 +1,114 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/profiles"
+)
+
+// UntrustedMark is what a budget row carries when its budget cannot be
+// trusted, before the reason.
+const UntrustedMark = "?"
+
+// TrustReason is the short reason a budget cannot be trusted, as the row
+// shows it ("traced 1.35× the timed time/op"); "" for a trusted or unknown
+// budget. Several reasons are joined with "; ".
+func TrustReason(t *store.Trust) string {
+	if !t.Untrusted() {
+		return ""
+	}
+	parts := make([]string, 0, len(t.Reasons))
+	for _, r := range t.Reasons {
+		parts = append(parts, reasonText(r))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func reasonText(r store.TrustReason) string {
+	switch r.Kind {
+	case store.TracedOff:
+		return fmt.Sprintf("traced time/op %s the timed", factor(r.Value))
+	case store.TracerEffect:
+		return fmt.Sprintf("traced %s untraced, round by round", factor(r.Value))
+	case store.FewSamples:
+		return fmt.Sprintf("%.0f CPU samples (want %.0f)", r.Value, r.Limit)
+	case store.RecordsLost:
+		return fmt.Sprintf("context-switch records lost (CPU wait %.0f%%)", 100*r.Value)
+	}
+	// A kind this binary does not know, from a newer run.json.
+	return string(r.Kind)
+}
+
+// factor writes a ratio as the table does: "1.35×".
+func factor(x float64) string { return fmt.Sprintf("%.2f×", x) }
+
+// SchedBy says what the goroutines were doing when they lost their CPU,
+// in points of the budget: "sched 23 pts, of which work 20, other 3"; ""
+// when the case has no sched breakdown or its sched is under half a point.
+// The parts are in profiles.Categories order, those under half a point
+// left out, unplaced last; time with no stack to say (a worker released and waiting for
+// its first CPU) is "unplaced".
+func SchedBy(c *store.Case) string {
+	var total, sched float64
+	for _, v := range c.Budget {
+		total += v
+	}
+	for _, v := range c.SchedBy {
+		sched += v
+	}
+	if total <= 0 || len(c.SchedBy) == 0 || 100*sched/total < 0.5 {
+		return ""
+	}
+	type part struct {
+		cat string
+		pts float64
+	}
+	var parts []part
+	for cat, v := range c.SchedBy {
+		if p := 100 * v / total; p >= 0.5 {
+			parts = append(parts, part{cat, p})
+		}
+	}
+	order := func(cat string) int {
+		if cat == string(profiles.Sched) {
+			return len(profiles.Categories) // unplaced, last
+		}
+		return profiles.Category(cat).Index()
+	}
+	sort.Slice(parts, func(i, j int) bool {
+		if oi, oj := order(parts[i].cat), order(parts[j].cat); oi != oj {
+			return oi < oj
+		}
+		return parts[i].cat < parts[j].cat
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "sched %.0f pts", 100*sched/total)
+	for k, p := range parts {
+		if k == 0 {
+			b.WriteString(", of which ")
+		} else {
+			b.WriteString(", ")
+		}
+		name := p.cat
+		if name == string(profiles.Sched) {
+			name = "unplaced"
+		}
+		fmt.Fprintf(&b, "%s %.0f", name, p.pts)
+	}
+	return b.String()
+}
+
+// Untrusted reports whether any row of the report has an untrusted budget.
+func (rep *Run) Untrusted() bool {
+	for _, g := range rep.Groups {
+		for _, r := range g.Rows {
+			if r.Untrusted {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,47 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/perflab/perflab/internal/store"
+)
+
+func TestTrustReason(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		trust *store.Trust
+		want  string
+	}{
+		{"unknown (an old run)", nil, ""},
+		{"trusted", &store.Trust{}, ""},
+		{"traced off", &store.Trust{Reasons: []store.TrustReason{{Kind: store.TracedOff, Value: 0.8}}}, "traced time/op 0.80× the timed"},
+		{"two reasons", &store.Trust{Reasons: []store.TrustReason{{Kind: store.TracerEffect, Value: 1.214}, {Kind: store.RecordsLost, Value: 0.12}}},
+			"traced 1.21× untraced, round by round; context-switch records lost (CPU wait 12%)"},
+		{"a kind from a newer perflab", &store.Trust{Reasons: []store.TrustReason{{Kind: "gremlins"}}}, "gremlins"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := TrustReason(tt.trust); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSchedByText(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		c    store.Case
+		want string
+	}{
+		{"old run", store.Case{Budget: map[string]float64{"sched": 50, "work": 50}}, ""},
+		{"parts in category order, small ones left out", store.Case{Budget: map[string]float64{"work": 77, "sched": 23},
+			SchedBy: map[string]float64{"other": 2, "work": 20, "sched": 0.6, "alloc": 0.4}}, "sched 23 pts, of which work 20, other 2, unplaced 1"},
+		{"under half a point", store.Case{Budget: map[string]float64{"work": 1000}, SchedBy: map[string]float64{"work": 1}}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := SchedBy(&tt.c); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,138 @@
+package runner
+
+import (
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/wallclock"
+	"github.com/perflab/perflab/profiles"
+)
+
+// wallResult is a wall-clock result whose profile has the given stacks, as
+// internal/wallclock makes them, and one CPU sample.
+func wallResult(stacks map[string]int64) *wallclock.Result {
+	p := fakeProfile(stacks)
+	p.SampleType[1].Type = "wall"
+	p.PeriodType = &profile.ValueType{Type: "wall", Unit: "nanoseconds"}
+	res := &wallclock.Result{Profile: p, CPUSamples: 1}
+	res.Time[wallclock.Running] = time.Duration(sumValues2(p))
+	return res
+}
+
+func TestJudge(t *testing.T) {
+	// A case timed at 1000 ns/op, its median's interval 980–1030.
+	timed := map[string]store.Stat{"ns/op": {N: 10, Median: 1000, MedianLo: 980, MedianHi: 1030}}
+	stat := func(med, lo, hi float64) *store.Stat {
+		return &store.Stat{N: 10, Median: med, MedianLo: lo, MedianHi: hi}
+	}
+	win := func(f func(w *store.Window)) *store.Window {
+		w := &store.Window{NsPerOp: 1000, Running: 0.5, CPUSamples: 200}
+		if f != nil {
+			f(w)
+		}
+		return w
+	}
+	reason := func(k store.TrustKind, v, limit float64) []store.TrustReason {
+		return []store.TrustReason{{Kind: k, Value: v, Limit: limit}}
+	}
+	for _, tt := range []struct {
+		name   string
+		window *store.Window
+		lost   bool
+		want   []store.TrustReason
+		nilOut bool
+	}{
+		{name: "as timed", window: win(nil)},
+		{name: "no window: unknown", nilOut: true},
+		{name: "traced within the timed interval and the limit", window: win(func(w *store.Window) { w.NsPerOp = 1080 })}, // 1030 × 1.0526 = 1084
+		{name: "traced beyond it", window: win(func(w *store.Window) { w.NsPerOp = 1100 }), want: reason(store.TracedOff, 1.1, tracedLimit)},
+		{name: "traced faster beyond it", window: win(func(w *store.Window) { w.NsPerOp = 900 }), want: reason(store.TracedOff, 0.9, tracedLimit)},
+		{name: "tracer's effect beyond, with its interval",
+			window: win(func(w *store.Window) { w.NsPerOp = 1200; w.Tracer = stat(1.2, 1.06, 1.3) }), want: reason(store.TracerEffect, 1.2, tracedLimit)},
+		{name: "tracer slowing below, interval reaches inside: traced-off decides",
+			window: win(func(w *store.Window) { w.NsPerOp = 1200; w.Tracer = stat(1.2, 1.04, 1.3) }), want: reason(store.TracedOff, 1.2, tracedLimit)},
+		{name: "tracer speeding up",
+			window: win(func(w *store.Window) { w.NsPerOp = 800; w.Tracer = stat(0.8, 0.75, 0.9) }), want: reason(store.TracerEffect, 0.8, tracedLimit)},
+		{name: "tracer's effect from too few pairs: no interval",
+			window: win(func(w *store.Window) {
+				w.Tracer = &store.Stat{N: 4, Median: 1.3, MedianLo: math.Inf(-1), MedianHi: math.Inf(1)}
+			})},
+		{name: "few samples for a large running share",
+			window: win(func(w *store.Window) { w.CPUSamples = 30 }), want: reason(store.FewSamples, 30, minCPUSamples)},
+		{name: "few samples, little running", window: win(func(w *store.Window) { w.CPUSamples = 3; w.Running = 0.1 })},
+		{name: "records lost while waiting for a CPU",
+			window: win(func(w *store.Window) { w.OSWait = 0.12 }), lost: true, want: reason(store.RecordsLost, 0.12, minLostWait)},
+		{name: "records lost, little wait", window: win(func(w *store.Window) { w.OSWait = 0.01 }), lost: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := &store.Case{Stats: timed, Budget: map[string]float64{"work": 1000}, Window: tt.window}
+			got := Judge(sc, tt.lost)
+			if tt.nilOut {
+				if got != nil {
+					t.Fatalf("got %+v, want nil", got)
+				}
+				return
+			}
+			if got == nil {
+				t.Fatal("not judged")
+			}
+			for k := range got.Reasons {
+				got.Reasons[k].Value = math.Round(got.Reasons[k].Value*1e6) / 1e6
+			}
+			if !reflect.DeepEqual(got.Reasons, tt.want) {
+				t.Errorf("reasons %+v, want %+v", got.Reasons, tt.want)
+			}
+			if got.Trusted() != (len(tt.want) == 0) || got.Untrusted() != (len(tt.want) > 0) {
+				t.Errorf("Trusted %v Untrusted %v with reasons %+v", got.Trusted(), got.Untrusted(), got.Reasons)
+			}
+		})
+	}
+}
+
+func TestTracedLimitIsTheSuiteTolerance(t *testing.T) {
+	// A traced time/op at the limit has this share of its time that the
+	// timed executions did not: the truth suite's tolerance.
+	if d := tracedLimit - 1; math.Abs(d/(1+d)-truthTolerance) > 1e-12 {
+		t.Errorf("limit %v moves one share by %v, want %v", tracedLimit, d/(1+d), truthTolerance)
+	}
+}
+
+func TestSchedBy(t *testing.T) {
+	rules, err := profiles.DefaultRules().WithWork(`^sha$`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall := wallResult(map[string]int64{
+		"sha;run":                              40,
+		"[lock] blocked (sync);run":            10,
+		"[sched] runnable (preempted);sha;run": 20, // preempted while hashing
+		"[sched] runnable (its thread waited for a CPU: the OS ran something else);runtime.mallocgc;run": 10,
+		"[sched] runnable (released, waiting for a CPU to start)":                                        10, // no stack
+		"[sched] runnable (preempted);after;run":                                                         10,
+	}).Profile
+	got := SchedBy(wall, rules, 200)
+	want := map[string]float64{"work": 40, "alloc": 20, "sched": 20, "other": 20}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for cat, w := range want {
+		if math.Abs(got[cat]-w) > 1e-9 {
+			t.Errorf("%s = %v, want %v (all %v)", cat, got[cat], w, got)
+		}
+	}
+	// It splits the budget's sched: the same total.
+	var sum float64
+	for _, v := range got {
+		sum += v
+	}
+	if b := Budget(wall, rules, 200); math.Abs(sum-b["sched"]) > 1e-9 {
+		t.Errorf("sched by activity sums to %v, budget's sched %v", sum, b["sched"])
+	}
+	if got := SchedBy(wallResult(map[string]int64{"sha;run": 1}).Profile, rules, 100); got != nil {
+		t.Errorf("no sched: got %v, want nil", got)
+	}
+}

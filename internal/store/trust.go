@@ -1,0 +1,50 @@
+package store
+
+// Trust is the verdict on a case's budget: whether its shares can be read
+// as the timed executions', and if not, why. A nil *Trust (runs made
+// before budgets were judged) is unknown, not trusted.
+type Trust struct {
+	// Reasons are why the budget cannot be trusted; none: it can.
+	Reasons []TrustReason `json:"reasons,omitempty"`
+}
+
+// Trusted reports whether t is known and has no reason against it.
+func (t *Trust) Trusted() bool { return t != nil && len(t.Reasons) == 0 }
+
+// Untrusted reports whether t is known and has a reason against it.
+func (t *Trust) Untrusted() bool { return t != nil && len(t.Reasons) > 0 }
+
+// TrustReason is one reason a budget cannot be trusted: a kind and the
+// figure behind it, so that every renderer words it its own way.
+type TrustReason struct {
+	Kind TrustKind `json:"kind"`
+	// Value is the figure: a ratio for TracedOff and TracerEffect, a
+	// count for FewSamples, a share of the workers' time for
+	// RecordsLost.
+	Value float64 `json:"value"`
+	// Limit is the threshold Value was judged against.
+	Limit float64 `json:"limit,omitempty"`
+}
+
+// TrustKind names a reason a budget cannot be trusted.
+type TrustKind string
+
+// The reasons a budget cannot be trusted.
+const (
+	// TracedOff: the traced executions' time/op was Value × the timed
+	// median (beyond Limit either way): the budget's shares describe
+	// executions that ran differently from the timed ones.
+	TracedOff TrustKind = "traced-off"
+	// TracerEffect: paired round by round, traced over untraced time/op
+	// was Value, and its interval is beyond Limit: the tracer itself
+	// slows what the case does (each system call, each park is an event
+	// with a stack), so the shares of what emits events are too large.
+	TracerEffect TrustKind = "tracer-effect"
+	// FewSamples: the workers' running time was split by Value CPU
+	// samples, fewer than Limit.
+	FewSamples TrustKind = "few-samples"
+	// RecordsLost: the kernel's context-switch records were lost while
+	// the workers' threads waited for a CPU Value of their time: where
+	// that wait goes in the budget is an estimate.
+	RecordsLost TrustKind = "records-lost"
+)
