@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/lab"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/units"
@@ -136,24 +137,14 @@ func compareRun(io *IO, o *CompareOptions) error {
 	if err != nil {
 		return usagef(err)
 	}
-	c.Metrics = compare.Metrics(pr.Pairs, units, compare.Options{Threshold: thr})
 	var unmeasured []compare.Problem
-	measured := map[string]bool{}
-	for _, m := range c.Metrics {
-		measured[m.Unit] = true
-	}
-	var names []string
-	for _, u := range units {
-		names = append(names, report.MetricName(u))
-		if !measured[u] && o.metricsSet && !c.Unusable && len(c.Metrics) > 0 {
+	for _, u := range lab.Measure(c, pr, units, thr) {
+		if o.metricsSet && !c.Unusable && len(c.Metrics) > 0 {
 			// Named, and a metric perflab knows, but no compared case has
 			// it: say so rather than leave the gate one metric short.
 			c.Warnings = append(c.Warnings, fmt.Sprintf("--metric %s: no compared case measured it (not compared)", report.MetricName(u)))
 			unmeasured = append(unmeasured, compare.Problem{Kind: compare.ProblemUnmeasured, What: report.MetricName(u), Detail: "named by --metric, but no compared case measured it"})
 		}
-	}
-	if !c.Unusable && len(c.Metrics) == 0 {
-		c.Unusable, c.Reason = true, "no shared case measured any of "+strings.Join(names, ", ")
 	}
 	switch o.Format {
 	case "json":
@@ -253,7 +244,6 @@ func metricUnits(names []string, pairs []compare.Pair) ([]string, error) {
 // comparison resolves the references into the pairs to compare and the
 // report's sides, cases only one side has and warnings.
 func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison, compare.Pairing, error) {
-	c := &report.Comparison{}
 	var pr compare.Pairing
 	// Each side may name latest (latest/a and latest/b): its note is
 	// said, and refused by a gate, once.
@@ -273,19 +263,10 @@ func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison,
 		if ref.Case != nil {
 			return nil, pr, usagef(errors.New("--base compares the variants of a whole run: give a run, not a case"))
 		}
-		if pr, err = variantPairs(ref.Run, o.Base); err != nil {
+		c, pr, err := lab.CompareVariants(ref.Run, o.Base)
+		if err != nil {
 			return nil, pr, usagef(err)
 		}
-		c.A, c.B = o.Base, "variant"
-		c.Warnings = caseWarnings(ref.Run, nil)
-		for _, u := range pr.Unmatched {
-			c.Warnings = append(c.Warnings, u+" (not compared)")
-		}
-		c.Warnings = append(c.Warnings, report.ContentionWarnings(ref.Run)...)
-		if !ref.Run.Complete {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("run %s is incomplete: %s", ref.Run.ID, ref.Run.Why()))
-		}
-		judge(c, ref.Run)
 		return c, pr, nil
 	}
 	ra, err := resolve(io, st, o.Refs[0])
@@ -296,120 +277,9 @@ func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison,
 	if err != nil {
 		return nil, pr, err
 	}
-	same := ra.Run.ID == rb.Run.ID && ra.Store.Root == rb.Store.Root
-	c.A, c.B = ra.Run.ID, rb.Run.ID
-	if same && (ra.Case == nil) == (rb.Case == nil) && (ra.Case == nil || ra.Case.Name == rb.Case.Name) {
-		// Refused, not shown: every row would be +0.0% by construction,
-		// which reads as "no change" and passes a gate. In CI it is
-		// usually a script whose base and head picked the same run.
-		return selfComparison(c, o.Refs, ra), pr, nil
+	c, pr, err := lab.CompareRefs(ra, rb, [2]string{o.Refs[0], o.Refs[1]})
+	if errors.Is(err, lab.ErrMixedRefs) {
+		return nil, pr, usagef(err)
 	}
-	switch {
-	case ra.Case != nil && rb.Case != nil:
-		label := ra.Case.Name
-		if ra.Case.Name != rb.Case.Name {
-			label = ra.Case.Name + " vs " + rb.Case.Name
-		}
-		if same {
-			c.A, c.B = ra.Case.Variant, rb.Case.Variant
-		}
-		pr.Pairs = []compare.Pair{{Label: label, A: ra.Case, B: rb.Case, Paired: same}}
-		pr.Involved = []compare.RunCase{{Run: ra.Run.ID, Case: ra.Case}, {Run: rb.Run.ID, Case: rb.Case}}
-	case ra.Case == nil && rb.Case == nil:
-		pr = compare.PairRuns(ra.Run, rb.Run, same)
-		c.OnlyA, c.OnlyB = pr.OnlyA, pr.OnlyB
-		if len(pr.Pairs) == 0 {
-			c.Unusable, c.Reason = true, fmt.Sprintf("runs %s and %s share no case names (compare two cases with RUN/CASE RUN/CASE)", ra.Run.ID, rb.Run.ID)
-		}
-	default:
-		return nil, pr, usagef(errors.New("compare a run with a run, or a case with a case"))
-	}
-	if !same {
-		c.Warnings = report.EnvWarnings(ra.Run, rb.Run)
-	}
-	c.Warnings = append(c.Warnings, report.ContentionWarnings(ra.Run, rb.Run)...)
-	c.Warnings = append(c.Warnings, caseWarnings(ra.Run, pr.Pairs)...)
-	if !same {
-		c.Warnings = append(c.Warnings, caseWarnings(rb.Run, pr.Pairs)...)
-	}
-	judge(c, ra.Run)
-	judge(c, rb.Run)
-	return c, pr, nil
-}
-
-// selfComparison is the unusable comparison of a run, or a case, with
-// itself.
-func selfComparison(c *report.Comparison, refs []string, r *store.Ref) *report.Comparison {
-	what := "run " + r.Run.ID
-	if r.Case != nil {
-		what = "case " + r.Case.Name + " of run " + r.Run.ID
-	}
-	c.Unusable = true
-	c.Reason = fmt.Sprintf("both sides are %s", what)
-	if refs[0] != refs[1] {
-		c.Reason += fmt.Sprintf(" (%q and %q name the same)", refs[0], refs[1])
-	}
-	c.Reason += ": compared with itself every change is 0 by construction; compare it with another run, or its variants with --base VARIANT"
-	return c
-}
-
-// judge records what run r's state does to comparison c: the first
-// incomplete run named makes it incomplete, a run that measured nothing
-// makes it unusable.
-func judge(c *report.Comparison, r *store.Run) {
-	if !r.Complete && c.Incomplete == "" {
-		c.Incomplete = fmt.Sprintf("run %s (%s)", r.ID, orWhy(r.Why()))
-	}
-	if !r.Measured() {
-		c.Unusable, c.Reason = true, fmt.Sprintf("run %s measured nothing (%s)", r.ID, orWhy(r.Why()))
-	}
-}
-
-func orWhy(note string) string {
-	if note == "" {
-		return "no repetitions"
-	}
-	return note
-}
-
-// caseWarnings lists the cases of run that were not measured: all of
-// them, or only those in pairs when pairs is not nil.
-func caseWarnings(run *store.Run, pairs []compare.Pair) []string {
-	in := map[*store.Case]bool{}
-	for _, p := range pairs {
-		in[p.A], in[p.B] = true, true
-	}
-	var out []string
-	for i := range run.Cases {
-		cs := &run.Cases[i]
-		if pairs != nil && !in[cs] || cs.Status == store.StatusOK {
-			continue
-		}
-		msg := fmt.Sprintf("%s in %s: %s", cs.Name, run.ID, cs.Status)
-		if cs.Error != "" {
-			msg += ": " + firstLineOf(cs.Error)
-		}
-		out = append(out, msg+" (not compared)")
-	}
-	return out
-}
-
-// variantPairs pairs every case of run with the base variant's case at the
-// same parameters and goroutine count, or says which variants run has.
-func variantPairs(run *store.Run, base string) (compare.Pairing, error) {
-	pr := compare.PairVariants(run, base, func(c *store.Case) string { return report.GroupKey(run, c) })
-	for i := range run.Cases {
-		if run.Cases[i].Variant == base {
-			return pr, nil
-		}
-	}
-	var names []string
-	seen := map[string]bool{}
-	for _, c := range run.Cases {
-		if !seen[c.Variant] {
-			seen[c.Variant] = true
-			names = append(names, c.Variant)
-		}
-	}
-	return pr, fmt.Errorf("run %s has no variant %q%s (it has %s)", run.ID, base, didYouMean(base, names), strings.Join(names, ", "))
+	return c, pr, err
 }

@@ -1,0 +1,204 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/suggest"
+)
+
+// ErrMixedRefs is CompareRefs's error for a run compared with a case.
+var ErrMixedRefs = errors.New("compare a run with a run, or a case with a case")
+
+// CompareRefs builds the comparison of two resolved references, as
+// `perflab compare A B` and the web's compare page make it: two runs (every
+// case they share, by name) or two cases. refs are the references as the
+// user wrote them, for the message when both name the same. The metrics
+// are left to Measure.
+func CompareRefs(ra, rb *store.Ref, refs [2]string) (*report.Comparison, compare.Pairing, error) {
+	c := &report.Comparison{}
+	var pr compare.Pairing
+	same := ra.Run.ID == rb.Run.ID && sameStore(ra, rb)
+	c.A, c.B = ra.Run.ID, rb.Run.ID
+	if same && (ra.Case == nil) == (rb.Case == nil) && (ra.Case == nil || ra.Case.Name == rb.Case.Name) {
+		// Refused, not shown: every row would be +0.0% by construction,
+		// which reads as "no change" and passes a gate. In CI it is
+		// usually a script whose base and head picked the same run.
+		return selfComparison(c, refs, ra), pr, nil
+	}
+	switch {
+	case ra.Case != nil && rb.Case != nil:
+		label := ra.Case.Name
+		if ra.Case.Name != rb.Case.Name {
+			label = ra.Case.Name + " vs " + rb.Case.Name
+		}
+		if same {
+			c.A, c.B = ra.Case.Variant, rb.Case.Variant
+		}
+		pr.Pairs = []compare.Pair{{Label: label, A: ra.Case, B: rb.Case, Paired: same}}
+		pr.Involved = []compare.RunCase{{Run: ra.Run.ID, Case: ra.Case}, {Run: rb.Run.ID, Case: rb.Case}}
+	case ra.Case == nil && rb.Case == nil:
+		pr = compare.PairRuns(ra.Run, rb.Run, same)
+		c.OnlyA, c.OnlyB = pr.OnlyA, pr.OnlyB
+		if len(pr.Pairs) == 0 {
+			c.Unusable, c.Reason = true, fmt.Sprintf("runs %s and %s share no case names (compare two cases with RUN/CASE RUN/CASE)", ra.Run.ID, rb.Run.ID)
+		}
+	default:
+		return nil, pr, ErrMixedRefs
+	}
+	if !same {
+		c.Warnings = report.EnvWarnings(ra.Run, rb.Run)
+	}
+	c.Warnings = append(c.Warnings, report.ContentionWarnings(ra.Run, rb.Run)...)
+	c.Warnings = append(c.Warnings, caseWarnings(ra.Run, pr.Pairs)...)
+	if !same {
+		c.Warnings = append(c.Warnings, caseWarnings(rb.Run, pr.Pairs)...)
+	}
+	judge(c, ra.Run)
+	judge(c, rb.Run)
+	return c, pr, nil
+}
+
+func sameStore(a, b *store.Ref) bool {
+	if a.Store == nil || b.Store == nil {
+		return a.Store == b.Store
+	}
+	return a.Store.Root == b.Store.Root
+}
+
+// CompareVariants builds the comparison of each variant of run with the
+// base variant at the same parameters and goroutine count (`perflab
+// compare RUN --base VARIANT`). The repetitions pair by round. An unknown
+// base is an error that names the run's variants.
+func CompareVariants(run *store.Run, base string) (*report.Comparison, compare.Pairing, error) {
+	pr, err := variantPairs(run, base)
+	if err != nil {
+		return nil, pr, err
+	}
+	c := &report.Comparison{A: base, B: "variant"}
+	c.Warnings = caseWarnings(run, nil)
+	for _, u := range pr.Unmatched {
+		c.Warnings = append(c.Warnings, u+" (not compared)")
+	}
+	c.Warnings = append(c.Warnings, report.ContentionWarnings(run)...)
+	if !run.Complete {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("run %s is incomplete: %s", run.ID, run.Why()))
+	}
+	judge(c, run)
+	return c, pr, nil
+}
+
+// Measure compares the pairs of pr metric by metric (units, run.json
+// names) at threshold thr (negative: none; 0: the default) into c, and
+// makes c unusable when no pair measured any of them. It returns the units
+// no compared case measured.
+func Measure(c *report.Comparison, pr compare.Pairing, units []string, thr float64) (unmeasured []string) {
+	c.Metrics = compare.Metrics(pr.Pairs, units, compare.Options{Threshold: thr})
+	measured := map[string]bool{}
+	for _, m := range c.Metrics {
+		measured[m.Unit] = true
+	}
+	var names []string
+	for _, u := range units {
+		names = append(names, report.MetricName(u))
+		if !measured[u] {
+			unmeasured = append(unmeasured, u)
+		}
+	}
+	if !c.Unusable && len(c.Metrics) == 0 {
+		c.Unusable, c.Reason = true, "no shared case measured any of "+strings.Join(names, ", ")
+	}
+	return unmeasured
+}
+
+// selfComparison is the unusable comparison of a run, or a case, with
+// itself.
+func selfComparison(c *report.Comparison, refs [2]string, r *store.Ref) *report.Comparison {
+	what := "run " + r.Run.ID
+	if r.Case != nil {
+		what = "case " + r.Case.Name + " of run " + r.Run.ID
+	}
+	c.Unusable = true
+	c.Reason = fmt.Sprintf("both sides are %s", what)
+	if refs[0] != refs[1] && refs[0] != "" && refs[1] != "" {
+		c.Reason += fmt.Sprintf(" (%q and %q name the same)", refs[0], refs[1])
+	}
+	c.Reason += ": compared with itself every change is 0 by construction; compare it with another run, or its variants with --base VARIANT"
+	return c
+}
+
+// judge records what run r's state does to comparison c: the first
+// incomplete run named makes it incomplete, a run that measured nothing
+// makes it unusable.
+func judge(c *report.Comparison, r *store.Run) {
+	if !r.Complete && c.Incomplete == "" {
+		c.Incomplete = fmt.Sprintf("run %s (%s)", r.ID, orWhy(r.Why()))
+	}
+	if !r.Measured() {
+		c.Unusable, c.Reason = true, fmt.Sprintf("run %s measured nothing (%s)", r.ID, orWhy(r.Why()))
+	}
+}
+
+func orWhy(note string) string {
+	if note == "" {
+		return "no repetitions"
+	}
+	return note
+}
+
+// caseWarnings lists the cases of run that were not measured: all of
+// them, or only those in pairs when pairs is not nil.
+func caseWarnings(run *store.Run, pairs []compare.Pair) []string {
+	in := map[*store.Case]bool{}
+	for _, p := range pairs {
+		in[p.A], in[p.B] = true, true
+	}
+	var out []string
+	for i := range run.Cases {
+		cs := &run.Cases[i]
+		if pairs != nil && !in[cs] || cs.Status == store.StatusOK {
+			continue
+		}
+		msg := fmt.Sprintf("%s in %s: %s", cs.Name, run.ID, cs.Status)
+		if cs.Error != "" {
+			msg += ": " + firstLine(cs.Error)
+		}
+		out = append(out, msg+" (not compared)")
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// variantPairs pairs every case of run with the base variant's case at the
+// same parameters and goroutine count, or says which variants run has.
+func variantPairs(run *store.Run, base string) (compare.Pairing, error) {
+	pr := compare.PairVariants(run, base, func(c *store.Case) string { return report.GroupKey(run, c) })
+	for i := range run.Cases {
+		if run.Cases[i].Variant == base {
+			return pr, nil
+		}
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, c := range run.Cases {
+		if !seen[c.Variant] {
+			seen[c.Variant] = true
+			names = append(names, c.Variant)
+		}
+	}
+	dym := ""
+	if s := suggest.DidYouMean(base, names); s != "" {
+		dym = ": " + s
+	}
+	return pr, fmt.Errorf("run %s has no variant %q%s (it has %s)", run.ID, base, dym, strings.Join(names, ", "))
+}
