@@ -272,7 +272,7 @@ func TestBrowser(t *testing.T) {
 		}
 		b.shot("case-phone")
 		pair := run.ID + "/" + store.Slug(run.Cases[3].Name) + "&b=" + run.ID + "/" + store.Slug(run.Cases[4].Name)
-		for _, path := range []string{"/", "/upload", "/runs/" + f.small.ID, "/nope", "/compare?a=" + pair} {
+		for _, path := range []string{"/", "/upload", "/runs/" + f.small.ID, "/nope", "/compare?a=" + pair, "/runs/" + run.ID + "/compare?base=mutex"} {
 			b.open(path)
 			if w := eval[int](b, `document.documentElement.scrollWidth`); w > 391 {
 				t.Errorf("%s is %dpx wide on a 390px phone", path, w)

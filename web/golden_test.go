@@ -30,6 +30,7 @@ func TestPageGoldens(t *testing.T) {
 		{"run.html", "/runs/" + full.ID},
 		{"case.html", caseURL(full, 0)},
 		{"compare.html", "/compare?" + pair},
+		{"runcompare.html", "/runs/" + full.ID + "/compare?base=mutex"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			status, _, body := get(t, srv.URL+tt.path)

@@ -16,7 +16,7 @@ import (
 
 // pageNames are the templates under templates/, each rendered inside
 // layout.html.
-var pageNames = []string{"runs", "run", "case", "compare", "upload", "uploaded", "pyroscope", "error"}
+var pageNames = []string{"runs", "run", "case", "compare", "runcompare", "upload", "uploaded", "pyroscope", "error"}
 
 func parsePages() map[string]*template.Template {
 	pages := make(map[string]*template.Template)

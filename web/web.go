@@ -109,6 +109,7 @@ func New(dir string, opts Options) *Server {
 	s.mux.HandleFunc("GET /runs/{id}/cases/{case}/folded", s.caseFolded)
 	s.mux.HandleFunc("GET /runs/{id}/cases/{case}/flame.svg", s.caseFlameSVG)
 	s.mux.HandleFunc("GET /runs/{id}/files/{path...}", s.runFile)
+	s.mux.HandleFunc("GET /runs/{id}/compare", s.runComparePage)
 	s.mux.HandleFunc("GET /compare", s.comparePage)
 	s.mux.HandleFunc("GET /compare/flame.json", s.compareFlameJSON)
 	s.mux.HandleFunc("GET /upload", s.uploadForm)

@@ -69,6 +69,14 @@ func TestRoutes(t *testing.T) {
 		{"run", "/runs/" + full.ID, 200, []string{"keys=128 key=ssk threads=4", "time/op", "±", "<svg class=\"chart\"", "Scaling", "rwmutex"}},
 		// The report's verdict and a case's own warning, next to its
 		// group, as the CLI's table has them.
+		// Run-level comparisons, internal/lab's, as perflab compare makes
+		// them.
+		{"run compare base", "/runs/" + full.ID + "/compare?base=mutex", 200, []string{"each variant against mutex", "time/op: ", "keys=128 key=ssk threads=1  rwmutex", "p="}},
+		{"run compare default", "/runs/" + full.ID + "/compare", 200, []string{"each variant against mutex"}},
+		{"run compare runs", "/runs/" + full.ID + "/compare?with=" + small.ID, 200, []string{"A: " + small.ID, "B: " + full.ID, "Mann–Whitney"}},
+		{"run compare bad base", "/runs/" + full.ID + "/compare?base=mutx", 404, []string{"did you mean mutex?"}},
+		{"run compare both", "/runs/" + full.ID + "/compare?base=mutex&with=" + small.ID, 400, []string{"not both"}},
+		{"run compare missing run", "/runs/" + full.ID + "/compare?with=20990101-000000-x", 404, nil},
 		{"run verdict", "/runs/" + full.ID, 200, []string{`<p class="verdict-line">fastest: `, `⚠ rwmutex: time/op&#39;s interval ±12% is wide`}},
 		{"latest", "/runs/latest", 302, nil},
 		// A skipped case is called so, as the CLI's table calls it.
