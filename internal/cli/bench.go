@@ -135,16 +135,16 @@ func runBench(ctx context.Context, io *IO, o *BenchOptions) error {
 	default:
 		return usagef(fmt.Errorf("--profile %s: perflab bench captures wall,cpu (from one traced run) or none", strings.Join(o.Profile, ",")))
 	}
-	cl, err := loadClassification(o.Rules)
+	cl, err := lab.LoadClassification(o.Rules)
 	if err != nil {
 		return usagef(err)
 	}
-	if _, err := cl.base.WithWork(o.Work...); err != nil {
+	if _, err := cl.Base().WithWork(o.Work...); err != nil {
 		return usagef(fmt.Errorf("--work: %w", err))
 	}
 	lo := lab.BenchOptions{
 		Dir: o.Dir, Packages: o.Packages, Bench: o.Bench, Count: o.Count, Time: o.Time, CPU: o.CPU,
-		Profile: profile, ProfileTime: o.ProfileTime, Work: o.Work, Rules: cl.base, Seed: o.Seed, Args: o.Args,
+		Profile: profile, ProfileTime: o.ProfileTime, Work: o.Work, Rules: cl.Base(), Seed: o.Seed, Args: o.Args,
 		Log: benchLog(io),
 	}
 	plan, err := lab.PlanBench(ctx, lo)

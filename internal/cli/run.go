@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/lab"
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/runner"
@@ -40,7 +38,6 @@ type RunOptions struct {
 	Rules       string
 	Seed        uint64
 	Args        []string
-	until       float64
 	// Push is a Pyroscope server to send the stored run to, with at most
 	// PushTimeout per profile.
 	Push        string
@@ -101,193 +98,8 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 	return cmd
 }
 
-// selection turns -p, --variant and --threads into a Selection for s,
-// ignoring parameters s does not have when several scenarios run.
-func (o *RunOptions) selection(s *perflab.Scenario, strict bool) (perflab.Selection, error) {
-	sel := perflab.Selection{Params: map[string][]string{}, Threads: o.Threads}
-	for _, v := range o.Variants {
-		if _, err := s.Variant(v); err != nil {
-			if strict {
-				return sel, err
-			}
-			continue
-		}
-		sel.Variants = append(sel.Variants, v)
-	}
-	if !strict && len(o.Variants) > 0 && len(sel.Variants) == 0 {
-		return sel, fmt.Errorf("none of --variant %s is a variant of %s", strings.Join(o.Variants, ","), s.Name)
-	}
-	for _, p := range o.Params {
-		name, values, ok := strings.Cut(p, "=")
-		if !ok || name == "" || values == "" {
-			return sel, fmt.Errorf("-p %q: want name=value[,value…]", p)
-		}
-		list := strings.Split(values, ",")
-		if name == "threads" {
-			if len(o.Threads) > 0 {
-				// One would silently win over the other.
-				return sel, fmt.Errorf("--threads %s and -p %s both give goroutine counts: give them once", joinInts(o.Threads), p)
-			}
-			for _, v := range list {
-				n, err := strconv.Atoi(v)
-				if err != nil {
-					return sel, fmt.Errorf("-p threads=%s: %q is not a goroutine count", values, v)
-				}
-				sel.Threads = append(sel.Threads, n)
-			}
-			continue
-		}
-		if _, err := s.Param(name); err != nil {
-			if strict {
-				return sel, err
-			}
-			continue
-		}
-		sel.Params[name] = append(sel.Params[name], list...)
-	}
-	return sel, nil
-}
-
-// checkVariants fails for an empty --variant, which would otherwise run
-// every variant, and an empty name in its list.
-func (o *RunOptions) checkVariants() error {
-	if o.variantsSet && len(o.Variants) == 0 {
-		return errors.New("--variant is empty: name the variants to run, or leave --variant out for all (see perflab list)")
-	}
-	for _, v := range o.Variants {
-		if strings.TrimSpace(v) == "" {
-			return fmt.Errorf("--variant %s: an empty variant name", strings.Join(o.Variants, ","))
-		}
-	}
-	return nil
-}
-
-// unknownScenario is Lookup's error for name, with a hint when name is
-// not a scenario but something else a user might type after one: a
-// variant (perflab run cipher-cache mutex) or a parameter (keys=128).
-// names are the scenario arguments.
-func unknownScenario(name string, names []string, err error) error {
-	if k, v, ok := strings.Cut(name, "="); ok && k != "" && v != "" {
-		return fmt.Errorf("unknown scenario %q: for a parameter, use -p %s", name, name)
-	}
-	var named []*perflab.Scenario
-	for _, n := range names {
-		if s, err := perflab.Lookup(n); err == nil {
-			named = append(named, s)
-		}
-	}
-	variantOf := func(list []*perflab.Scenario) []string {
-		var of []string
-		for _, s := range list {
-			if _, err := s.Variant(name); err == nil {
-				of = append(of, s.Name)
-			}
-		}
-		return of
-	}
-	if of := variantOf(named); len(of) > 0 {
-		return fmt.Errorf("unknown scenario %q: it is a variant of %s; to run only it, use --variant %s", name, strings.Join(of, ", "), name)
-	}
-	if of := variantOf(perflab.Scenarios()); len(of) > 0 {
-		return fmt.Errorf("unknown scenario %q: it is a variant of %s (perflab run %s --variant %s)", name, strings.Join(of, ", "), of[0], name)
-	}
-	return err
-}
-
-// checkKnown fails for a -p name or --variant that none of the scenarios
-// has: with several scenarios each one ignores what it lacks, so a typo
-// would otherwise pass silently.
-func (o *RunOptions) checkKnown(scenarios []*perflab.Scenario) error {
-	for _, p := range o.Params {
-		name, _, _ := strings.Cut(p, "=")
-		known := name == "threads"
-		for _, s := range scenarios {
-			if _, err := s.Param(name); err == nil {
-				known = true
-			}
-		}
-		if !known {
-			var all []string
-			for _, s := range scenarios {
-				for _, p := range s.Params {
-					all = append(all, p.Name)
-				}
-			}
-			return fmt.Errorf("-p %s: none of %s has a parameter %q%s (see perflab list)", p, strings.Join(o.Scenarios, ", "), name, didYouMean(name, append(all, "threads")))
-		}
-	}
-	for _, v := range o.Variants {
-		known := false
-		var all []string
-		for _, s := range scenarios {
-			if _, err := s.Variant(v); err == nil {
-				known = true
-			}
-			for _, sv := range s.Variants {
-				all = append(all, sv.Name)
-			}
-		}
-		if !known {
-			return fmt.Errorf("--variant %s: none of %s has that variant%s (see perflab list)", v, strings.Join(o.Scenarios, ", "), didYouMean(v, all))
-		}
-	}
-	return nil
-}
-
-func (o *RunOptions) profiles() ([]string, error) {
-	if len(o.Profile) == 1 && (o.Profile[0] == "none" || o.Profile[0] == "") {
-		return []string{}, nil
-	}
-	for _, p := range o.Profile {
-		if p == "none" {
-			return nil, fmt.Errorf("--profile %s: none cannot be combined with profiles: give --profile none alone, or the profiles to capture", strings.Join(o.Profile, ","))
-		}
-		if !slices.Contains(runner.ProfileKinds, p) {
-			return nil, fmt.Errorf("--profile %s: unknown profile %q%s (want %s or none)", strings.Join(o.Profile, ","), p, didYouMean(p, runner.ProfileKinds), strings.Join(runner.ProfileKinds, ", "))
-		}
-	}
-	return o.Profile, nil
-}
-
 func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 	// Check everything the user typed before measuring anything.
-	if err := o.checkVariants(); err != nil {
-		return usagef(err)
-	}
-	var scenarios []*perflab.Scenario
-	var plans []plan
-	for i, name := range o.Scenarios {
-		if slices.Contains(o.Scenarios[:i], name) {
-			return usagef(fmt.Errorf("scenario %s is named twice: each scenario runs once a run (for more repetitions, use --count)", name))
-		}
-		s, err := perflab.Lookup(name)
-		if err != nil {
-			return usagef(unknownScenario(name, o.Scenarios, err))
-		}
-		scenarios = append(scenarios, s)
-	}
-	if len(scenarios) > 1 {
-		// Before each scenario's selection, which drops what it lacks:
-		// a name none of them has is a typo, said as one.
-		if err := o.checkKnown(scenarios); err != nil {
-			return usagef(err)
-		}
-	}
-	for _, s := range scenarios {
-		sel, err := o.selection(s, len(o.Scenarios) == 1)
-		if err != nil {
-			return usagef(err)
-		}
-		cases, err := s.Matrix(sel)
-		if err != nil {
-			return usagef(err)
-		}
-		plans = append(plans, plan{s: s, sel: sel, cases: len(cases)})
-	}
-	prof, err := o.profiles()
-	if err != nil {
-		return usagef(err)
-	}
 	var until float64
 	if o.Until != "" {
 		t, err := parseThreshold(o.Until)
@@ -296,25 +108,17 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		}
 		until = t
 	}
-	o.until = until
-	switch {
-	case o.Count < 1:
-		return usagef(fmt.Errorf("--count %d: want at least 1", o.Count))
-	case o.Time <= 0:
-		return usagef(fmt.Errorf("--time %s: want a positive duration, such as 200ms", o.Time))
-	case o.Warmup < 0:
-		return usagef(fmt.Errorf("--warmup %s: want 0 or a positive duration, such as 300ms", o.Warmup))
-	case o.ProfileTime <= 0:
-		return usagef(fmt.Errorf("--profile-time %s: want a positive duration, such as 1s", o.ProfileTime))
-	case o.Trace != runner.TraceSlices && o.Trace != runner.TraceWindow:
-		return usagef(fmt.Errorf("--trace %q: want %s or %s", o.Trace, runner.TraceSlices, runner.TraceWindow))
-	}
-	cl, err := loadClassification(o.Rules)
+	plan, err := lab.PlanMeasure(lab.MeasureRequest{
+		Scenarios: o.Scenarios, Params: o.Params, Variants: o.Variants, VariantsSet: o.variantsSet,
+		Threads: o.Threads, Count: o.Count, Time: o.Time, Warmup: o.Warmup,
+		Profile: o.Profile, ProfileTime: o.ProfileTime, Trace: o.Trace,
+		Until: until, UntilMax: o.UntilMax, Rules: o.Rules, Seed: o.Seed, Args: o.Args,
+	})
 	if err != nil {
 		return usagef(err)
 	}
 	if o.Push != "" {
-		if len(prof) == 0 {
+		if len(plan.Profile) == 0 {
 			return usagef(errors.New("--push sends the run's profiles, and --profile none captures none"))
 		}
 		if o.pusher, err = pyroscopeClientTimeout(o.Push, "", "", "", o.PushTimeout); err != nil {
@@ -323,8 +127,9 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 	}
 	st := store.Open(store.Dir(o.Out))
 	var errs []error
-	for i, s := range scenarios {
-		err := runOne(ctx, io, o, st, plans[i], prof, cl)
+	for i, sp := range plan.Scenarios {
+		s := sp.Scenario
+		err := runOne(ctx, io, o, st, plan, i)
 		var ee *ExitError
 		if errors.As(err, &ee) && ee.Code == 130 {
 			return err // interrupted: do not start the next scenario
@@ -354,38 +159,23 @@ func noteWrapped(w io.Writer, text string) {
 	}
 }
 
-// plan is one scenario of a run command, checked before anything runs.
-type plan struct {
-	s     *perflab.Scenario
-	sel   perflab.Selection
-	cases int
-}
-
-func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, p plan, prof []string, cl *classification) (err error) {
-	s, sel := p.s, p.sel
-	// Before Create, so a bad rule leaves no partial run behind.
-	rules, recorded, err := cl.forScenario(s)
-	if err != nil {
-		return usagef(err)
-	}
-	opts := runner.Options{
-		Selection: sel, Count: o.Count, Time: o.Time, Warmup: o.Warmup,
-		Profile: prof, ProfileTime: o.ProfileTime, Trace: o.Trace, Seed: o.Seed,
-		Until: o.until, UntilMax: o.UntilMax,
-	}
-	run := runner.NewRun(s, opts, o.Args, recorded)
-	w, err := st.Create(run)
-	if err != nil {
-		return err
-	}
-	ncases := p.cases
+// runOne measures scenario i of plan, stores the run and prints its
+// table: internal/lab plans and starts it, this says what happens.
+func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, plan *lab.MeasurePlan, i int) (err error) {
+	sp := plan.Scenarios[i]
+	s, prof := sp.Scenario, plan.Profile
+	ncases := len(sp.Cases)
 	est := estimate(ncases, o.Count, o.Time, o.Warmup, o.ProfileTime, prof)
 	prog := newProgress(io, est)
-	var save runner.Saver = w
-	if wrapSaver != nil {
-		save = wrapSaver(w)
+	m, err := plan.Start(st, i, prog, wrapSaver)
+	if err != nil {
+		var pe *lab.PlanError
+		if errors.As(err, &pe) {
+			return usagef(err)
+		}
+		return err
 	}
-	r := &runner.Runner{Scenario: s, Opts: opts, Run: run, Save: save, Progress: prog, Rules: rules}
+	run, w, r := m.Run, m.Writer, m.Runner
 	noteWrapped(io.Err, fmt.Sprintf("%s; GOMAXPROCS=%d GOGC=%s", announcement(s.Name, ncases, o.Count, o.Time, prof, est), run.Env.GOMAXPROCS, run.Env.GOGC))
 	if o.Count < runner.MinIntervalReps && o.Until == "" {
 		// Said before the rounds, not only after them as a ±∞.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/lab"
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/runner"
@@ -113,12 +114,7 @@ func soakRun(ctx context.Context, io *IO, o *SoakOptions) error {
 	if err != nil {
 		return usagef(err)
 	}
-	ro := &RunOptions{Params: o.Params, Variants: o.Variants, Threads: o.Threads}
-	sel, err := ro.selection(s, true)
-	if err != nil {
-		return usagef(err)
-	}
-	specs, err := s.Matrix(sel)
+	_, specs, err := lab.Select(s, o.Params, o.Variants, o.Threads)
 	if err != nil {
 		return usagef(err)
 	}

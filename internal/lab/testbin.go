@@ -16,9 +16,10 @@ import (
 	"golang.org/x/perf/benchfmt"
 )
 
-// PlanError is an error in what the user asked perflab bench for: a
+// PlanError is an error in what the user asked for: for perflab bench a
 // package that does not build, one without benchmarks, a -bench pattern
-// that matches none. The command exits 2 for it, as for a bad flag.
+// that matches none; for perflab run an unknown scenario, variant or
+// parameter, or a bad flag value. The command exits 2 for it.
 type PlanError struct{ Err error }
 
 func (e *PlanError) Error() string { return e.Err.Error() }

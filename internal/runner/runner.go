@@ -26,6 +26,10 @@ var bgctx = context.Background()
 // Options control a run.
 type Options struct {
 	Selection perflab.Selection
+	// Cases are the selection's cases, when the caller has expanded the
+	// matrix already (internal/lab plans a run before it starts): the
+	// matrix is expanded once. Nil: Execute expands Selection.
+	Cases []perflab.CaseSpec
 	// Count is the number of timed repetitions (rounds) per case.
 	Count int
 	// Time is the target duration of one repetition.
@@ -147,9 +151,12 @@ func (r *Runner) Execute(ctx context.Context) error {
 	for _, p := range r.Scenario.Params {
 		r.Run.ParamOrder = append(r.Run.ParamOrder, p.Name)
 	}
-	specs, err := r.Scenario.Matrix(r.Opts.Selection)
-	if err != nil {
-		return err
+	specs := r.Opts.Cases
+	if specs == nil {
+		var err error
+		if specs, err = r.Scenario.Matrix(r.Opts.Selection); err != nil {
+			return err
+		}
 	}
 	r.sampler = newSampler()
 	r.Run.Config.Trace = r.Opts.Trace
