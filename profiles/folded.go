@@ -203,3 +203,17 @@ func FoldedName(name string) string {
 	}
 	return b.String()
 }
+
+// SampleStack returns a sample's function names, leaf first, inlined
+// frames included: the stack the classifier and the runner's filters read.
+func SampleStack(s *profile.Sample) []string {
+	var out []string
+	for _, loc := range s.Location {
+		for _, ln := range loc.Line {
+			if ln.Function != nil {
+				out = append(out, ln.Function.Name)
+			}
+		}
+	}
+	return out
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/wallclock"
+	"github.com/perflab/perflab/profiles"
 	"github.com/perflab/perflab/profiles/flame"
 )
 
@@ -59,20 +60,6 @@ func inBenchmark(stack []string) bool {
 	return false
 }
 
-// sampleStack returns a sample's function names, leaf first, inlined
-// frames included.
-func sampleStack(s *profile.Sample) []string {
-	var out []string
-	for _, loc := range s.Location {
-		for _, ln := range loc.Line {
-			if ln.Function != nil {
-				out = append(out, ln.Function.Name)
-			}
-		}
-	}
-	return out
-}
-
 // keepBenchmark keeps the samples of the benchmark's own code (see
 // inBenchmark) and returns the kept time by state, and whether any of it
 // is RunParallel's goroutines'.
@@ -80,7 +67,7 @@ func keepBenchmark(p *profile.Profile) (byState map[string]int64, parallel bool)
 	byState = map[string]int64{}
 	kept := p.Sample[:0]
 	for _, s := range p.Sample {
-		stack := sampleStack(s)
+		stack := profiles.SampleStack(s)
 		if inBenchmark(stack) {
 			kept = append(kept, s)
 			if len(s.Value) > 0 {

@@ -745,20 +745,6 @@ func delta(p *godeltaprof.BlockProfiler, start time.Time, d time.Duration) (*pro
 	return out, nil
 }
 
-// stack returns a sample's function names, leaf first, inlined frames
-// included.
-func stack(s *profile.Sample) []string {
-	var out []string
-	for _, loc := range s.Location {
-		for _, ln := range loc.Line {
-			if ln.Function != nil {
-				out = append(out, ln.Function.Name)
-			}
-		}
-	}
-	return out
-}
-
 // keepWorkers keeps the samples of scenario worker goroutines doing the
 // scenario's work. fgprof and the block profile see every goroutine —
 // the harness's waits, the profiler's own ticker, the progress printer —
@@ -772,7 +758,7 @@ func keepWorkers(p *profile.Profile) (*profile.Profile, int) {
 	kept := p.Sample[:0]
 	truncated := 0
 	for _, s := range p.Sample {
-		st := stack(s)
+		st := profiles.SampleStack(s)
 		found := false
 		for k, fn := range st {
 			if fn != workerFrame {

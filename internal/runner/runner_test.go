@@ -257,7 +257,7 @@ func testProfilingPass(t *testing.T, mode string) {
 			var total int64
 			for _, smp := range p.Sample {
 				if len(smp.Label["state"]) != 1 {
-					t.Fatalf("wall sample without a state label: %v", stack(smp))
+					t.Fatalf("wall sample without a state label: %v", profiles.SampleStack(smp))
 				}
 				total += smp.Value[0]
 			}
@@ -273,8 +273,8 @@ func testProfilingPass(t *testing.T, mode string) {
 		}
 		if kind == "block" || kind == "fgprof" {
 			for _, smp := range p.Sample {
-				if !strings.Contains(strings.Join(stack(smp), ";"), workerFrame) {
-					t.Fatalf("%s profile keeps a non-worker sample: %v", kind, stack(smp))
+				if !strings.Contains(strings.Join(profiles.SampleStack(smp), ";"), workerFrame) {
+					t.Fatalf("%s profile keeps a non-worker sample: %v", kind, profiles.SampleStack(smp))
 				}
 			}
 		}
