@@ -250,7 +250,7 @@ func contains(xs []string, x string) bool {
 // Protobuf wire format: a field key is (number << 3 | wire type); 0 is
 // varint, 2 is length-delimited.
 func appendVarint(b []byte, field int, v uint64) []byte {
-	b = binary.AppendUvarint(b, uint64(field)<<3|0)
+	b = binary.AppendUvarint(b, uint64(field)<<3) // wire type 0
 	return binary.AppendUvarint(b, v)
 }
 

@@ -122,11 +122,11 @@ func TestRoundOthers(t *testing.T) {
 	spun := make(chan struct{})
 	go func() {
 		defer close(spun)
-		//lint:ignore SA5004 a spinner: the loop spins on purpose, to load a CPU
 		for {
 			select {
 			case <-stop:
 				return
+			//lint:ignore SA5004 a spinner: the loop spins on purpose, to load a CPU
 			default:
 			}
 		}

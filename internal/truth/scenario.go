@@ -167,7 +167,7 @@ func (c *tcase) NewWorker(id int) perflab.Worker {
 // node is one allocation of the alloc variant: 32 bytes with a pointer.
 type node struct {
 	next *node
-	val  [3]uint64
+	_    [3]uint64 // to 32 bytes
 }
 
 // allocList allocates a list of n nodes. It is a frame of its own so that

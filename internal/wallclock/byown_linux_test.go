@@ -107,7 +107,7 @@ func TestPreemptionsByOwn(t *testing.T) {
 		t.Errorf("own threads had the CPU for %.0f%% of the wait, want at least %.0f%% (the process's share of busy time, less 20 points)", 100*got, 100*share-20)
 	}
 	hogs(t, 3)
-	own, all, share = window(1)
+	own, all, _ = window(1)
 	t.Logf("1 own spinner, 3 hogs: preempted %v, by own threads %v (%.0f%%)", all, own, 100*float64(own)/float64(all))
 	if all == 0 {
 		t.Fatal("no preemptions of a spinning thread among three spinning processes")
