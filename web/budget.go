@@ -117,6 +117,9 @@ func (l *lease) release() { l.shrink(0) }
 
 // size returns the bytes the lease holds.
 func (l *lease) size() int64 {
+	if l == nil {
+		return 0
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.n

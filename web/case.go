@@ -101,7 +101,11 @@ func (s *Server) caseTree(ctx context.Context, run *store.Run, c *store.Case, ki
 	}
 	defer f.Close()
 	// What is built depends on the run's rules and the title too.
-	rules := rulesOfRun(run)
+	rules, rulesDone, err := s.rulesOfRun(ctx, run)
+	if err != nil {
+		return nil, nil, profileStatus(err), s.profileErr(c, kind, run, err)
+	}
+	defer rulesDone()
 	key = "tree\x00" + key + "\x00" + rules.key + "\x00" + kind + "\x00" + typ + "\x00" + c.Name
 	b, done, err := s.trees.get(ctx, key, func(ctx context.Context) (*built, *lease, error) {
 		src, l, err := s.parseFile(ctx, f, size)
@@ -165,7 +169,13 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	for _, u := range units([]store.Case{*c}) {
 		v.Stats = append(v.Stats, statRow{Label: unitLabel(u), Cell: statCell(c.Stats, u)})
 	}
-	if warn := rulesOfRun(run).warning; warn != "" {
+	rules, rulesDone, err := s.rulesOfRun(r.Context(), run)
+	if err != nil {
+		s.fail(w, r, http.StatusServiceUnavailable, "%v.", err)
+		return
+	}
+	rulesDone()
+	if warn := rules.warning; warn != "" {
 		// A copy: the cached run is shared between requests.
 		cc := *c
 		cc.Warnings = append(slices.Clip(c.Warnings), warn)

@@ -402,7 +402,12 @@ func (s *Server) compareFlameJSON(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer fb.Close()
-	rules := rulesOfRun(b.Run)
+	rules, rulesDone, err := s.rulesOfRun(r.Context(), b.Run)
+	if err != nil {
+		s.failJSON(w, profileStatus(err), err)
+		return
+	}
+	defer rulesDone()
 	key := "diff\x00" + ka + "\x00" + kb + "\x00" + a.Case.Name + "\x00" + b.Case.Name + "\x00" + layout.String() + "\x00" + rules.key
 	// The two profiles are decoded one after the other, each lease shrunk
 	// to its Source, and the diff keeps only its JSON.

@@ -28,6 +28,9 @@ type built struct {
 	samples int
 	types   []profile.ValueType
 	idx     int // the sample type drawn
+	// rules, in an entry of its own, is a stored run's compiled
+	// classification (Server.rulesOfRun), kept under its lease like a tree.
+	rules *runRules
 }
 
 // builtCache keeps built trees, the most recently used first, each with
