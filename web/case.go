@@ -245,6 +245,9 @@ func escapePath(rel string) string {
 func (s *Server) compareCandidates(run *store.Run, c *store.Case) []caseOption {
 	var out []caseOption
 	for _, o := range run.Cases {
+		if len(out) == maxPickerCases {
+			break // the others by URL: /compare?a=…&b=RUN/CASE
+		}
 		if o.Name != c.Name {
 			out = append(out, caseOption{Value: run.ID + "/" + store.Slug(o.Name), Label: o.Name})
 		}
