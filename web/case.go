@@ -163,6 +163,7 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	typ := r.URL.Query().Get("type")
+	status := http.StatusOK
 	slug := store.Slug(c.Name)
 	base := "/runs/" + run.ID + "/cases/" + slug
 	v := caseView{Run: run, Case: c, Slug: slug, Base: base, Params: paramString(run, c), Kind: kind, Kinds: profileKinds(c), Budget: budgetParts(c.Budget)}
@@ -189,14 +190,18 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		if typ != "" {
 			q += "&type=" + url.QueryEscape(typ)
 		}
-		b, done, _, err := s.caseTree(r.Context(), run, c, kind, typ)
+		b, done, st, err := s.caseTree(r.Context(), run, c, kind, typ)
 		var nt errNoType
 		switch {
 		case errors.As(err, &nt):
 			s.fail(w, r, http.StatusNotFound, "%v.", err)
 			return
 		case err != nil:
+			// The page still shows the case, and says why its profile
+			// is not drawn, with the failure's status (issue 26: a
+			// broken profile's page answered 200).
 			v.ProfileErr = err.Error()
+			status = st
 		default:
 			pv := *b.view
 			pv.FlameURL = base + "/flame.json" + q
@@ -221,7 +226,7 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		v.FlameSVG = "/runs/" + run.ID + "/files/" + c.Flame
 	}
 	v.CompareTo = s.compareCandidates(run, c)
-	s.render(w, r, http.StatusOK, "case", v)
+	s.render(w, r, status, "case", v)
 }
 
 // servable says runFile would serve run id's file rel: the store's checks
