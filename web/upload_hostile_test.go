@@ -264,3 +264,54 @@ func TestUploadBodyCharged(t *testing.T) {
 	}
 	checkReleased(t, s)
 }
+
+// TestUploadLabelsCharged: the budget ignored sample labels (issue 26: 32
+// concurrent uploads of a 172 KB label-heavy profile took 10.2 GB against
+// a 2 GiB budget). Eight uploads of a profile of 20,000 samples × 64 labels
+// at once stay within the budget's accounting, and the heap's sampled peak
+// within 1.5 times the budget.
+func TestUploadLabelsCharged(t *testing.T) {
+	fn := &profile.Function{ID: 1, Name: "main.f"}
+	loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}}, Function: []*profile.Function{fn}, Location: []*profile.Location{loc}}
+	labels := map[string][]string{} // one map for every sample: the test stays small
+	for k := range 64 {
+		labels[fmt.Sprintf("key%d", k)] = []string{strings.Repeat("v", 64) + fmt.Sprint(k)}
+	}
+	for i := range 20_000 {
+		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{loc}, Value: []int64{int64(i)}, Label: labels})
+	}
+	var gz bytes.Buffer
+	if err := p.Write(&gz); err != nil {
+		t.Fatal(err)
+	}
+	p = nil
+	const budget = 128 << 20
+	s := New(t.TempDir(), Options{Logf: t.Logf, MemoryBudget: budget})
+	stop := make(chan struct{})
+	peak := heapPeak(stop)
+	done := make(chan int)
+	for range 8 {
+		go func() {
+			body, ct := uploadForm(nil, gz.Bytes())
+			done <- serveUpload(s, body, ct).Code
+		}()
+	}
+	for range 8 {
+		if code := <-done; code != http.StatusSeeOther {
+			t.Errorf("upload: %d", code)
+		}
+	}
+	close(stop)
+	heap := <-peak
+	used, most := s.mem.usage()
+	t.Logf("8 uploads of %d KB (1.28M labels): heap peak %d MB above the start; budget %d MB held, %d MB at most", gz.Len()>>10, heap>>20, used>>20, most>>20)
+	if most > budget {
+		t.Errorf("the budget held %d MB, over its %d MB", most>>20, budget>>20)
+	}
+	// Measured: 130 MB charged, 254 MB before labels were (issue 26).
+	if heap > budget*3/2 {
+		t.Errorf("heap peak %d MB above the start, want within 1.5 times the %d MB budget", heap>>20, budget>>20)
+	}
+	checkReleased(t, s)
+}
