@@ -278,7 +278,7 @@ func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
 				break
 			}
 			name = path.Base(strings.ReplaceAll(part.FileName(), "\\", "/"))
-			data, err = readCharged(ctx, part, s.opts.MaxUpload, l)
+			data, err = s.readBody(ctx, part, l)
 		case "save":
 			var v []byte
 			v, err = readLimited(part, 16)
@@ -297,11 +297,13 @@ func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
 		default:
 			_, err = io.Copy(io.Discard, io.LimitReader(part, 1<<10))
 		}
-		part.Close()
 		if err != nil {
+			// Not part.Close: it reads the rest of the part, which a
+			// stalled client never sends.
 			s.uploadError(w, r, err)
 			return
 		}
+		part.Close()
 	}
 	if data == nil {
 		s.fail(w, r, http.StatusBadRequest, "The form had no file named \"profile\". Choose a pprof file (.pb.gz) to upload.")
@@ -368,30 +370,42 @@ var (
 	errTooManyPatterns = fmt.Errorf("the work patterns are refused: at most %d patterns, %d KiB a field and %d KiB in all", store.MaxClassificationRules, store.MaxPatternBytes>>10, store.MaxClassificationBytes>>10)
 )
 
-// readCharged reads all of r, at most max bytes (errTooLarge past them),
-// into a buffer it grows a step at a time, charging each step to l before
-// it is allocated (issue 26: bodies were held, 32 MiB each, before any
-// budget: 24 stalled uploads took 1.04 GB). l ends holding the buffer's
-// capacity.
-func readCharged(ctx context.Context, r io.Reader, max int64, l *lease) ([]byte, error) {
+// readBody reads an upload's file, at most MaxUpload bytes (errTooLarge
+// past them), into a buffer it grows a step at a time, charging each step
+// to l before it is allocated (issue 26: bodies were held, 32 MiB each,
+// before any budget: 24 stalled uploads took 1.04 GB). l ends holding the
+// buffer's capacity. The bodies being read hold at most a quarter of the
+// budget together: a client that stalls keeps what it sent until the
+// server's read timeout, and stalled uploads must not starve the parses.
+func (s *Server) readBody(ctx context.Context, r io.Reader, l *lease) ([]byte, error) {
+	limit := s.opts.MaxUpload
 	var buf []byte
+	var held int64 // of s.bodies
+	defer func() { s.bodies.Add(-held) }()
 	for {
 		if len(buf) == cap(buf) {
-			if int64(len(buf)) > max {
+			if int64(len(buf)) > limit {
 				return nil, errTooLarge
 			}
-			n := min(int64(2*cap(buf))+64<<10, max+1)
+			n := min(int64(2*cap(buf))+64<<10, limit+1)
+			if s.bodies.Add(n) > s.mem.limit/4 {
+				s.bodies.Add(-n)
+				return nil, fmt.Errorf("%w (uploads being received hold a quarter of its %d MiB memory budget)", errBusy, s.mem.limit>>20)
+			}
+			held += n
 			if err := l.grow(ctx, n); err != nil {
 				return nil, err
 			}
 			nb := make([]byte, len(buf), n)
 			copy(nb, buf)
 			l.shrink(l.size() - int64(cap(buf)))
+			s.bodies.Add(-int64(cap(buf)))
+			held -= int64(cap(buf))
 			buf = nb
 		}
 		m, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+m]
-		if int64(len(buf)) > max {
+		if int64(len(buf)) > limit {
 			return nil, errTooLarge
 		}
 		if err == io.EOF {

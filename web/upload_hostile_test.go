@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,61 +210,67 @@ func TestUploadAddReleasesOnPanic(t *testing.T) {
 // TestUploadBodyCharged: an upload's body was held, up to MaxUpload per
 // connection, before any budget (issue 26: 24 stalled uploads took 1.04
 // GB). Now each step of its buffer is charged before it is allocated: a
-// stalled upload's bytes show in the budget while it stalls, go back when
-// the client leaves, and a body larger than the budget is refused with 503.
+// stalled upload's bytes show in the budget while it stalls and go back
+// when the client leaves; bodies being received hold at most a quarter of
+// the budget, past which an upload gets 503, stalled or not.
 func TestUploadBodyCharged(t *testing.T) {
 	defer func(w time.Duration) { maxWait = w }(maxWait)
 	maxWait = 200 * time.Millisecond
-	const budget = 4 << 20
+	const budget = 16 << 20 // bodies: 4 MiB
 	s := New(t.TempDir(), Options{Logf: t.Logf, MemoryBudget: budget, MaxUpload: 32 << 20})
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 
-	// A stalled upload: 2 MiB of its file sent, then nothing.
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close() // before srv.Close, which waits for it
-	fmt.Fprintf(conn, "POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: %d\r\n\r\n", 16<<20)
-	fmt.Fprintf(conn, "--XX\r\nContent-Disposition: form-data; name=\"profile\"; filename=\"p.pb.gz\"\r\n\r\n")
-	conn.Write(bytes.Repeat([]byte{'p'}, 2<<20))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		used, _ := s.mem.usage()
-		if used >= 1<<20 { // its buffer's last step may hold under what was sent
-			t.Logf("stalled upload after 2 MiB: %d KB of the budget held", used>>10)
-			break
+	// stall starts an upload, sends size bytes of its file, and stops.
+	stall := func(size int) net.Conn {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stalled upload of 2 MiB: %d bytes of the budget held, want its body's (1 MiB or more)", used)
-		}
-		time.Sleep(10 * time.Millisecond)
+		t.Cleanup(func() { conn.Close() }) // before srv.Close, which waits for it
+		fmt.Fprintf(conn, "POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: %d\r\n\r\n", 30<<20)
+		fmt.Fprintf(conn, "--XX\r\nContent-Disposition: form-data; name=\"profile\"; filename=\"p.pb.gz\"\r\n\r\n")
+		go conn.Write(bytes.Repeat([]byte{'p'}, size))
+		return conn
 	}
+	waitUsed := func(what string, ok func(used int64) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			used, _ := s.mem.usage()
+			if ok(used) {
+				t.Logf("%s: %d KB of the budget held", what, used>>10)
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d KB of the budget held", what, used>>10)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	conn := stall(2 << 20)
+	// Its buffer's last step may hold under what was sent.
+	waitUsed("a stalled upload of 2 MiB", func(used int64) bool { return used >= 1<<20 })
 	conn.Close()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if used, _ := s.mem.usage(); used == 0 {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("the client left: %d bytes still held", used)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUsed("the client left", func(used int64) bool { return used == 0 })
 
-	// A whole body over the budget: refused while it is read.
-	body, ct := uploadForm(nil, bytes.Repeat([]byte{'p'}, 8<<20))
-	resp, err := http.Post(srv.URL+"/upload", ct, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	// Stalled uploads past the bodies' quarter: the server answers 503
+	// to those it cannot hold, and holds no more than the quarter.
+	var answers []string
+	for range 4 {
+		conn := stall(3 << 20)
+		conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		line, _ := bufio.NewReader(conn).ReadString('\n')
+		answers = append(answers, strings.TrimSpace(line))
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("8 MiB body under a 4 MiB budget: %d, want 503", resp.StatusCode)
+	if !slices.Contains(answers, "HTTP/1.1 503 Service Unavailable") {
+		t.Errorf("4 stalled uploads of 3 MiB under a 4 MiB share: answers %q, want a 503", answers)
+	}
+	if s.bodies.Load() > budget/4 {
+		t.Errorf("bodies hold %d KB, over their %d KB", s.bodies.Load()>>10, budget>>12)
 	}
 	if _, peak := s.mem.usage(); peak > budget {
 		t.Errorf("budget peak %d, over its %d", peak, budget)
 	}
-	checkReleased(t, s)
 }
 
 // TestUploadLabelsCharged: the budget ignored sample labels (issue 26: 32

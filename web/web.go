@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles/flame"
@@ -73,6 +74,9 @@ type Server struct {
 	// requests that need it, and kept while the budget has room.
 	mem   *memBudget
 	trees *builtCache
+	// bodies is the part of mem held by upload bodies being received
+	// (Server.readBody), at most a quarter of it.
+	bodies atomic.Int64
 }
 
 var _ http.Handler = (*Server)(nil)
