@@ -424,7 +424,7 @@ func (s *Server) uploadError(w http.ResponseWriter, r *http.Request, err error) 
 		s.fail(w, r, http.StatusServiceUnavailable, "%v.", err)
 		return
 	case errors.Is(err, errTwoFiles), errors.Is(err, errTooManyPatterns):
-		s.fail(w, r, http.StatusBadRequest, "%v.", err)
+		s.fail(w, r, http.StatusBadRequest, "The upload is refused: %v.", err)
 		return
 	}
 	if errors.As(err, &mbe) || errors.Is(err, errTooLarge) {
