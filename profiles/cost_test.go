@@ -39,11 +39,16 @@ func TestCompiledBytes(t *testing.T) {
 			runtime.KeepAlive(re)
 			got := int64(after) - int64(before)
 			t.Logf("estimate %d KB, measured %d KB", est>>10, got>>10)
-			if est < got {
+			// Below a megabyte the heap's other traffic (tests running
+			// beside this one) is as large as the pattern.
+			if got > 1<<20 && est < got {
 				t.Errorf("estimate %d KB under the %d KB measured", est>>10, got>>10)
 			}
 			if got > 1<<20 && est > 4*got {
 				t.Errorf("estimate %d KB more than 4× the %d KB measured", est>>10, got>>10)
+			}
+			if got <= 1<<20 && est > max(8*got, 64<<10) {
+				t.Errorf("estimate %d KB for a pattern of %d KB", est>>10, got>>10)
 			}
 		})
 	}
