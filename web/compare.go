@@ -458,7 +458,7 @@ func (s *Server) compareFlameJSON(w http.ResponseWriter, r *http.Request) {
 			return nil, nil, err
 		}
 		var buf bytes.Buffer
-		d := &built{jsonErr: t.WriteJSON(&buf), json: buf.Bytes()}
+		d := &built{jsonErr: t.WriteJSON(&buf), json: safePage(buf.Bytes())}
 		lb.shrink(int64(cap(d.json)))
 		return d, lb, nil
 	})

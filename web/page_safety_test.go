@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -67,6 +69,35 @@ func TestPageSafety(t *testing.T) {
 			if strings.Contains(body, bad) {
 				t.Errorf("GET %s: the page holds %q raw", tc.path, bad)
 			}
+		}
+	}
+}
+
+// TestFlameJSONSafe: the names a flame graph draws come through its JSON,
+// fetched or inlined: a bidirectional override in a function name becomes
+// U+FFFD there too (issue 26).
+func TestFlameJSONSafe(t *testing.T) {
+	fn := &profile.Function{ID: 1, Name: "main.\u202egnp.exe"}
+	loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}}, Function: []*profile.Function{fn}, Location: []*profile.Location{loc},
+		Sample: []*profile.Sample{{Location: []*profile.Location{loc}, Value: []int64{1}}}}
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	id, slug := storeProfile(t, root, buf.Bytes())
+	s := New(root, Options{Logf: t.Logf})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	resp := postFile(t, srv.URL+"/upload", buf.Bytes(), false, nil)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("upload: %d", resp.StatusCode)
+	}
+	for _, u := range []string{"/runs/" + id + "/cases/" + slug + "/flame.json", resp.Header.Get("Location") + "/flame.json"} {
+		code, _, body := get(t, srv.URL+u)
+		if code != http.StatusOK || strings.Contains(body, "\u202e") || !strings.Contains(body, "main.\uFFFDgnp.exe") {
+			t.Errorf("GET %s: %d, want the name with U+FFFD for U+202E:\n%s", u, code, clip(body, 500))
 		}
 	}
 }

@@ -68,7 +68,8 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 // U+FFFD. html/template escapes for HTML, not for these: a case named with
 // U+202E reached the pages reversed (issue 26). U+FFFD is inert in every
 // context a page has (text, attribute, JSON in a script), where a visible
-// escape would be read back as one in JSON.
+// escape would be read back as one in JSON. The flame JSON the pages fetch
+// goes through it too, once, when it is built.
 func safePage(page []byte) []byte {
 	clean := true
 	for _, c := range page {

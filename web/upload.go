@@ -185,7 +185,7 @@ func (u *upload) build() {
 			tv.Budget = treeBudget(t)
 			var buf bytes.Buffer
 			err = t.WriteJSON(&buf)
-			tv.Flame = buf.Bytes()
+			tv.Flame = safePage(buf.Bytes())
 		} else {
 			tv.View = &profileView{SampleType: u.Types[i], FlameURL: "/upload/" + u.Token + "/flame.json" + q}
 		}
