@@ -219,7 +219,7 @@ func TestUploadBodyCharged(t *testing.T) {
 	const budget = 16 << 20 // bodies: 4 MiB
 	s := New(t.TempDir(), Options{Logf: t.Logf, MemoryBudget: budget, MaxUpload: 32 << 20})
 	srv := httptest.NewServer(s)
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after the stalled connections' cleanups: Close waits for them
 
 	// stall starts an upload, sends size bytes of its file, and stops.
 	stall := func(size int) net.Conn {
@@ -247,9 +247,10 @@ func TestUploadBodyCharged(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	conn := stall(2 << 20)
-	// Its buffer's last step may hold under what was sent.
-	waitUsed("a stalled upload of 2 MiB", func(used int64) bool { return used >= 1<<20 })
+	// 1.5 MiB: its buffer grows to 1,984 KB and stays (at 2 MiB it
+	// would need 4,032 KB more, over the bodies' quarter: a 503).
+	conn := stall(3 << 19)
+	waitUsed("a stalled upload of 1.5 MiB", func(used int64) bool { return used >= 1<<20 })
 	conn.Close()
 	waitUsed("the client left", func(used int64) bool { return used == 0 })
 
@@ -257,13 +258,13 @@ func TestUploadBodyCharged(t *testing.T) {
 	// to those it cannot hold, and holds no more than the quarter.
 	var answers []string
 	for range 4 {
-		conn := stall(3 << 20)
+		conn := stall(3 << 19)
 		conn.SetReadDeadline(time.Now().Add(2 * time.Second))
 		line, _ := bufio.NewReader(conn).ReadString('\n')
 		answers = append(answers, strings.TrimSpace(line))
 	}
 	if !slices.Contains(answers, "HTTP/1.1 503 Service Unavailable") {
-		t.Errorf("4 stalled uploads of 3 MiB under a 4 MiB share: answers %q, want a 503", answers)
+		t.Errorf("4 stalled uploads of 1.5 MiB under a 4 MiB share: answers %q, want a 503", answers)
 	}
 	if s.bodies.Load() > budget/4 {
 		t.Errorf("bodies hold %d KB, over their %d KB", s.bodies.Load()>>10, budget>>12)
