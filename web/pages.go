@@ -137,6 +137,8 @@ func (s *Server) run(id string) (*store.Run, int, error) {
 		return nil, http.StatusForbidden, err
 	case errors.Is(err, store.ErrNoRun):
 		return nil, http.StatusNotFound, err
+	case errors.Is(err, errBusy):
+		return nil, http.StatusServiceUnavailable, err
 	}
 	return nil, http.StatusInternalServerError, err
 }
