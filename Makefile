@@ -48,6 +48,7 @@ fuzz:
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzFlame$$' ./profiles/flame
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzReadSource$$' ./profiles/flame
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzClientAnswer$$' ./internal/pyroscope
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzUpload$$' ./web
 
 # The web load check in a short bounded form (CI): 32 clients, 1,000
 # requests or 20 s, zero errors. make bench runs the long one.

@@ -117,7 +117,36 @@ func (l *lease) release() { l.shrink(0) }
 
 // size returns the bytes the lease holds.
 func (l *lease) size() int64 {
+	if l == nil {
+		return 0
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.n
+}
+
+// grow adds n bytes to the lease, waiting for them as acquire does: what
+// is read or built a step at a time (an upload's body, its work patterns)
+// is charged before each step.
+func (l *lease) grow(ctx context.Context, n int64) error {
+	more, err := l.b.acquire(ctx, n)
+	if err != nil {
+		return err
+	}
+	l.take(more)
+	return nil
+}
+
+// take moves the bytes of o into l: o holds nothing after.
+func (l *lease) take(o *lease) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	n := o.n
+	o.n = 0
+	o.mu.Unlock()
+	l.mu.Lock()
+	l.n += n
+	l.mu.Unlock()
 }

@@ -101,7 +101,11 @@ func (s *Server) caseTree(ctx context.Context, run *store.Run, c *store.Case, ki
 	}
 	defer f.Close()
 	// What is built depends on the run's rules and the title too.
-	rules := rulesOfRun(run)
+	rules, rulesDone, err := s.rulesOfRun(ctx, run)
+	if err != nil {
+		return nil, nil, profileStatus(err), s.profileErr(c, kind, run, err)
+	}
+	defer rulesDone()
 	key = "tree\x00" + key + "\x00" + rules.key + "\x00" + kind + "\x00" + typ + "\x00" + c.Name
 	b, done, err := s.trees.get(ctx, key, func(ctx context.Context) (*built, *lease, error) {
 		src, l, err := s.parseFile(ctx, f, size)
@@ -159,13 +163,20 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	typ := r.URL.Query().Get("type")
+	status := http.StatusOK
 	slug := store.Slug(c.Name)
 	base := "/runs/" + run.ID + "/cases/" + slug
 	v := caseView{Run: run, Case: c, Slug: slug, Base: base, Params: paramString(run, c), Kind: kind, Kinds: profileKinds(c), Budget: budgetParts(c.Budget)}
 	for _, u := range caseUnits([]store.Case{*c}) {
 		v.Stats = append(v.Stats, statRow{Label: unitLabel(u), Cell: statCell(c.Stats, u)})
 	}
-	if warn := rulesOfRun(run).warning; warn != "" {
+	rules, rulesDone, err := s.rulesOfRun(r.Context(), run)
+	if err != nil {
+		s.fail(w, r, http.StatusServiceUnavailable, "%v.", err)
+		return
+	}
+	rulesDone()
+	if warn := rules.warning; warn != "" {
 		// A copy: the cached run is shared between requests.
 		cc := *c
 		cc.Warnings = append(slices.Clip(c.Warnings), store.Warn(store.WarnOther, 0, warn))
@@ -179,14 +190,18 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		if typ != "" {
 			q += "&type=" + url.QueryEscape(typ)
 		}
-		b, done, _, err := s.caseTree(r.Context(), run, c, kind, typ)
+		b, done, st, err := s.caseTree(r.Context(), run, c, kind, typ)
 		var nt errNoType
 		switch {
 		case errors.As(err, &nt):
 			s.fail(w, r, http.StatusNotFound, "%v.", err)
 			return
 		case err != nil:
+			// The page still shows the case, and says why its profile
+			// is not drawn, with the failure's status (issue 26: a
+			// broken profile's page answered 200).
 			v.ProfileErr = err.Error()
+			status = st
 		default:
 			pv := *b.view
 			pv.FlameURL = base + "/flame.json" + q
@@ -211,7 +226,7 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		v.FlameSVG = "/runs/" + run.ID + "/files/" + c.Flame
 	}
 	v.CompareTo = s.compareCandidates(run, c)
-	s.render(w, r, http.StatusOK, "case", v)
+	s.render(w, r, status, "case", v)
 }
 
 // servable says runFile would serve run id's file rel: the store's checks
@@ -235,6 +250,9 @@ func escapePath(rel string) string {
 func (s *Server) compareCandidates(run *store.Run, c *store.Case) []caseOption {
 	var out []caseOption
 	for _, o := range run.Cases {
+		if len(out) == maxPickerCases {
+			break // the others by URL: /compare?a=…&b=RUN/CASE
+		}
 		if o.Name != c.Name {
 			out = append(out, caseOption{Value: run.ID + "/" + store.Slug(o.Name), Label: o.Name})
 		}

@@ -1,10 +1,12 @@
 package web
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"unicode/utf8"
 
@@ -66,20 +68,23 @@ type runRules struct {
 	warning string
 }
 
-// storedRules keeps compiled recorded classifications by content. The
-// patterns of a tampered run.json can take a good part of a second to
-// compile (store.MaxClassificationBytes), and every case page asks.
-var storedRules = newCache[*runRules](32)
-
 // rulesOfRun returns the classification rules of a stored run: those
 // recorded in its run.json (the scenario's work patterns and the user's
 // rules), so that a run made by another binary, such as a user's own with
 // its own scenario, is classified as it was when it was made. A run stored
 // before classifications were recorded gets this binary's registered work
 // patterns for its scenario, as does a run whose recorded classification
-// this binary refuses (a tampered run.json, or a category this version
-// does not know), with a warning that says so.
-func rulesOfRun(run *store.Run) *runRules {
+// this binary refuses (a tampered run.json, patterns too large compiled,
+// or a category this version does not know), with a warning that says so.
+//
+// Compiled recorded classifications are kept by content in the cache of
+// built trees, each charged to the memory budget before it is compiled
+// (profiles.CompiledBytes) for as long as it is kept: the patterns of a
+// tampered run.json took ~800 MB compiled, and 32 of them were cached
+// outside any budget (issue 26). The function returned ends the request's
+// use of the rules; the error is the budget's (errBusy).
+func (s *Server) rulesOfRun(ctx context.Context, run *store.Run) (*runRules, func(), error) {
+	noop := func() {}
 	c := run.Config.Classification
 	if c == nil {
 		rr := &runRules{rules: rulesFor(run.Scenario), key: "registry\x00" + run.Scenario}
@@ -87,10 +92,18 @@ func rulesOfRun(run *store.Run) *runRules {
 			rr.warning = "This run was stored without its classification rules (by a perflab before they were recorded), and " +
 				run.Scenario + " is not in this binary: nothing is classified as work. Serve it with the binary that made it to see its work."
 		}
-		return rr
+		return rr, noop, nil
 	}
 	if err := c.Check(); err != nil {
-		return refusedRules(run, err)
+		return refusedRules(run, err), noop, nil
+	}
+	patterns := slices.Clone(c.Work)
+	for _, r := range c.Rules {
+		patterns = append(patterns, r.Pattern)
+	}
+	cost := profiles.CompiledBytes(patterns...)
+	if cost > maxRulesBytes {
+		return refusedRules(run, fmt.Errorf("its patterns would take about %d MiB compiled, more than %d MiB", cost>>20, maxRulesBytes>>20)), noop, nil
 	}
 	// The fallback depends on the scenario, so it is part of the key.
 	data, _ := json.Marshal(struct {
@@ -99,14 +112,22 @@ func rulesOfRun(run *store.Run) *runRules {
 	}{run.Scenario, c})
 	sum := sha256.Sum256(data)
 	key := "stored\x00" + hex.EncodeToString(sum[:])
-	rr, _ := storedRules.get(key, func() (*runRules, error) {
+	b, done, err := s.trees.get(ctx, key, func(ctx context.Context) (*built, *lease, error) {
+		l, err := s.mem.acquire(ctx, cost)
+		if err != nil {
+			return nil, nil, err
+		}
 		rules, err := c.Compile()
 		if err != nil {
-			return refusedRules(run, err), nil
+			l.release()
+			return &built{rules: refusedRules(run, err)}, nil, nil
 		}
-		return &runRules{rules: rules, key: key}, nil
+		return &built{rules: &runRules{rules: rules, key: key}}, l, nil
 	})
-	return rr
+	if err != nil {
+		return nil, nil, err
+	}
+	return b.rules, done, nil
 }
 
 func refusedRules(run *store.Run, err error) *runRules {

@@ -27,6 +27,9 @@ type compareView struct {
 	Unmeasured []string
 	// NoShared says the two cases have results but no metric in common.
 	NoShared bool
+	// Capped says which runs offer only some of their cases in the
+	// pickers (maxPickerCases), and how to name the others.
+	Capped   []string
 	Warnings []string
 	Kind     string
 	Kinds    []string
@@ -122,7 +125,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, status, "Cannot compare: %s.", strings.Join(errs, "; "))
 		return
 	}
-	v.Groups = s.caseGroups(v.A, v.B)
+	v.Groups, v.Capped = s.caseGroups(v.A, v.B)
 	if v.AValue == "" && v.BValue == "" {
 		runs, _, _ := s.runs.list()
 		v.AValue, v.BValue = defaultPair(runs)
@@ -236,29 +239,45 @@ func defaultPair(runs []*store.Run) (a, b string) {
 
 // variantPair returns the run's first two measured cases of different
 // variants at the same parameters and goroutine count, in the run's
-// order, or nil, nil.
+// order, or nil, nil. It is linear in the cases (a run of 200,000 cases of
+// one variant took the quadratic search minutes): the first such pair's
+// base is the first case of its group, so one pass finds, per group, its
+// first case and that case's first partner.
 func variantPair(run *store.Run) (a, b *store.Case) {
-	for i := range run.Cases {
-		x := &run.Cases[i]
-		if !measured(*x) {
+	type pair struct{ x, y int }
+	groups := map[string]*pair{}
+	best := -1
+	for j := range run.Cases {
+		y := &run.Cases[j]
+		if !measured(*y) {
 			continue
 		}
-		for j := i + 1; j < len(run.Cases); j++ {
-			y := &run.Cases[j]
-			if measured(*y) && y.Variant != x.Variant && report.GroupKey(run, y) == report.GroupKey(run, x) {
-				return x, y
+		k := report.GroupKey(run, y)
+		p, ok := groups[k]
+		switch {
+		case !ok:
+			groups[k] = &pair{x: j, y: -1}
+		case p.y < 0 && run.Cases[p.x].Variant != y.Variant:
+			p.y = j
+			if best < 0 || p.x < best {
+				best = p.x // the base of the first pair so far
 			}
 		}
 	}
-	return nil, nil
+	if best < 0 {
+		return nil, nil
+	}
+	p := groups[report.GroupKey(run, &run.Cases[best])]
+	return &run.Cases[p.x], &run.Cases[p.y]
 }
 
 // measured reports whether a case has results to compare.
 func measured(c store.Case) bool { return c.Status == store.StatusOK }
 
 // caseGroups offers the cases of the newest runs, and of the runs being
-// compared, for the two pickers.
-func (s *Server) caseGroups(sides ...*compareSide) []optionGroup {
+// compared, for the two pickers: at most maxPickerCases of each run (the
+// ones picked always among them), with a sentence per run cut short.
+func (s *Server) caseGroups(sides ...*compareSide) (groups []optionGroup, capped []string) {
 	runs, _, _ := s.runs.list()
 	if len(runs) > 10 {
 		runs = runs[:10]
@@ -268,13 +287,16 @@ func (s *Server) caseGroups(sides ...*compareSide) []optionGroup {
 			runs = append(runs, side.Run)
 		}
 	}
-	var groups []optionGroup
 	for _, run := range runs {
 		g := optionGroup{Label: run.ID}
 		if !run.Complete {
 			g.Label += " (incomplete)"
 		}
-		for _, c := range run.Cases {
+		for i, c := range run.Cases {
+			picked := slices.ContainsFunc(sides, func(side *compareSide) bool { return side != nil && side.Run.ID == run.ID && side.Case.Name == c.Name })
+			if i >= maxPickerCases && !picked {
+				continue
+			}
 			// The closed select shows only the option: name the run too,
 			// and say when a case has nothing to compare.
 			label := c.Name + " · " + run.ID
@@ -283,10 +305,18 @@ func (s *Server) caseGroups(sides ...*compareSide) []optionGroup {
 			}
 			g.Options = append(g.Options, caseOption{Value: run.ID + "/" + store.Slug(c.Name), Label: label})
 		}
+		if n := len(run.Cases); n > maxPickerCases {
+			g.Label += fmt.Sprintf(" (first %d of %d cases)", maxPickerCases, n)
+			capped = append(capped, fmt.Sprintf("Run %s has %d cases; the pickers offer its first %d. Name another in the address: /compare?a=%s/CASE&b=…", run.ID, n, maxPickerCases, run.ID))
+		}
 		groups = append(groups, g)
 	}
-	return groups
+	return groups, capped
 }
+
+// maxPickerCases bounds the cases a picker offers per run: a run of
+// 200,000 cases made /compare a 60 MB page (issue 26).
+const maxPickerCases = 200
 
 // compareStats compares every metric the two cases share, with the same
 // statistics as `perflab compare` (internal/compare): paired by round when
@@ -413,7 +443,12 @@ func (s *Server) compareFlameJSON(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer fb.Close()
-	rules := rulesOfRun(b.Run)
+	rules, rulesDone, err := s.rulesOfRun(r.Context(), b.Run)
+	if err != nil {
+		s.failJSON(w, profileStatus(err), err)
+		return
+	}
+	defer rulesDone()
 	key := "diff\x00" + ka + "\x00" + kb + "\x00" + a.Case.Name + "\x00" + b.Case.Name + "\x00" + layout.String() + "\x00" + rules.key
 	// The two profiles are decoded one after the other, each lease shrunk
 	// to its Source, and the diff keeps only its JSON.
@@ -434,7 +469,7 @@ func (s *Server) compareFlameJSON(w http.ResponseWriter, r *http.Request) {
 			return nil, nil, err
 		}
 		var buf bytes.Buffer
-		d := &built{jsonErr: t.WriteJSON(&buf), json: buf.Bytes()}
+		d := &built{jsonErr: t.WriteJSON(&buf), json: safePage(buf.Bytes())}
 		lb.shrink(int64(cap(d.json)))
 		return d, lb, nil
 	})

@@ -37,6 +37,8 @@ func TestStoreDoorRefusals(t *testing.T) {
 			}
 		case "symlink":
 			err = os.Symlink(outside, p)
+		case "hardlink": // issue 26: read and served
+			err = os.Link(outside, p)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -46,7 +48,7 @@ func TestStoreDoorRefusals(t *testing.T) {
 	if _, _, body := get(t, srv.URL+caseURL(run, 0)+"?kind=wall"); !strings.Contains(body, `href="/runs/`+run.ID+`/files/`+escapePath(run.Cases[0].Profiles["wall"])+`"`) {
 		t.Fatalf("the case page does not link its profile file %s", run.Cases[0].Profiles["wall"])
 	}
-	hows := []string{"fifo", "device", "symlink"}
+	hows := []string{"fifo", "device", "symlink", "hardlink"}
 	for i, how := range hows {
 		replace(i, how)
 	}
@@ -69,12 +71,13 @@ func TestStoreDoorRefusals(t *testing.T) {
 				body, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				if strings.Contains(path, "?kind=wall") && !strings.Contains(path, "/flame") && !strings.Contains(path, "/folded") {
-					// The case page shows the profile's error in place.
+					// The case page shows the profile's error in place,
+					// with the refusal's status (issue 26: it was 200).
 					if strings.Contains(string(body), `href="/runs/`+run.ID+`/files/`+escapePath(run.Cases[i].Profiles["wall"])+`"`) {
 						t.Errorf("GET %s: the page links the refused file %s", path, file)
 					}
-					if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "refused") {
-						t.Errorf("GET %s: status %d, page does not say refused", path, resp.StatusCode)
+					if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "refused") {
+						t.Errorf("GET %s: status %d, want 403 and a page that says refused", path, resp.StatusCode)
 					}
 					return
 				}

@@ -128,10 +128,21 @@ func (s *Server) run(id string) (*store.Run, int, error) {
 		return nil, http.StatusInternalServerError, err
 	}
 	run, err := s.runs.load(id)
-	if err != nil {
-		return nil, http.StatusInternalServerError, err
+	switch {
+	case err == nil:
+		return run, http.StatusOK, nil
+	case errors.Is(err, store.ErrCorrupt):
+		// The request names a run whose file is not one: the reason is
+		// the answer (issue 26: a corrupt run.json was a 500).
+		return nil, http.StatusUnprocessableEntity, err
+	case errors.Is(err, store.ErrRefused):
+		return nil, http.StatusForbidden, err
+	case errors.Is(err, store.ErrNoRun):
+		return nil, http.StatusNotFound, err
+	case errors.Is(err, errBusy):
+		return nil, http.StatusServiceUnavailable, err
 	}
-	return run, http.StatusOK, nil
+	return nil, http.StatusInternalServerError, err
 }
 
 // ---- one run ----------------------------------------------------------

@@ -132,6 +132,9 @@ func (s *Server) pyroscopePost(w http.ResponseWriter, r *http.Request) {
 	if m := selectorScenario.FindStringSubmatch(v.Selector); m != nil {
 		u.Scenario = m[1]
 	}
-	s.uploads.add(u)
+	if err := s.uploads.add(u); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "The profile from %s could not be drawn: %v", v.Server, err)
+		return
+	}
 	http.Redirect(w, r, "/upload/"+u.Token, http.StatusSeeOther)
 }

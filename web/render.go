@@ -8,9 +8,11 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/textsafe"
 	"github.com/perflab/perflab/internal/units"
 )
 
@@ -57,7 +59,40 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	w.Write(safePage(buf.Bytes()))
+}
+
+// safePage replaces in a rendered page every character that reorders or
+// controls what is shown rather than showing itself (textsafe.Control:
+// bidirectional overrides and isolates, C0 and C1 controls, DEL), except
+// the tab, newline and carriage return the markup itself is made of, with
+// U+FFFD. html/template escapes for HTML, not for these: a case named with
+// U+202E reached the pages reversed (issue 26). U+FFFD is inert in every
+// context a page has (text, attribute, JSON in a script), where a visible
+// escape would be read back as one in JSON. The flame JSON the pages fetch
+// goes through it too, once, when it is built.
+func safePage(page []byte) []byte {
+	clean := true
+	for _, c := range page {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c >= 0x7f {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return page
+	}
+	out := make([]byte, 0, len(page))
+	for i := 0; i < len(page); {
+		r, n := utf8.DecodeRune(page[i:])
+		if textsafe.Control(r) && r != '\t' && r != '\n' && r != '\r' {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, page[i:i+n]...)
+		}
+		i += n
+	}
+	return out
 }
 
 // fmtValue formats a measurement in its unit: the unit table's one

@@ -28,6 +28,9 @@ type built struct {
 	samples int
 	types   []profile.ValueType
 	idx     int // the sample type drawn
+	// rules, in an entry of its own, is a stored run's compiled
+	// classification (Server.rulesOfRun), kept under its lease like a tree.
+	rules *runRules
 }
 
 // builtCache keeps built trees, the most recently used first, each with
@@ -271,7 +274,7 @@ func buildTree(src *flame.Source, opts flame.Options, l *lease) (*built, error) 
 	b := &built{tree: t, samples: src.Samples(), types: src.SampleTypes(), idx: idx}
 	var buf bytes.Buffer
 	b.jsonErr = t.WriteJSON(&buf)
-	b.json = buf.Bytes()
+	b.json = safePage(buf.Bytes()) // names reach the canvas: no bidi overrides
 	b.view = treeView(t, b.samples, "")
 	l.shrink(t.Bytes() + int64(cap(b.json)) + viewBytes)
 	return b, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"compress/gzip"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -50,6 +51,9 @@ type upload struct {
 	// Work are work patterns given with the upload, as perflab flame's
 	// --work: without them the program's own code is "other".
 	Work []string
+	// rules are the rules compiled with Work (charged to lease), until the
+	// views are built; nil means rulesFor(Scenario).
+	rules *profiles.Rules
 	// lease is the server's memory budget the upload holds: its parse's
 	// while its views are built, then what it keeps (Data and the flame
 	// JSON), until the cache drops it.
@@ -68,11 +72,15 @@ type uploadTypeView struct {
 // profiles have two or four); each costs a flame graph build.
 const maxUploadTypes = 6
 
-// flameBytes is the size of the flame JSON an upload holds.
+// flameBytes is the size of the flame JSON an upload holds. Views past
+// maxUploadTypes are nil (issue 26: a profile of 8 sample types panicked
+// here, and its lease was never given back).
 func (u *upload) flameBytes() int {
 	n := 0
 	for _, v := range u.Views {
-		n += len(v.Flame)
+		if v != nil {
+			n += len(v.Flame)
+		}
 	}
 	return n
 }
@@ -95,55 +103,19 @@ func newUploadCache(max int, maxBytes int64) *uploadCache {
 	return &uploadCache{max: max, maxBytes: maxBytes, items: map[string]*upload{}}
 }
 
-// add keeps u, first computing what its page shows (outside the lock).
-func (c *uploadCache) add(u *upload) {
-	if u.Src == nil && u.Prof != nil {
-		u.Src = flame.NewSource(u.Prof)
-	}
-	if src := u.Src; src != nil {
-		rules := rulesFor(u.Scenario)
-		if r, err := rules.WithWork(u.Work...); err == nil { // checked by uploadPost
-			rules = r
+// add keeps u, first computing what its page shows (outside the lock). If
+// that fails (a panic is a bug, but must not keep the memory u holds: issue
+// 26), u is not kept, its lease is given back, and the error says why.
+func (c *uploadCache) add(u *upload) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("internal error drawing the profile: %v", v)
 		}
-		types := src.SampleTypes()
-		// typeLinks and the views take the sample types in a profile.
-		shape := &profile.Profile{}
-		for i := range types {
-			shape.SampleType = append(shape.SampleType, &types[i])
+		if err != nil {
+			u.lease.release()
 		}
-		u.Default = len(types) - 1
-		if i, err := src.SampleIndex(""); err == nil {
-			u.Default = i
-		}
-		for i, st := range types {
-			u.Types = append(u.Types, st.Type+" ("+st.Unit+")")
-			u.names = append(u.names, st.Type)
-			if i >= maxUploadTypes && i != u.Default {
-				u.Views = append(u.Views, nil)
-				continue
-			}
-			q := "?type=" + url.QueryEscape(st.Type)
-			tv := &uploadTypeView{}
-			t, err := flame.BuildSource(src, flame.Options{Title: u.Name, SampleType: st.Type, Rules: rules})
-			if err == nil {
-				tv.View = treeView(t, src.Samples(), "/upload/"+u.Token+"/flame.json"+q)
-				tv.Budget = treeBudget(t)
-				var buf bytes.Buffer
-				err = t.WriteJSON(&buf)
-				tv.Flame = buf.Bytes()
-			} else {
-				tv.View = &profileView{SampleType: u.Types[i], FlameURL: "/upload/" + u.Token + "/flame.json" + q}
-			}
-			tv.FlameErr = err
-			tv.View.Types = typeLinks(shape, i, "/upload/"+u.Token+"?")
-			u.Views = append(u.Views, tv)
-		}
-		if len(u.Data) < 2 || u.Data[0] != 0x1f || u.Data[1] != 0x8b {
-			// Stored profiles are gzipped, as Go writes them.
-			u.Data = gzipped(u.Data)
-		}
-		u.Src, u.Prof = nil, nil
-	}
+	}()
+	u.build()
 	u.lease.shrink(int64(len(u.Data) + u.flameBytes()))
 	var drop []*upload
 	c.mu.Lock()
@@ -161,6 +133,71 @@ func (c *uploadCache) add(u *upload) {
 	for _, old := range drop {
 		old.lease.release()
 	}
+	return nil
+}
+
+// held returns the budget the kept uploads hold, for tests.
+func (c *uploadCache) held() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, u := range c.items {
+		n += u.lease.size()
+	}
+	return n
+}
+
+// build computes the views of u's sample types, then drops the profile.
+func (u *upload) build() {
+	if u.Src == nil && u.Prof != nil {
+		u.Src = flame.NewSource(u.Prof)
+	}
+	src := u.Src
+	if src == nil {
+		return
+	}
+	rules := u.rules
+	if rules == nil {
+		rules = rulesFor(u.Scenario)
+	}
+	types := src.SampleTypes()
+	// typeLinks and the views take the sample types in a profile.
+	shape := &profile.Profile{}
+	for i := range types {
+		shape.SampleType = append(shape.SampleType, &types[i])
+	}
+	u.Default = len(types) - 1
+	if i, err := src.SampleIndex(""); err == nil {
+		u.Default = i
+	}
+	for i, st := range types {
+		u.Types = append(u.Types, st.Type+" ("+st.Unit+")")
+		u.names = append(u.names, st.Type)
+		if i >= maxUploadTypes && i != u.Default {
+			u.Views = append(u.Views, nil)
+			continue
+		}
+		q := "?type=" + url.QueryEscape(st.Type)
+		tv := &uploadTypeView{}
+		t, err := flame.BuildSource(src, flame.Options{Title: u.Name, SampleType: st.Type, Rules: rules})
+		if err == nil {
+			tv.View = treeView(t, src.Samples(), "/upload/"+u.Token+"/flame.json"+q)
+			tv.Budget = treeBudget(t)
+			var buf bytes.Buffer
+			err = t.WriteJSON(&buf)
+			tv.Flame = safePage(buf.Bytes())
+		} else {
+			tv.View = &profileView{SampleType: u.Types[i], FlameURL: "/upload/" + u.Token + "/flame.json" + q}
+		}
+		tv.FlameErr = err
+		tv.View.Types = typeLinks(shape, i, "/upload/"+u.Token+"?")
+		u.Views = append(u.Views, tv)
+	}
+	if len(u.Data) < 2 || u.Data[0] != 0x1f || u.Data[1] != 0x8b {
+		// Stored profiles are gzipped, as Go writes them.
+		u.Data = gzipped(u.Data)
+	}
+	u.Src, u.Prof, u.rules = nil, nil, nil
 }
 
 func (c *uploadCache) get(token string) *upload {
@@ -191,23 +228,39 @@ func (s *Server) uploadForm(w http.ResponseWriter, r *http.Request) {
 // errTooLarge marks an upload over the limit.
 var errTooLarge = errors.New("too large")
 
-// uploadPost reads a multipart form with a "profile" file and an optional
-// "save" field. It streams the parts instead of calling ParseMultipartForm,
-// so nothing is spilled to temporary files and memory stays bounded by
-// MaxUpload.
+// uploadPost reads a multipart form with a "profile" file, optional
+// "work" fields and an optional "save" field. It streams the parts instead
+// of calling ParseMultipartForm, so nothing is spilled to temporary files,
+// and charges what it keeps to the server's memory budget as it reads it
+// (issue 26): the file's bytes a buffer at a time, the work patterns'
+// compiled size before they are compiled, then the parse. A request the
+// budget cannot serve gets 503; the lease goes back on every path.
 func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
 	// The form's own fields and boundaries add a little to the file.
-	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxUpload+64<<10)
+	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxUpload+maxFormExtra)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, "Send the profile as a multipart form with a file field named \"profile\" (%v).", err)
 		return
 	}
+	ctx := r.Context()
+	l, err := s.mem.acquire(ctx, 0)
+	if err != nil {
+		s.fail(w, r, http.StatusServiceUnavailable, "%v.", err)
+		return
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			l.release()
+		}
+	}()
 	var (
-		data []byte
-		name string
-		save bool
-		work []string
+		data      []byte
+		name      string
+		save      bool
+		work      []string
+		workBytes int
 	)
 	for {
 		part, err := mr.NextPart()
@@ -220,35 +273,60 @@ func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
 		}
 		switch part.FormName() {
 		case "profile":
+			if data != nil {
+				err = errTwoFiles
+				break
+			}
 			name = path.Base(strings.ReplaceAll(part.FileName(), "\\", "/"))
-			data, err = readLimited(part, s.opts.MaxUpload)
+			data, err = s.readBody(ctx, part, l)
 		case "save":
 			var v []byte
 			v, err = readLimited(part, 16)
 			save = len(v) > 0 && string(v) != "0"
 		case "work":
-			// Work patterns, one a line or comma-separated, as --work.
+			// Work patterns, one a line or comma-separated, as --work,
+			// within the limits of a stored classification (issue 26:
+			// any number of 4 KiB fields, none counted, took 4.8 GB).
 			var v []byte
-			v, err = readLimited(part, 4<<10)
+			v, err = readLimited(part, store.MaxPatternBytes)
+			workBytes += len(v)
 			work = append(work, splitPatterns(string(v))...)
+			if errors.Is(err, errTooLarge) || err == nil && (workBytes > store.MaxClassificationBytes || len(work) > store.MaxClassificationRules) {
+				err = errTooManyPatterns
+			}
 		default:
 			_, err = io.Copy(io.Discard, io.LimitReader(part, 1<<10))
 		}
-		part.Close()
 		if err != nil {
+			// Not part.Close: it reads the rest of the part, which a
+			// stalled client never sends.
 			s.uploadError(w, r, err)
 			return
 		}
+		part.Close()
 	}
 	if data == nil {
 		s.fail(w, r, http.StatusBadRequest, "The form had no file named \"profile\". Choose a pprof file (.pb.gz) to upload.")
 		return
 	}
-	if _, err := profiles.DefaultRules().WithWork(work...); err != nil {
-		s.fail(w, r, http.StatusBadRequest, "The work patterns are refused: %v.", err)
-		return
+	var rules *profiles.Rules
+	if len(work) > 0 {
+		// Charged before the compile, which is where the memory goes.
+		cost := profiles.CompiledBytes(work...)
+		if cost > maxRulesBytes {
+			s.fail(w, r, http.StatusBadRequest, "The work patterns are refused: compiled, they would take about %d MiB (at most %d MiB); use fewer or simpler patterns.", cost>>20, maxRulesBytes>>20)
+			return
+		}
+		if err := l.grow(ctx, cost); err != nil {
+			s.fail(w, r, http.StatusServiceUnavailable, "%v.", err)
+			return
+		}
+		if rules, err = profiles.DefaultRules().WithWork(work...); err != nil {
+			s.fail(w, r, http.StatusBadRequest, "The work patterns are refused: %v.", err)
+			return
+		}
 	}
-	src, l, err := s.parseData(r.Context(), data)
+	src, pl, err := s.parseData(ctx, data)
 	if err != nil {
 		status := http.StatusUnprocessableEntity
 		if errors.Is(err, errBusy) {
@@ -257,22 +335,98 @@ func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, status, "%s could not be read: %v.", orUnnamed(name), err)
 		return
 	}
-	u := &upload{Token: newToken(), Name: orUnnamed(name), Size: len(data), Added: time.Now(), Data: data, Src: src, Work: work, lease: l}
 	if save {
-		u.Src = nil
-		l.release()
+		// Read, to refuse what is not a profile; kept on disk, not in
+		// memory (the deferred release gives the lease back).
+		pl.release()
+		u := &upload{Name: orUnnamed(name), Size: len(data), Data: data}
 		if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
 			u.Data = gzipped(data)
 		}
 		s.saveUpload(w, r, u)
 		return
 	}
-	s.uploads.add(u)
+	l.take(pl)
+	u := &upload{Token: newToken(), Name: orUnnamed(name), Size: len(data), Added: time.Now(), Data: data, Src: src, Work: work, rules: rules, lease: l}
+	kept = true // add keeps the lease, or gives it back
+	if err := s.uploads.add(u); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "%s could not be drawn: %v.", u.Name, err)
+		return
+	}
 	http.Redirect(w, r, "/upload/"+u.Token, http.StatusSeeOther)
+}
+
+// maxFormExtra is what an upload's form may add to its file: boundaries,
+// headers, and the work patterns (store.MaxClassificationBytes).
+const maxFormExtra = 64<<10 + store.MaxClassificationBytes
+
+// maxRulesBytes bounds the compiled size of one set of patterns
+// (profiles.CompiledBytes): real work patterns take a few KB; one of the
+// stored classification's limits' worst cases, about 800 MB (issue 26).
+const maxRulesBytes = 64 << 20
+
+var (
+	errTwoFiles        = errors.New("the form has two files named \"profile\"; send one")
+	errTooManyPatterns = fmt.Errorf("the work patterns are refused: at most %d patterns, %d KiB a field and %d KiB in all", store.MaxClassificationRules, store.MaxPatternBytes>>10, store.MaxClassificationBytes>>10)
+)
+
+// readBody reads an upload's file, at most MaxUpload bytes (errTooLarge
+// past them), into a buffer it grows a step at a time, charging each step
+// to l before it is allocated (issue 26: bodies were held, 32 MiB each,
+// before any budget: 24 stalled uploads took 1.04 GB). l ends holding the
+// buffer's capacity. The bodies being read hold at most a quarter of the
+// budget together: a client that stalls keeps what it sent until the
+// server's read timeout, and stalled uploads must not starve the parses.
+func (s *Server) readBody(ctx context.Context, r io.Reader, l *lease) ([]byte, error) {
+	limit := s.opts.MaxUpload
+	var buf []byte
+	var held int64 // of s.bodies
+	defer func() { s.bodies.Add(-held) }()
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > limit {
+				return nil, errTooLarge
+			}
+			n := min(int64(2*cap(buf))+64<<10, limit+1)
+			if s.bodies.Add(n) > s.mem.limit/4 {
+				s.bodies.Add(-n)
+				return nil, fmt.Errorf("%w (uploads being received hold a quarter of its %d MiB memory budget)", errBusy, s.mem.limit>>20)
+			}
+			held += n
+			if err := l.grow(ctx, n); err != nil {
+				return nil, err
+			}
+			nb := make([]byte, len(buf), n)
+			copy(nb, buf)
+			l.shrink(l.size() - int64(cap(buf)))
+			s.bodies.Add(-int64(cap(buf)))
+			held -= int64(cap(buf))
+			buf = nb
+		}
+		m, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if int64(len(buf)) > limit {
+			return nil, errTooLarge
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 func (s *Server) uploadError(w http.ResponseWriter, r *http.Request, err error) {
 	var mbe *http.MaxBytesError
+	switch {
+	case errors.Is(err, errBusy):
+		s.fail(w, r, http.StatusServiceUnavailable, "%v.", err)
+		return
+	case errors.Is(err, errTwoFiles), errors.Is(err, errTooManyPatterns):
+		s.fail(w, r, http.StatusBadRequest, "The upload is refused: %v.", err)
+		return
+	}
 	if errors.As(err, &mbe) || errors.Is(err, errTooLarge) {
 		s.fail(w, r, http.StatusRequestEntityTooLarge, "The upload is larger than the limit of %d MiB.", s.opts.MaxUpload>>20)
 		return

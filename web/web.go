@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles/flame"
@@ -73,6 +74,9 @@ type Server struct {
 	// requests that need it, and kept while the budget has room.
 	mem   *memBudget
 	trees *builtCache
+	// bodies is the part of mem held by upload bodies being received
+	// (Server.readBody), at most a quarter of it.
+	bodies atomic.Int64
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -93,9 +97,10 @@ func New(dir string, opts Options) *Server {
 	if opts.MemoryBudget <= 0 {
 		opts.MemoryBudget = DefaultMemoryBudget
 	}
-	s := &Server{store: st, opts: opts, mux: http.NewServeMux(), uploads: newUploadCache(8, min(maxUploadBytes, opts.MemoryBudget/4)), csrf: http.NewCrossOriginProtection(), runs: newRunCache(st),
-		mem: newMemBudget(opts.MemoryBudget), trees: newBuiltCache(64)}
-	s.mem.evict = s.trees.evictIdle
+	s := &Server{store: st, opts: opts, mux: http.NewServeMux(), uploads: newUploadCache(8, min(maxUploadBytes, opts.MemoryBudget/4)), csrf: http.NewCrossOriginProtection(), mem: newMemBudget(opts.MemoryBudget), trees: newBuiltCache(64)}
+	s.runs = newRunCache(st, s.mem)
+	// Built trees first, then decoded runs: a tree is cheaper to keep.
+	s.mem.evict = func() bool { return s.trees.evictIdle() || s.runs.evictOne() }
 	s.pages = parsePages()
 	static, _ := fs.Sub(staticFS, "static")
 	fileServer := http.StripPrefix("/static/", http.FileServerFS(static))

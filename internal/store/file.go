@@ -57,11 +57,11 @@ func (s *Store) runDir(id string) (string, error) {
 // OpenFile opens file rel (slash-separated) of run id for reading,
 // through the one guarded door of the store: the run directory and every
 // segment of rel are checked with Lstat first (no symbolic links, no dot
-// segments, directories on the way and a regular file at the end); the
-// file is opened with O_NOFOLLOW and O_NONBLOCK, so that one swapped for
-// a link or a FIFO after the check cannot be followed or hang the open;
-// and the open file is checked again to be the regular file that was
-// checked. The caller closes the file.
+// segments, directories on the way and a regular file with one hard link
+// at the end); the file is opened with O_NOFOLLOW and O_NONBLOCK, so that
+// one swapped for a link or a FIFO after the check cannot be followed or
+// hang the open; and the open file is checked again to be the regular
+// file that was checked, still with one link. The caller closes the file.
 func (s *Store) OpenFile(id, rel string) (*os.File, fs.FileInfo, error) {
 	p, before, err := s.check(id, rel)
 	if err != nil {
@@ -74,6 +74,9 @@ func (s *Store) OpenFile(id, rel string) (*os.File, fs.FileInfo, error) {
 	fi, err := f.Stat()
 	if err == nil && (!fi.Mode().IsRegular() || !os.SameFile(before, fi)) {
 		err = refused("%s in run %s changed while it was opened", rel, id)
+	}
+	if err == nil && links(fi) > 1 {
+		err = hardLinked(id, rel, links(fi))
 	}
 	if err != nil {
 		f.Close()
@@ -143,9 +146,18 @@ func (s *Store) check(id, rel string) (string, fs.FileInfo, error) {
 			return "", nil, refused("%s in run %s: %s is not a directory", rel, id, strings.Join(segs[:i+1], "/"))
 		case last && !m.IsRegular():
 			return "", nil, refused("%s in run %s is not a regular file (%s)", rel, id, kindOf(m))
+		case last && links(fi) > 1:
+			return "", nil, hardLinked(id, rel, links(fi))
 		}
 	}
 	return p, fi, nil
+}
+
+// hardLinked refuses a file with more than one hard link: the store never
+// makes one, and the other name can be a file outside the store that a
+// run's path would then read and serve (issue 26).
+func hardLinked(id, rel string, n uint64) error {
+	return refused("%s in run %s has %d hard links (a file of a run has one; the others may be outside the store); if it is yours, replace it with a copy", rel, id, n)
 }
 
 func kindOf(m fs.FileMode) string {

@@ -44,6 +44,11 @@ func TestOpenFileRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Mkdir(filepath.Join(dir, "cases/a/dir.pb.gz"), 0o755)
+	// A hard link to a file outside the store (issue 26: read by flame
+	// and push, and served).
+	if err := os.Link(outside, filepath.Join(dir, "cases/a/hard.pb.gz")); err != nil {
+		t.Fatal(err)
+	}
 	device := false
 	if err := syscall.Mknod(filepath.Join(dir, "cases/a/dev.pb.gz"), syscall.S_IFCHR|0o644, 1<<8|3); err == nil {
 		device = true // root: a copy of /dev/null
@@ -59,6 +64,7 @@ func TestOpenFileRefuses(t *testing.T) {
 		{"symlink file", "good", "cases/a/link.pb.gz", "symbolic link"},
 		{"symlink dir", "good", "cases/linkdir/secret", "symbolic link"},
 		{"fifo", "good", "cases/a/fifo.pb.gz", "FIFO"},
+		{"hard link", "good", "cases/a/hard.pb.gz", "has 2 hard links"},
 		{"device", "good", "cases/a/dev.pb.gz", ""},
 		{"directory", "good", "cases/a/dir.pb.gz", "a directory"},
 		{"dotdot", "good", "../x/run.json", "invalid path"},

@@ -642,6 +642,9 @@ var (
 	ErrNoRun  = errors.New("no run")
 	// ErrInvalidID: what was given as a run's id cannot be one.
 	ErrInvalidID = errors.New("invalid run id")
+	// ErrCorrupt: a run's run.json is not one (it does not decode, or
+	// names another run): the reader can say so, not fail (issue 26).
+	ErrCorrupt = errors.New("corrupt run.json")
 	// ErrUnreadable: the store has entries that look like runs, and
 	// none of them can be read (with ErrNoRuns).
 	ErrUnreadable = errors.New("none of its runs can be read")
@@ -821,10 +824,10 @@ func (s *Store) load(id string) (*Run, error) {
 	}
 	var r Run
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("run %s: corrupt run.json: %w", id, err)
+		return nil, fmt.Errorf("run %s: %w: %w", id, ErrCorrupt, err)
 	}
 	if r.ID != id {
-		return nil, fmt.Errorf("run %s: run.json names run %q", id, r.ID)
+		return nil, fmt.Errorf("run %s: %w: it names run %q", id, ErrCorrupt, r.ID)
 	}
 	// Runs stored before args were redacted may hold a password.
 	r.Config.Args = RedactArgs(r.Config.Args)

@@ -37,6 +37,17 @@ const (
 	costValue     = 8
 	costLocEntry  = 24
 	costFuncEntry = 16
+	// costLabel is a string label kept until the string table is read
+	// (issue 26: 100,000 samples of 64 labels were not counted, and 32
+	// uploads of a 172 KB profile took 10.2 GB against a 2 GiB budget).
+	costLabel = 24
+	// costInline is each frame a location adds past its first, in every
+	// sample that refers to it: its name in the stack buffer and a node
+	// (issue 26: one location with a million inlined frames).
+	costInline = 4 + 18
+	// costLine is a location's line: its function id, and its name index
+	// in the Source.
+	costLine = 8 + 4
 )
 
 // ReadSource reads a pprof profile (gzip-compressed or not) for drawing,
@@ -256,8 +267,8 @@ type decoder struct {
 	bigIDs  []uint64
 	start   chunks[int32]
 	vals    chunks[int64]
-	nvals   []int32    // values per sample
-	labels  [][3]int64 // sample, key, str of string labels
+	nvals   []int32          // values per sample
+	labels  chunks[[3]int64] // sample, key, str of string labels
 	mapping idTable
 	nmaps   int32
 
@@ -396,11 +407,14 @@ func (d *decoder) field(field, wire, u uint64, body []byte) error {
 			return errors.New("string_table[0] must be ''")
 		}
 		d.first = true
-		if err := d.spend(int64(len(body)) + 4); err != nil {
-			return err
-		}
+		// The arena's growth is what it takes: appending doubles it
+		// (a table of long label values held twice its bytes).
+		was := cap(d.strs) + 4*cap(d.strEnd)
 		d.strs = append(d.strs, body...)
 		d.strEnd = append(d.strEnd, int32(len(d.strs)))
+		if err := d.spend(int64(cap(d.strs) + 4*cap(d.strEnd) - was)); err != nil {
+			return err
+		}
 		return nil
 	case 7, 8, 14, 15: // drop_frames, keep_frames, default_sample_type, doc_url
 		if err := need(0); err != nil {
@@ -603,7 +617,10 @@ func (d *decoder) sample(b []byte) error {
 			d.ref(key)
 			if str != 0 {
 				d.ref(str)
-				d.labels = append(d.labels, [3]int64{int64(k), key, str})
+				d.labels.add([3]int64{int64(k), key, str})
+				if err := d.spend(costLabel); err != nil {
+					return err
+				}
 			} else if num != 0 || unit != 0 {
 				d.ref(unit)
 			}
@@ -736,7 +753,7 @@ func (d *decoder) location(b []byte) error {
 	}
 	d.locAddr = append(d.locAddr, addr)
 	d.lineFrom = append(d.lineFrom, int32(from))
-	return d.spend(costLocEntry + 8*int64(len(d.lineFn)-from))
+	return d.spend(costLocEntry + costLine*int64(len(d.lineFn)-from))
 }
 
 func (d *decoder) str(i int64) string {
@@ -816,6 +833,7 @@ func (d *decoder) finish() (*Source, error) {
 	// Samples: location ids to indexes, a chunk at a time, each dropped
 	// once done.
 	s.locs = make([]int32, 0, d.locIDs.n)
+	var inlined int64 // frames past each location's first, over all samples
 	for c, chunk := range d.locIDs.c {
 		for _, x := range chunk {
 			id := uint64(x)
@@ -827,8 +845,15 @@ func (d *decoder) finish() (*Source, error) {
 				return nil, fmt.Errorf("%w: malformed profile: sample has an unknown location %d", profiles.ErrNotProfile, id)
 			}
 			s.locs = append(s.locs, l)
+			inlined += int64(s.locStart[l+1]-s.locStart[l]) - 1
 		}
 		d.locIDs.c[c] = nil
+		// Checked a chunk at a time: a stack's frames are not known until
+		// its locations are, and those come after the samples.
+		if err := d.spend(costInline * max(inlined, 0)); err != nil {
+			return nil, err
+		}
+		inlined = 0
 	}
 	n := d.start.n
 	s.start = d.start.flat(1)
@@ -836,22 +861,32 @@ func (d *decoder) finish() (*Source, error) {
 	s.vals = d.vals.flat(0)
 	s.state = make([]uint8, n)
 	s.allState = n > 0
-	if len(d.labels) > 0 {
+	if d.labels.n > 0 {
 		none := profiles.StateFrame(profiles.Other, "running, no CPU samples")
 		noneID, hasNone := ids[none]
 		seen := make([]bool, n)
-		for _, lb := range d.labels {
-			k := lb[0]
-			if seen[k] || d.str(lb[1]) != "state" {
-				continue
-			}
-			seen[k] = true
-			s.state[k] = stateOther
-			if d.str(lb[2]) == "running" {
-				s.state[k] = stateRunning
-				if from, to := s.start[k], s.start[k+1]; hasNone && to > from {
-					if l := s.locs[from]; s.locStart[l+1] > s.locStart[l] && s.locNames[s.locStart[l+1]-1] == noneID {
-						s.state[k] = stateRunningNoCPU
+		// Keys are compared by index, each looked up once: a label's key
+		// string read per label was millions of small allocations.
+		isState := map[int64]bool{}
+		for _, chunk := range d.labels.c {
+			for _, lb := range chunk {
+				k := lb[0]
+				st, ok := isState[lb[1]]
+				if !ok {
+					st = d.str(lb[1]) == "state"
+					isState[lb[1]] = st
+				}
+				if seen[k] || !st {
+					continue
+				}
+				seen[k] = true
+				s.state[k] = stateOther
+				if d.str(lb[2]) == "running" {
+					s.state[k] = stateRunning
+					if from, to := s.start[k], s.start[k+1]; hasNone && to > from {
+						if l := s.locs[from]; s.locStart[l+1] > s.locStart[l] && s.locNames[s.locStart[l+1]-1] == noneID {
+							s.state[k] = stateRunningNoCPU
+						}
 					}
 				}
 			}

@@ -329,6 +329,9 @@ func build(opts Options, in *interner, rank []int32, ns, bs *stacks) *Tree {
 	for _, node := range path {
 		t.end[node] = int32(len(t.name))
 	}
+	// Classified: a kept tree must not keep the compiled rules alive
+	// (package web charges them to its budget apart, and drops them).
+	t.opts.Rules = nil
 	return t
 }
 

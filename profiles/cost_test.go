@@ -1,0 +1,67 @@
+package profiles
+
+import (
+	"fmt"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestCompiledBytes holds CompiledBytes to what compiling and matching
+// takes: never under the heap measured, and not wildly over it, for the
+// hostile shapes (repetitions that expand to hundreds of thousands of
+// instructions) and for a real pattern.
+func TestCompiledBytes(t *testing.T) {
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	for _, tc := range []struct {
+		name, pattern string
+	}{
+		{"literal repeats", strings.Repeat("x{1000}", 585)},
+		{"class repeats", strings.Repeat("[a-z]{1000}", 8)},
+		{"alternation repeats", strings.Repeat("(?:ab|cd){500}", 4)},
+		{"real", `^crypto/internal/fips140/sha256\.`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			est := CompiledBytes(tc.pattern)
+			before := heap()
+			re := regexp.MustCompile(tc.pattern)
+			// A name as long as the pattern's shortest match makes the
+			// matcher allocate its machine (its time is linear in the
+			// name and the program, so the name is kept to that length).
+			re.MatchString(strings.Repeat("a", minLen(tc.pattern)))
+			after := heap()
+			runtime.KeepAlive(re)
+			got := int64(after) - int64(before)
+			t.Logf("estimate %d KB, measured %d KB", est>>10, got>>10)
+			// Below a megabyte the heap's other traffic (tests running
+			// beside this one) is as large as the pattern.
+			if got > 1<<20 && est < got {
+				t.Errorf("estimate %d KB under the %d KB measured", est>>10, got>>10)
+			}
+			if got > 1<<20 && est > 4*got {
+				t.Errorf("estimate %d KB more than 4× the %d KB measured", est>>10, got>>10)
+			}
+			if got <= 1<<20 && est > max(8*got, 64<<10) {
+				t.Errorf("estimate %d KB for a pattern of %d KB", est>>10, got>>10)
+			}
+		})
+	}
+}
+
+// minLen is the length of the shortest name pattern can match, from its
+// literal repeats: enough for these tests' patterns.
+func minLen(pattern string) int {
+	n := 0
+	for _, m := range regexp.MustCompile(`\{(\d+)\}`).FindAllStringSubmatch(pattern, -1) {
+		var k int
+		fmt.Sscan(m[1], &k)
+		n += k
+	}
+	return max(n, 16)
+}
