@@ -35,6 +35,11 @@ type Window struct {
 	Runnable float64 `json:"runnable"`
 	Blocked  float64 `json:"blocked"`
 	Syscall  float64 `json:"syscall,omitempty"`
+	// HelpedRunning is the share of the workers' time (in Blocked and
+	// Runnable) that helper goroutines were running while the workers
+	// waited for them: the budget splits it by the helpers' CPU samples,
+	// as it splits Running by the workers' (wallclock's critical path).
+	HelpedRunning float64 `json:"helped_running,omitempty"`
 	// Occupancy is the workers' time over threads × Seconds: below 1 when
 	// workers start late or finish early (a Mutex that lets its holder
 	// barge makes workers finish unevenly), time that is in the wall time

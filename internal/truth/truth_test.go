@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
@@ -206,6 +207,13 @@ func TestTruthBudget(t *testing.T) {
 					bad = append(bad, r.name)
 				}
 			}
+			if len(bad) > 0 && c.BudgetTrust.Untrusted() {
+				// Issue 22: a share off the truth is allowed only on a row
+				// the budget marks as untrusted, with its reason (the
+				// table's ?): never a wrong unmarked row.
+				t.Logf("MARKED (%s): rows %s off the truth, on a budget marked untrusted:\n%s", report.TrustReason(c.BudgetTrust), strings.Join(bad, ", "), table)
+				return
+			}
 			if why, known := knownOff[name]; known {
 				// Checked and shown, not failed: see knownOff.
 				if len(bad) > 0 {
@@ -231,6 +239,14 @@ func TestTruthBudget(t *testing.T) {
 // OFF"), not failed, so that `make truth` stays green and says what it
 // cannot yet hold. Remove an entry when the budget can answer it.
 var knownOff = map[string]string{
+	// Four workers on two CPUs, each writing and reading a pipe: the
+	// threads waited 9% of the workers' time in the kernel's run queue,
+	// which the stopwatch counts inside the system calls and the budget
+	// as sched, and the truth model's other went negative (-16.5 points;
+	// -7.4 in another run), so it cannot say where the time went. On a
+	// quiet machine (make truth, load under 2) wait+other read 14.7
+	// against 22.0.
+	"pipe/threads=4": "four workers' pipe system calls on two CPUs: the truth model's other is negative, the kernel's run-queue wait inside the calls is not separable by a stopwatch",
 	// One worker feeds a pool of two goroutines (issue 22). The budget
 	// spreads the helpers' running time over their CPU samples, of which
 	// 7–9% are not SHA-256 (the tracer's events at every hand-off, the
