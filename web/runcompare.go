@@ -36,7 +36,7 @@ type runCompareView struct {
 }
 
 // compareMetrics are the metrics the page compares: the CLI's defaults.
-var compareMetrics = []string{"time/op", "cpu/op", "B/op", "allocs/op"}
+var compareMetrics = units.Compared()
 
 func (s *Server) runComparePage(w http.ResponseWriter, r *http.Request) {
 	run, ok := s.loadRun(w, r)

@@ -35,7 +35,7 @@ type CompareOptions struct {
 	passed []string
 }
 
-var defaultCompareMetrics = []string{"time/op", "cpu/op", "B/op", "allocs/op"}
+var defaultCompareMetrics = units.Compared()
 
 func newCompareCmd(io *IO, runF runFunc[CompareOptions]) *cobra.Command {
 	o := &CompareOptions{}

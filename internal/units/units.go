@@ -61,6 +61,10 @@ var byName = func() map[string]int {
 	return m
 }()
 
+// Compared is the metrics a comparison covers unless told otherwise
+// (perflab compare's --metric, the web's compare pages), by label.
+func Compared() []string { return []string{"time/op", "cpu/op", "B/op", "allocs/op"} }
+
 // Lookup returns the known unit name, and whether perflab knows it. A
 // scenario's own unit is returned with its name as its label.
 func Lookup(name string) (Unit, bool) {

@@ -55,6 +55,11 @@ func TestSort(t *testing.T) {
 }
 
 func TestLists(t *testing.T) {
+	for _, l := range Compared() {
+		if _, known := Lookup(Parse(l)); !known {
+			t.Errorf("Compared names %q, not a unit perflab knows", l)
+		}
+	}
 	if got, want := Standard(), []string{"ns/op", "cpu-ns/op", "ops/s", "B/op", "allocs/op", "alloc-MB/s", "gc/op", "gc-cpu-%"}; !slices.Equal(got, want) {
 		t.Errorf("Standard = %v, want %v", got, want)
 	}
