@@ -8,7 +8,7 @@
 //   - PlanBench measures and profiles a package's existing `go test`
 //     benchmarks as a perflab run.
 //   - CompareRefs and CompareVariants build the comparison `perflab
-//     compare` prints and the web's compare pages render; Measure fills
+//     compare` prints and the web's run-compare page renders (the case-vs-case page still builds its own); Measure fills
 //     in its metrics.
 //
 // Soak and Push are still in internal/cli (issue 24 continues).

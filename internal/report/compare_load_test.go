@@ -75,7 +75,11 @@ func TestMachine(t *testing.T) {
 		{"no rounds", &store.Run{}, "", nil, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			summary, warns := Machine(tt.run)
+			summary, ws := Machine(tt.run)
+			var warns []string
+			for _, w := range ws {
+				warns = append(warns, w.Message)
+			}
 			if summary != tt.summary {
 				t.Errorf("summary %q, want %q", summary, tt.summary)
 			}

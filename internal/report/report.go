@@ -70,16 +70,7 @@ const maxOthers = 0.5
 
 // Machine summarises the machine's load over a run's rounds, and warns
 // about steal and about other programs' use of the CPUs.
-func Machine(run *store.Run) (summary string, warnings []string) {
-	summary, ws := machineWarnings(run)
-	for _, w := range ws {
-		warnings = append(warnings, w.Message)
-	}
-	return summary, warnings
-}
-
-// machineWarnings is Machine with its warnings as values.
-func machineWarnings(run *store.Run) (summary string, warnings []Warning) {
+func Machine(run *store.Run) (summary string, warnings []Warning) {
 	if len(run.Rounds) == 0 {
 		return "", nil
 	}
@@ -359,7 +350,7 @@ func Build(run *store.Run) *Run {
 		rep.Groups[pos[0]].Rows[pos[1]].Warnings = ws
 	}
 	var machine []Warning
-	rep.Machine, machine = machineWarnings(run)
+	rep.Machine, machine = Machine(run)
 	rep.Warnings = append(machine, rep.Warnings...)
 	sortWarnings(rep.Warnings)
 	return rep
