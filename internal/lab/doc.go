@@ -8,8 +8,9 @@
 //   - PlanBench measures and profiles a package's existing `go test`
 //     benchmarks as a perflab run.
 //   - CompareRefs and CompareVariants build the comparison `perflab
-//     compare` prints and the web's run-compare page renders (the case-vs-case page still builds its own); Measure fills
-//     in its metrics.
+//     compare` prints and the web's run-compare page renders (the
+//     case-vs-case page still builds its own); Measure fills in its
+//     metrics.
 //
 // Soak and Push are still in internal/cli (issue 24 continues).
 package lab
