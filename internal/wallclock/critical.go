@@ -118,12 +118,15 @@ func (a *accountant) viaID(stack trace.Stack, inner int32) int32 {
 // created notes that goroutine g was created by goroutine c: a helper of
 // the operation if c is counted or a helper.
 func (a *accountant) created(g, c *gor, start trace.Stack) {
-	if a.all || c == nil || g.counted || !(c.counted || c.helper) {
+	if !a.follows() || c == nil || g.counted || !(c.counted || c.helper) {
 		return
 	}
 	root, _ := rootFunc(start)
 	if SystemGoroutine(root) {
 		return // the collector's mark workers, started by an allocation
+	}
+	if a.all && hasPrefix(root, a.roots) {
+		return // counted itself (a benchmark's RunParallel goroutines)
 	}
 	g.helper, g.parent, g.root = true, c, root
 	c.children = append(c.children, g)
@@ -132,7 +135,7 @@ func (a *accountant) created(g, c *gor, start trace.Stack) {
 // fed notes that running goroutine w woke waiting goroutine g: g works for
 // the operation from now on if w is counted (a job sent to a pool).
 func (a *accountant) fed(g, w *gor) {
-	if a.all || g.counted || !w.counted {
+	if !a.follows() || g.counted || !w.counted {
 		return
 	}
 	if !g.helper {
@@ -308,7 +311,7 @@ func (a *accountant) resolve(g *gor, now trace.Time) {
 // channel is a helper whose wait no helper ends: it must not hold every
 // other helper's timeline back for as long as it idles.)
 func (a *accountant) opened(g *gor) {
-	if !(g.counted || g.helper && len(g.children) > 0) || a.all {
+	if !(g.counted || g.helper && len(g.children) > 0) || !a.follows() {
 		return
 	}
 	if a.open == nil {
@@ -550,5 +553,6 @@ func (a *accountant) helperSample(g *gor, s trace.Stack) {
 	}
 	if _, ok := m[s]; ok || len(m) < maxStackKeys {
 		m[s]++
+		a.res.HelperSamples++
 	}
 }

@@ -114,7 +114,17 @@ type Options struct {
 	// Sched, if set, moves the time a running goroutine's thread waited in
 	// the kernel's run queue from running to sched (see Result.OSWait).
 	Sched *SchedStats
+	// Windows, if set, are the only times counted goroutines count: their
+	// time and CPU samples outside them are left out (a test binary's
+	// benchmark counts while its timer runs, between the testing
+	// package's StartTimer and StopTimer; see lab's benchtimer.go). Sorted
+	// by From and not overlapping. Helpers' time is charged through the
+	// waits of counted goroutines, so it follows the same windows.
+	Windows []Window
 }
+
+// Window is an interval of the trace's time, From included, To not.
+type Window struct{ From, To trace.Time }
 
 // Result is what one trace says about its counted goroutines.
 type Result struct {
@@ -164,6 +174,9 @@ type Result struct {
 	// waiting one (see critical.go); HelpedRunning the part of it the
 	// helpers were running. Both are in Time[Blocked] and Time[Runnable].
 	Helped, HelpedRunning time.Duration
+	// HelperSamples is the number of CPU samples of helpers, which split
+	// HelpedRunning as CPUSamples splits the counted goroutines' running.
+	HelperSamples int
 }
 
 // SchedStat is one thread's kernel scheduling figures
@@ -338,6 +351,7 @@ func FromTrace(r io.Reader, opts Options) (res *Result, err error) {
 		cats:        map[catKey]profiles.Category{},
 		res:         &Result{},
 		sched:       opts.Sched,
+		windows:     opts.Windows,
 	}
 	if opts.Sched != nil {
 		a.threadAll, a.threadCounted = map[trace.ThreadID]time.Duration{}, map[trace.ThreadID]time.Duration{}
@@ -427,7 +441,33 @@ type accountant struct {
 	helperSamples map[string]map[trace.Stack]int
 	open          map[*gor]struct{} // goroutines in a wait helpers may end
 	sp            splitBufs
+	windows       []Window // Options.Windows
 }
+
+// windowed returns how much of [from, to) lies in the windows: all of it
+// without windows.
+func (a *accountant) windowed(from, to trace.Time) time.Duration {
+	if a.windows == nil {
+		return to.Sub(from)
+	}
+	// The first window that ends after from.
+	i, _ := slices.BinarySearchFunc(a.windows, from, func(w Window, t trace.Time) int { return cmp.Compare(w.To, t+1) })
+	var d time.Duration
+	for ; i < len(a.windows) && a.windows[i].From < to; i++ {
+		d += min(to, a.windows[i].To).Sub(max(from, a.windows[i].From))
+	}
+	return max(0, d)
+}
+
+// inWindow reports whether instant t lies in the windows (always, without).
+func (a *accountant) inWindow(t trace.Time) bool {
+	return a.windows == nil || a.windowed(t, t+1) > 0
+}
+
+// follows reports whether the accountant follows waits into helpers (the
+// critical path): not when every goroutine counts, for the helpers then
+// count themselves.
+func (a *accountant) follows() bool { return !a.all || len(a.roots) > 0 }
 
 func (a *accountant) g(id trace.GoID) *gor {
 	g := a.gs[id]
@@ -513,6 +553,9 @@ func (a *accountant) event(ev *trace.Event) error {
 				a.samplesCounted[tid]++
 			}
 		}
+		if !a.inWindow(ev.Time()) {
+			return nil
+		}
 		if g != nil && a.all {
 			a.classify(g, ev.Stack())
 			if g.class == undecided && g.state == trace.GoRunning {
@@ -583,7 +626,7 @@ func (a *accountant) event(ev *trace.Event) error {
 			}
 		}
 		a.transition(g, from, to, st)
-		if to == trace.GoNotExist && !a.all && !g.seen && !g.gcWorker && !g.counted {
+		if to == trace.GoNotExist && a.follows() && !g.seen && !g.gcWorker && !g.counted {
 			// An uncounted goroutine's end: a fan-out starts two an
 			// operation, and a window holds hundreds of thousands.
 			// Whoever waited for it holds its timeline.
@@ -713,6 +756,13 @@ func (a *accountant) flush(g *gor, now trace.Time) {
 			if g.counted && !(a.all && g.class == undecided) {
 				a.threadCounted[g.thread] += d
 			}
+		}
+	}
+	if a.windows != nil && !(g.helper && !g.counted) {
+		// A helper's timeline is kept whole: the waits it is charged
+		// through are counted goroutines', windowed themselves.
+		if d = a.windowed(now-trace.Time(d), now); d <= 0 {
+			return
 		}
 	}
 	if a.all && g.class == undecided {
