@@ -72,8 +72,8 @@ func TestBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if got := p.Cases(); got != 9 {
-		t.Fatalf("%d cases, want 9 (Mutex, Hash/size=*/{loop,bloop}, Alloc, Setup, Fail, Panic)", got)
+	if got := p.Cases(); got != 11 {
+		t.Fatalf("%d cases, want 11 (Mutex, Hash/size=*/{loop,bloop}, Alloc, Setup, Untimed, Fanout, Fail, Panic)", got)
 	}
 	runs, err := p.Run(context.Background(), store.Open(t.TempDir()))
 	if err != nil {
@@ -171,6 +171,13 @@ func TestBench(t *testing.T) {
 		{"BenchmarkMutex-2", []string{"lock"}, func(m map[string]float64) (float64, bool) { v, ok := m["lock-%"]; return v, ok }},
 		{"BenchmarkMutex-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["lock-%"]; return 100 - v, ok }},
 		{"BenchmarkHash/size=1024/loop-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["work-%"]; return v, ok }},
+		// Its hashing over what testing timed: the sleeps before
+		// ResetTimer and between StopTimer and StartTimer (about half
+		// its wall time) are not in the budget.
+		{"BenchmarkUntimed-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["work-%"]; return v, ok }},
+		// The union of its helpers' hashing: its wait on the WaitGroup is
+		// their work (the critical path), not wait.
+		{"BenchmarkFanout-2", []string{"work"}, func(m map[string]float64) (float64, bool) { v, ok := m["work-%"]; return v, ok }},
 	} {
 		c := byBench[tt.bench]
 		truth, ok := tt.truth(c.Window.Counts)
@@ -192,19 +199,24 @@ func TestBench(t *testing.T) {
 			t.Errorf("%s: %s %.1f%% of the budget, %.1f%% by the benchmark's own timing: more than 5 points apart", tt.bench, what, share, truth)
 		}
 	}
-	// Untimed setup is in the profile, and the budget says so; a loop
-	// with none is not flagged.
-	untimed := func(c *store.Case) bool {
-		return slices.ContainsFunc(c.Warnings, func(w store.Warning) bool {
-			return w.Kind == store.WarnUntimed && strings.Contains(w.Message, "outside its timed loop")
-		})
+	// Untimed setup is left out of the budget, exactly: the timer calls
+	// in the trace add up to what testing timed, and nothing says
+	// otherwise. BenchmarkSetup's 100 ms sleep before ResetTimer would
+	// be most of its window's wait.
+	for _, name := range []string{"BenchmarkSetup-2", "BenchmarkUntimed-2", "BenchmarkHash/size=1024/loop-2", "BenchmarkHash/size=64/bloop-2", "BenchmarkMutex-2", "BenchmarkFanout-2"} {
+		c := byBench[name]
+		if slices.ContainsFunc(c.Warnings, func(w store.Warning) bool { return w.Kind == store.WarnUntimed }) {
+			t.Errorf("%s: %q", name, c.Warnings)
+		}
 	}
-	if c := byBench["BenchmarkSetup-2"]; c == nil || !untimed(c) {
-		t.Errorf("BenchmarkSetup: no word of its untimed setup: %+v", c)
-	}
-	for _, name := range []string{"BenchmarkHash/size=1024/loop-2", "BenchmarkHash/size=64/bloop-2", "BenchmarkMutex-2"} {
-		if c := byBench[name]; untimed(c) {
-			t.Errorf("%s: said to have untimed time: %q", name, c.Warnings)
+	for _, name := range []string{"BenchmarkSetup-2", "BenchmarkUntimed-2"} {
+		c := byBench[name]
+		var total float64
+		for _, v := range c.Budget {
+			total += v
+		}
+		if wait := 100 * c.Budget["wait"] / total; wait > 5 {
+			t.Errorf("%s: wait %.1f%% of the budget: its untimed sleeps are in it (budget %v)", name, wait, c.Budget)
 		}
 	}
 	if !slices.Contains(run.Config.Classification.Work, WorkPatterns(pkg)[0]) {

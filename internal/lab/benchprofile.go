@@ -104,6 +104,37 @@ func untimedWarning(byState map[string]int64, parallel bool, ops int64, nsPerOp 
 	return store.Warning{}
 }
 
+// minSamples is the number of CPU samples below which the split of a
+// budget's running time is said to be rough (about ±50/√n points).
+const minSamples = 50
+
+// minSampledShare is the share of the benchmark goroutines' time that
+// running must hold before its split by too few samples is worth a word.
+const minSampledShare = 0.2
+
+// fewSamples says whether a sizeable part of the budget is running time
+// split by fewer than minSamples CPU samples, and how many: the benchmark
+// goroutines' own running, split by their samples, or the helpers'
+// running their waits were charged to (the critical path), split by the
+// helpers' samples. A fan-out's own goroutine runs little; its helpers'
+// samples are the ones that matter.
+func fewSamples(w *wallclock.Result, byState map[string]int64) (int, bool) {
+	var total int64
+	for _, v := range byState {
+		total += v
+	}
+	if total <= 0 {
+		return 0, false
+	}
+	if float64(byState["running"])/float64(total) >= minSampledShare && w.CPUSamples < minSamples {
+		return w.CPUSamples, true
+	}
+	if float64(w.HelpedRunning)/float64(total) >= minSampledShare && w.HelperSamples < minSamples {
+		return w.HelperSamples, true
+	}
+	return 0, false
+}
+
 func firstLabel(s *profile.Sample, key string) string {
 	if v := s.Label[key]; len(v) > 0 {
 		return v[0]
@@ -140,12 +171,17 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 		}
 		sc.Profiles["cpu"] = rel
 	}
+	m := metrics(r)
+	windows, timerWarn, err := timedWindows(tracePath, int64(r.Iters), m["ns/op"])
+	if err != nil {
+		return err
+	}
 	f, err := os.Open(tracePath)
 	if err != nil {
 		return fmt.Errorf("execution trace: %w", err)
 	}
 	defer f.Close()
-	wall, err := wallclock.FromTrace(f, wallclock.Options{AllGoroutines: true, Roots: BenchRoots, Rules: lb.rule})
+	wall, err := wallclock.FromTrace(f, wallclock.Options{AllGoroutines: true, Roots: BenchRoots, Rules: lb.rule, Windows: windows})
 	if err != nil {
 		return fmt.Errorf("wall-clock profile: %w", err)
 	}
@@ -161,7 +197,6 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 		return err
 	}
 	sc.Profiles["wall"] = rel
-	m := metrics(r)
 	sc.Window = benchWindow(wall, byState, int64(r.Iters), m["ns/op"])
 	// What the benchmark reported of itself (b.ReportMetric) in the
 	// window the budget comes from, to check the budget against.
@@ -178,11 +213,15 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 			sc.Warnings = append(sc.Warnings, store.Warn(store.WarnWindowDrift, math.Round(100*drift), fmt.Sprintf("the profiling window's time/op was %+.0f%% off the timed median: the budget's shares come from that window, and profiling or the machine changed the behaviour", 100*drift)))
 		}
 	}
-	if w := untimedWarning(byState, parallel, int64(r.Iters), m["ns/op"]); w.Message != "" {
-		sc.Warnings = append(sc.Warnings, w)
+	if timerWarn.Message != "" {
+		sc.Warnings = append(sc.Warnings, timerWarn)
+	} else if windows == nil {
+		if w := untimedWarning(byState, parallel, int64(r.Iters), m["ns/op"]); w.Message != "" {
+			sc.Warnings = append(sc.Warnings, w)
+		}
 	}
-	if byState["running"] > 0 && wall.CPUSamples < 50 {
-		sc.Warnings = append(sc.Warnings, store.Warn(store.WarnFewSamples, float64(wall.CPUSamples), fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want 50 or more): use a longer --profile-time; off-CPU shares are exact", wall.CPUSamples)))
+	if n, ok := fewSamples(wall, byState); ok {
+		sc.Warnings = append(sc.Warnings, store.Warn(store.WarnFewSamples, float64(n), fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more): use a longer --profile-time; off-CPU shares are exact", n, minSamples)))
 	}
 	if ns, ok := sc.Stats["ns/op"]; ok {
 		sc.Budget = runner.Budget(wall.Profile, lb.rule, ns.Median)

@@ -1,6 +1,7 @@
 package benchfix
 
 import (
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -111,4 +112,104 @@ func BenchmarkFail(b *testing.B) {
 // bench must still measure the others.
 func BenchmarkPanic(b *testing.B) {
 	panic("benchfix: panics by design")
+}
+
+// BenchmarkUntimed hashes in its timed loop and sleeps where the timer
+// does not run: 150 ms of setup before b.ResetTimer, and 300 µs between
+// b.StopTimer and b.StartTimer after every 32 ops (about half the loop's
+// wall time). work-% is its hashing over the time the testing package
+// timed (b.Elapsed): the budget must describe that, with no sleep in it.
+func BenchmarkUntimed(b *testing.B) {
+	buf := make([]byte, 1024)
+	time.Sleep(150 * time.Millisecond)
+	b.ResetTimer()
+	var work time.Duration
+	for i := range b.N {
+		t0 := time.Now()
+		Hash(buf, 16)
+		work += time.Since(t0)
+		if i%32 == 31 {
+			b.StopTimer()
+			time.Sleep(300 * time.Microsecond)
+			b.StartTimer()
+		}
+	}
+	if e := b.Elapsed(); e > 0 {
+		b.ReportMetric(100*float64(work)/float64(e), "work-%")
+	}
+}
+
+// fanSpan is one fan-out helper's hashing interval, padded: the two
+// helpers of an op write theirs from different cores.
+type fanSpan struct {
+	start, end time.Time
+	buf        [1024]byte
+	_          [64]byte
+}
+
+// BenchmarkFanout hands each op's hashing to two goroutines it starts and
+// waits for them on a sync.WaitGroup. work-% is the part of the loop's
+// time during which at least one helper was hashing (the union of their
+// spans): the budget must charge the wait to the helpers' work (the
+// critical path), not call it wait.
+func BenchmarkFanout(b *testing.B) {
+	var wg sync.WaitGroup
+	var spans [2]fanSpan
+	// The helpers' functions, made once: a go statement with arguments
+	// allocates a closure every op.
+	halves := [2]func(){}
+	for i := range halves {
+		halves[i] = func() {
+			s := &spans[i]
+			s.start = time.Now()
+			Hash(s.buf[:], 8)
+			s.end = time.Now()
+			wg.Done()
+		}
+	}
+	var helped time.Duration
+	start := time.Now()
+	for range b.N {
+		wg.Add(2)
+		go halves[0]()
+		go halves[1]()
+		t0 := time.Now()
+		wg.Wait()
+		helped += union(spans[0].start, spans[0].end, spans[1].start, spans[1].end, t0)
+	}
+	b.ReportMetric(100*float64(helped)/float64(time.Since(start)), "work-%")
+}
+
+// union is the time from t0 on covered by [s0, e0] or [s1, e1].
+func union(s0, e0, s1, e1, t0 time.Time) time.Duration {
+	clip := func(s, e time.Time) (time.Time, time.Time) {
+		if s.Before(t0) {
+			s = t0
+		}
+		if e.Before(s) {
+			e = s
+		}
+		return s, e
+	}
+	s0, e0 = clip(s0, e0)
+	s1, e1 = clip(s1, e1)
+	both := time.Duration(0)
+	if lo, hi := later(s0, s1), earlier(e0, e1); hi.After(lo) {
+		both = hi.Sub(lo)
+	}
+	return e0.Sub(s0) + e1.Sub(s1) - both
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
