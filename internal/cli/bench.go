@@ -20,6 +20,9 @@ import (
 type BenchOptions struct {
 	Packages    []string
 	Bench       string
+	Tags        string
+	Race        bool
+	GCFlags     string
 	Count       int
 	Time        time.Duration
 	CPU         []int
@@ -42,6 +45,7 @@ type BenchOptions struct {
 // go test users type them, and the flags they are.
 var goTestFlags = map[string]string{
 	"-bench": "--bench", "-count": "--count", "-benchtime": "--time", "-cpu": "--cpu", "-o": "-o",
+	"-tags": "--tags", "-race": "--race", "-gcflags": "--gcflags",
 }
 
 // goTestArgs rewrites go test's one-dash flags (-bench X, -bench=X,
@@ -106,6 +110,9 @@ names. Results go to stdout (a table, or JSON with --json); progress to stderr.`
 	f.IntVar(&opts.Count, "count", 10, "timed repetitions per benchmark (also -count)")
 	f.DurationVar(&opts.Time, "time", time.Second, "go test -benchtime of the first repetition; the others run its b.N (also -benchtime)")
 	f.IntSliceVar(&opts.CPU, "cpu", nil, "GOMAXPROCS values, each a case (threads=N) of every benchmark (default GOMAXPROCS; also -cpu)")
+	f.StringVar(&opts.Tags, "tags", "", "build tags, a comma-separated `list` as go build -tags takes it (also -tags)")
+	f.BoolVar(&opts.Race, "race", false, "build with the race detector, as go build -race (also -race); it slows what it measures")
+	f.StringVar(&opts.GCFlags, "gcflags", "", "go build -gcflags, such as all=-N -l (also -gcflags)")
 	f.StringArrayVar(&opts.Work, "work", nil, "functions whose time is work, a `regexp` on their full name (repeatable; default the package's own code)")
 	f.StringVar(&opts.Rules, "rules", "", "file of extra classification rules")
 	f.StringSliceVar(&opts.Profile, "profile", []string{"wall", "cpu"}, "profiles to capture: wall,cpu or none")
@@ -143,7 +150,7 @@ func runBench(ctx context.Context, io *IO, o *BenchOptions) error {
 		return usagef(fmt.Errorf("--work: %w", err))
 	}
 	lo := lab.BenchOptions{
-		Dir: o.Dir, Packages: o.Packages, Bench: o.Bench, Count: o.Count, Time: o.Time, CPU: o.CPU,
+		Dir: o.Dir, Packages: o.Packages, Bench: o.Bench, Tags: o.Tags, Race: o.Race, GCFlags: o.GCFlags, Count: o.Count, Time: o.Time, CPU: o.CPU,
 		Profile: profile, ProfileTime: o.ProfileTime, Work: o.Work, Rules: cl.Base(), Seed: o.Seed, Args: o.Args,
 		Log: benchLog(io),
 	}
@@ -158,6 +165,10 @@ func runBench(ctx context.Context, io *IO, o *BenchOptions) error {
 	defer plan.Close()
 	for _, n := range plan.Notes {
 		noteWrapped(io.Err, n)
+	}
+	// The compiler's message as it wrote it: not wrapped, every line.
+	for _, u := range plan.Unbuilt {
+		fmt.Fprintf(io.Err, "perflab: %s\n", report.SafeText(u.Err.Error()))
 	}
 	then := "then one profiling run each"
 	if !profile {
@@ -197,6 +208,10 @@ func runBench(ctx context.Context, io *IO, o *BenchOptions) error {
 		}
 		return runErr
 	}
+	var unbuilt []string
+	for _, u := range plan.Unbuilt {
+		unbuilt = append(unbuilt, u.ImportPath)
+	}
 	var failed []string
 	total := 0
 	for _, r := range runs {
@@ -207,13 +222,20 @@ func runBench(ctx context.Context, io *IO, o *BenchOptions) error {
 			}
 		}
 	}
+	var errs []error
+	if len(unbuilt) > 0 {
+		// Exit 1, as for a failed benchmark: the plan was right, and the
+		// packages that built are measured and saved.
+		errs = append(errs, fmt.Errorf("%d of %s did not build (the others are measured and saved; the go command's message is above): %s",
+			len(unbuilt), report.Count(len(unbuilt)+len(runs), "package"), strings.Join(unbuilt, ", ")))
+	}
 	switch {
 	case len(failed) == total:
-		return fmt.Errorf("%s: %s", report.AllFailed(len(failed)), strings.Join(failed, ", "))
+		errs = append(errs, fmt.Errorf("%s: %s", report.AllFailed(len(failed)), strings.Join(failed, ", ")))
 	case len(failed) > 0:
-		return fmt.Errorf("%d of %s failed (the others are measured and saved): %s", len(failed), report.Count(total, "benchmark"), strings.Join(failed, ", "))
+		errs = append(errs, fmt.Errorf("%d of %s failed (the others are measured and saved): %s", len(failed), report.Count(total, "benchmark"), strings.Join(failed, ", ")))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // writeBenchTable writes a bench run's table, what counted as work, and

@@ -55,6 +55,10 @@ func TestBenchFlags(t *testing.T) {
 			BenchOptions{Packages: []string{"./cache"}, Bench: "Get/keys=128", Count: 20, Time: 2 * time.Second, CPU: []int{1, 4}, Profile: []string{"wall", "cpu"}, ProfileTime: time.Second}},
 		{"perflab spelling", []string{"bench", "./a", "./b", "--bench=X", "--work", "^a\\.", "--work", "^b\\.", "--profile", "none", "-o", "runs", "--json"},
 			BenchOptions{Packages: []string{"./a", "./b"}, Bench: "X", Count: 10, Time: time.Second, Work: []string{`^a\.`, `^b\.`}, Profile: []string{"none"}, ProfileTime: time.Second, Out: "runs", JSON: true}},
+		{"build flags, go test spelling", []string{"bench", "-tags", "a,b", "-race", "-gcflags=all=-N -l", "./c"},
+			BenchOptions{Packages: []string{"./c"}, Bench: ".", Count: 10, Time: time.Second, Profile: []string{"wall", "cpu"}, ProfileTime: time.Second, Tags: "a,b", Race: true, GCFlags: "all=-N -l"}},
+		{"build flags, perflab spelling", []string{"bench", "--tags=a", "--gcflags", "-N", "./c"},
+			BenchOptions{Packages: []string{"./c"}, Bench: ".", Count: 10, Time: time.Second, Profile: []string{"wall", "cpu"}, ProfileTime: time.Second, Tags: "a", GCFlags: "-N"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var got *BenchOptions
@@ -75,7 +79,7 @@ func TestBenchFlags(t *testing.T) {
 			g := *got
 			if g.Bench != tt.want.Bench || g.Count != tt.want.Count || g.Time != tt.want.Time || !slices.Equal(g.CPU, tt.want.CPU) ||
 				!slices.Equal(g.Packages, tt.want.Packages) || !slices.Equal(g.Work, tt.want.Work) || !slices.Equal(g.Profile, tt.want.Profile) ||
-				g.Out != tt.want.Out || g.JSON != tt.want.JSON {
+				g.Out != tt.want.Out || g.JSON != tt.want.JSON || g.Tags != tt.want.Tags || g.Race != tt.want.Race || g.GCFlags != tt.want.GCFlags {
 				t.Errorf("parsed %+v\nwant   %+v", g, tt.want)
 			}
 		})
@@ -108,6 +112,33 @@ func TestBenchErrors(t *testing.T) {
 				t.Errorf("exit %d, want 2 saying %q:\n%s", code, tt.want, errs)
 			}
 		})
+	}
+}
+
+// TestBenchUnbuilt: of two packages, the one that does not build is
+// reported with the compiler's message and exit 1; the other is measured
+// and saved.
+func TestBenchUnbuilt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs benchmarks")
+	}
+	dir := t.TempDir()
+	fix := filepath.Join("..", "lab", "testdata")
+	out, errs, code := execute(t, "bench", "./"+filepath.Join(fix, "broken"), "./"+filepath.Join(fix, "benchfix"), "-bench", "Hash/size=64/^loop$",
+		"-count", "1", "-benchtime", "10ms", "-cpu", "1", "--profile", "none", "-o", dir)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, want := range []string{"broken does not build", "undefined: undefined", "1 of 2 packages did not build (the others are measured and saved"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if !strings.Contains(out, "size=64 sub2=loop") {
+		t.Errorf("benchfix not measured:\n%s", out)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d runs stored, want benchfix's", len(entries))
 	}
 }
 

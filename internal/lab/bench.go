@@ -28,6 +28,11 @@ type BenchOptions struct {
 	Packages []string
 	// Bench is the -bench regular expression (default ".": all).
 	Bench string
+	// Tags, Race and GCFlags are go build's -tags, -race and -gcflags,
+	// for go list and go test -c: the build the benchmarks run in.
+	Tags    string
+	Race    bool
+	GCFlags string
 	// Count is the timed repetitions per case (default 10).
 	Count int
 	// Time is the -benchtime of a case's first repetition (default 1s,
@@ -94,6 +99,32 @@ type BenchPlan struct {
 	// Notes say what was left out and why (a package without tests or
 	// without benchmarks that match), for the user.
 	Notes []string
+	// Unbuilt are the packages that did not build, of several: the
+	// others are measured (one that does not build alone is a
+	// *PlanError).
+	Unbuilt []BuildFailure
+}
+
+// BuildFailure is a package whose test binary did not build, and the go
+// command's message.
+type BuildFailure struct {
+	ImportPath string
+	Err        error
+}
+
+// buildFlags are the go command's build flags the options ask for.
+func (o *BenchOptions) buildFlags() []string {
+	var out []string
+	if o.Tags != "" {
+		out = append(out, "-tags="+o.Tags)
+	}
+	if o.Race {
+		out = append(out, "-race")
+	}
+	if o.GCFlags != "" {
+		out = append(out, "-gcflags="+o.GCFlags)
+	}
+	return out
 }
 
 type benchPackage struct {
@@ -126,7 +157,7 @@ func PlanBench(ctx context.Context, o BenchOptions) (_ *BenchPlan, err error) {
 			return nil, planErrorf("--cpu %d: want a GOMAXPROCS of 1 or more", c)
 		}
 	}
-	withTests, without, err := listPackages(ctx, o.Dir, o.Packages)
+	withTests, without, err := listPackages(ctx, o.Dir, o.Packages, o.buildFlags())
 	if err != nil {
 		return nil, err
 	}
@@ -148,8 +179,17 @@ func PlanBench(ctx context.Context, o BenchOptions) (_ *BenchPlan, err error) {
 	var unmatched []string
 	for i, b := range withTests {
 		o.Log(fmt.Sprintf("building %s", b.ImportPath))
-		if err := b.build(ctx, o.Dir, p.tmp, i); err != nil {
-			return nil, err
+		if err := b.build(ctx, o.Dir, p.tmp, i, o.buildFlags()); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if len(withTests) == 1 {
+				return nil, err
+			}
+			// One package of several that does not build is its own
+			// failure: the others are measured.
+			p.Unbuilt = append(p.Unbuilt, BuildFailure{ImportPath: b.ImportPath, Err: err})
+			continue
 		}
 		b.startupCPU(ctx)
 		names, err := b.topLevel(ctx)
@@ -182,6 +222,13 @@ func PlanBench(ctx context.Context, o BenchOptions) (_ *BenchPlan, err error) {
 		p.pkgs = append(p.pkgs, pkg)
 	}
 	if len(p.pkgs) == 0 {
+		if len(p.Unbuilt) > 0 {
+			var msgs []string
+			for _, u := range p.Unbuilt {
+				msgs = append(msgs, u.Err.Error())
+			}
+			return nil, planErrorf("no package to measure: %s", strings.Join(msgs, "\n"))
+		}
 		if len(unmatched) == 0 {
 			return nil, planErrorf("%s: no benchmarks (no func BenchmarkX(b *testing.B) in the test files)", strings.Join(o.Packages, " "))
 		}

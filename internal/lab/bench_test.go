@@ -54,6 +54,65 @@ func TestPlanErrors(t *testing.T) {
 	}
 }
 
+// TestBuildFlags: -tags and -race reach go list and go test -c; the
+// fixture has a benchmark only in each of those builds.
+func TestBuildFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds test binaries")
+	}
+	for _, tt := range []struct {
+		name string
+		o    BenchOptions
+		want string // the one benchmark, or the error
+	}{
+		{"no flags", BenchOptions{}, "no test files"},
+		{"tags", BenchOptions{Tags: "perflabtag"}, "BenchmarkTagged"},
+		{"race", BenchOptions{Race: true}, "BenchmarkRace"},
+		{"gcflags", BenchOptions{Tags: "perflabtag", GCFlags: "-N -l"}, "BenchmarkTagged"},
+		{"bad gcflags", BenchOptions{Tags: "perflabtag", GCFlags: "-nosuchflag"}, "does not build"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := tt.o
+			o.Dir, o.CPU = "testdata/tagged", []int{1}
+			p, err := PlanBench(context.Background(), o)
+			if err != nil {
+				if !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("error %q, want %q", err, tt.want)
+				}
+				return
+			}
+			defer p.Close()
+			var got []string
+			for _, c := range p.pkgs[0].cases {
+				got = append(got, c.full)
+			}
+			if !slices.Equal(got, []string{tt.want}) {
+				t.Errorf("benchmarks %v, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPlanUnbuilt: of several packages, one that does not build is left
+// out with the go command's message, and the others are planned.
+func TestPlanUnbuilt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds test binaries")
+	}
+	p, err := PlanBench(context.Background(), BenchOptions{Dir: "testdata", Packages: []string{"./broken", "./benchfix"}, Bench: "Hash/size=64/^loop$", CPU: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	const fix = "github.com/perflab/perflab/internal/lab/testdata/"
+	if got := p.Packages(); !slices.Equal(got, []string{fix + "benchfix"}) {
+		t.Errorf("packages %v, want benchfix only", got)
+	}
+	if len(p.Unbuilt) != 1 || p.Unbuilt[0].ImportPath != fix+"broken" || !strings.Contains(p.Unbuilt[0].Err.Error(), "undefined: undefined") {
+		t.Errorf("unbuilt %+v, want broken with the compiler's message", p.Unbuilt)
+	}
+}
+
 // TestBench runs the fixture's benchmarks as a perflab run: failed and
 // panicking benchmarks are failed cases and the others are measured;
 // results.txt is go test's names and units; and the budget from the

@@ -60,8 +60,10 @@ func goCmd(ctx context.Context, dir string, args ...string) ([]byte, error) {
 
 // listPackages resolves package patterns (./..., an import path) to the
 // packages that have test files, and says which have none.
-func listPackages(ctx context.Context, dir string, patterns []string) (withTests, without []*testBinary, err error) {
-	args := append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}", "--"}, patterns...)
+func listPackages(ctx context.Context, dir string, patterns, flags []string) (withTests, without []*testBinary, err error) {
+	args := append([]string{"list"}, flags...)
+	args = append(args, "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}", "--")
+	args = append(args, patterns...)
 	out, err := goCmd(ctx, dir, args...)
 	if err != nil {
 		return nil, nil, planErrorf("go list %s: %v", strings.Join(patterns, " "), err)
@@ -81,10 +83,12 @@ func listPackages(ctx context.Context, dir string, patterns []string) (withTests
 	return withTests, without, nil
 }
 
-// build compiles b's test binary into tmp with go test -c.
-func (b *testBinary) build(ctx context.Context, dir, tmp string, n int) error {
+// build compiles b's test binary into tmp with go test -c and the build
+// flags (-tags, -race, -gcflags).
+func (b *testBinary) build(ctx context.Context, dir, tmp string, n int, flags []string) error {
 	b.Path = filepath.Join(tmp, fmt.Sprintf("pkg%d.test", n))
-	if _, err := goCmd(ctx, dir, "test", "-c", "-o", b.Path, b.ImportPath); err != nil {
+	args := append([]string{"test", "-c", "-o", b.Path}, flags...)
+	if _, err := goCmd(ctx, dir, append(args, b.ImportPath)...); err != nil {
 		return planErrorf("%s does not build:\n%v", b.ImportPath, err)
 	}
 	if _, err := os.Stat(b.Path); err != nil {
