@@ -38,11 +38,15 @@ import (
 // its sub-benchmark (B.Run), and the b.N=1 run before the last (run1) is
 // not in the result either.
 //
-// The alternative measured against it, profiling each benchmark at two
-// b.N and taking the difference, removes setup paid once per runN but
-// not per-op StopTimer sections, doubles the profiling time, and on this
-// machine's ±30% swings of wall time between runs leaves the difference
-// of two noisy windows.
+// The alternative measured against it: profiling each benchmark at two
+// b.N (N and 2N) and taking the difference of the categories' times. It
+// removes setup paid once per runN but not per-op StopTimer sections, and
+// it doubles the profiling. On the fixture, three times each at a load of
+// 8–13 on 2 cores: BenchmarkSetup (100 ms of sleep before ResetTimer)
+// read work 101, 78 and 101% by the difference (wait −3.5, 18, −0.5%),
+// 97, 100 and 97% by the windows; BenchmarkUntimed (sleeps between
+// StopTimer and StartTimer every 32 ops; its own timing says 99.5% work)
+// read work 29, 24 and 33% by the difference, 99.8–100% by the windows.
 //
 // What the trace cannot show: a ResetTimer while the timer is stopped
 // reads no statistics, so it leaves no event; testing then drops what it
