@@ -98,9 +98,10 @@ type Options struct {
 	// test binary's benchmark (testing.(*B).launch, its run1 and
 	// RunParallel goroutines), where the rest of the process is the
 	// testing package's. The goroutines they start do not count unless
-	// named too: like a Region's workers, they are what counted goroutines
-	// wait on. A goroutine whose stack is too deep to show its root does
-	// not count.
+	// named too: like a Region's workers', they are what counted
+	// goroutines wait on, and a wait they end is charged to what they did
+	// meanwhile (the critical path, critical.go). A goroutine whose stack
+	// is too deep to show its root does not count.
 	Roots []string
 	// Rules classify off-CPU stacks (see profiles.Rules.OffCPU). Nil means
 	// profiles.DefaultRules().
