@@ -87,8 +87,9 @@ const maxUntimed = 0.05
 // untimedWarning says when the profile holds much more of the benchmark
 // goroutine's time than the testing package timed (ops × its ns/op):
 // setup before b.ResetTimer, or sections between b.StopTimer and
-// b.StartTimer, which the trace cannot tell from the loop. Only for a
-// benchmark on one goroutine: RunParallel's goroutines overlap.
+// b.StartTimer. Only where the trace shows no timer call to leave them
+// out by (see benchtimer.go), and for a benchmark on one goroutine:
+// RunParallel's goroutines overlap.
 func untimedWarning(byState map[string]int64, parallel bool, ops int64, nsPerOp float64) store.Warning {
 	var kept int64
 	for _, v := range byState {
