@@ -342,7 +342,9 @@ type BenchRun struct {
 // once. Measured against go test -count=10 on the fixture's three Mutex
 // and Hash/size=1024 benchmarks at -benchtime 200ms, alternating, three
 // pairs: 11.3, 17.4, 17.0 s against 13.0, 16.4, 17.2 s, and ns/op
-// intervals of the same width (±20–93% against ±25–74%, the load's).
+// intervals of the same width (±20–93% against ±25–74%, the load's). At
+// -benchtime 1s with the profiling runs, scripts/bench-vs-gotest.sh: 209
+// against 192 s in all, at a load of 10–14 (docs/history.md).
 func (p *BenchPlan) Run(ctx context.Context, st *store.Store) ([]*BenchRun, error) {
 	o := p.opts
 	env := runner.Environment()
