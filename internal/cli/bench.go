@@ -80,6 +80,8 @@ perflab run: build its test binary once, run every benchmark (sub-benchmarks
 included) --count times in shuffled, interleaved rounds, one process per
 repetition, then once more with the execution tracer for its wall-clock profile
 and its budget: where each op's time goes (work, lock, wait, alloc, gc, sched).
+The budget holds only what the benchmark's timer timed (not the setup before
+b.ResetTimer, nor b.StopTimer sections), and goroutines it waits for are followed.
 Work is the package's own code unless --work says otherwise.
 The run is stored under --out; results.txt is benchstat's format, with go test's
 names. Results go to stdout (a table, or JSON with --json); progress to stderr.`,
