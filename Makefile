@@ -21,9 +21,14 @@ run:
 #
 # PERFLAB_TIMING_TESTS=1 turns on the tests whose figures hold only on a
 # quiet machine (internal/timingtest); a plain go test ./... skips them.
+#
+# The browser tests are a module of their own (browsertests/, as
+# google/pprof's are), so chromedp is no dependency of perflab's module;
+# they run here after the rest.
 test:
 	$(GO) vet ./...
 	PERFLAB_TIMING_TESTS=1 $(GO) test -race -p 1 ./...
+	cd browsertests && $(GO) vet ./... && $(GO) test -race ./...
 	$(MAKE) truth
 
 # The ground-truth suite of the time budget: instrumented variants through
@@ -82,6 +87,7 @@ check: fmt staticcheck test
 
 staticcheck:
 	$(STATICCHECK) ./...
+	cd browsertests && $(STATICCHECK) ./...
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
