@@ -67,7 +67,7 @@ bench:
 	# throughput, paired 1 s windows (fails above 5%)
 	$(GO) test -run '^$$' -bench 'TracerHandoff|TracerOverhead' -benchtime 1x ./internal/runner
 	# the context-switch recorder's wake-ups, adaptive and fixed 5 ms, on an allocating loop (ratios, no target)
-	$(GO) test -run '^$$' -bench 'RecorderWakeups' -benchtime 1x ./internal/wallclock
+	$(GO) test -run '^$$' -bench 'RecorderWakeups' -benchtime 1x ./internal/ctxswitch
 	# the continuous wall-clock profiler's cost on each built-in scenario, paired (fails above 3%)
 	$(GO) test -run '^$$' -bench 'WallOverhead' -benchtime 1x ./continuous
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./scenarios/...
