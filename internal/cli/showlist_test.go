@@ -48,3 +48,28 @@ func TestShowListGolden(t *testing.T) {
 	}
 	golden(t, "show-list.golden", out+"--- stderr\n"+strings.ReplaceAll(errs, dir, "STORE"))
 }
+
+// TestShowCaseGolden: `perflab show RUN/CASE` prints one case as the web's
+// case page lays it out (report.BuildCase): every metric with its
+// interval, the budget splitting the median time/op, the warnings.
+func TestShowCaseGolden(t *testing.T) {
+	dir := t.TempDir()
+	st := store.Open(dir)
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	id := storeRun(t, st, t0, map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99, 102, 98, 100, 103, 97}})
+	rewriteRun(t, st, id, func(r *store.Run) {
+		c := &r.Cases[0]
+		c.Stats = map[string]store.Stat{
+			"ns/op":     {N: 8, Mean: 100, MeanLo: 98, MeanHi: 102, Median: 100, MedianLo: 98, MedianHi: 102, Min: 97, Max: 103},
+			"B/op":      {N: 8, Mean: 64, MeanLo: 64, MeanHi: 64, Median: 64, MedianLo: 64, MedianHi: 64, Min: 64, Max: 64},
+			"allocs/op": {N: 8, Mean: 1, MeanLo: 1, MeanHi: 1, Median: 1, MedianLo: 1, MedianHi: 1, Min: 1, Max: 1},
+		}
+		c.Budget = map[string]float64{"work": 60, "lock": 30, "other": 10}
+		c.Warnings = []store.Warning{store.Warn(store.WarnWideCI, 12, "time/op confidence interval ±12% is wide: noisy machine?")}
+	})
+	out, errs, code := execute(t, "show", id+"/variant=mutex/keys=128/threads=1", "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	golden(t, "show-case.golden", out)
+}

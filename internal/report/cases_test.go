@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/perflab/perflab/internal/store"
@@ -89,5 +90,29 @@ func TestThroughput(t *testing.T) {
 				t.Errorf("Throughput = %v %v, want %v %v", got, ok, tt.want, tt.ok)
 			}
 		})
+	}
+}
+
+// TestWriteCaseText: a case that did not finish says why, and a name or
+// message from run.json reaches the terminal without its control
+// characters.
+func TestWriteCaseText(t *testing.T) {
+	c := &store.Case{Name: "variant=evil\x1b[31m/keys=1", Status: store.StatusFailed, Error: "panic: \x1b]0;owned\x07boom\nstack…",
+		Warnings: []store.Warning{store.Warn(store.WarnOther, 0, "odd \x1b[2J figure")}}
+	var b strings.Builder
+	if err := WriteCaseText(&b, &store.Run{ID: "r1"}, BuildCase(c), 80); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("control characters reached the terminal: %q", out)
+	}
+	for _, want := range []string{"run r1 (incomplete)", "failed: panic:", "boom", "warnings:", "odd"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "stack…") {
+		t.Errorf("the error's later lines were printed:\n%s", out)
 	}
 }
