@@ -21,15 +21,17 @@ run:
 #
 # PERFLAB_TIMING_TESTS=1 turns on the tests whose figures hold only on a
 # quiet machine (internal/timingtest); a plain go test ./... skips them.
-#
-# The browser tests are a module of their own (browsertests/, as
-# google/pprof's are), so chromedp is no dependency of perflab's module;
-# they run here after the rest.
 test:
 	$(GO) vet ./...
+	$(MAKE) browser
 	PERFLAB_TIMING_TESTS=1 $(GO) test -race -p 1 ./...
-	cd browsertests && $(GO) vet ./... && $(GO) test -race ./...
 	$(MAKE) truth
+
+# The browser tests are a module of their own (browsertests/, as
+# google/pprof's are), so chromedp is no dependency of perflab's module.
+.PHONY: browser
+browser:
+	cd browsertests && $(GO) vet ./... && $(GO) test -race ./...
 
 # The ground-truth suite of the time budget: instrumented variants through
 # the real runner, every budget share held against the workers' own timing.
