@@ -186,10 +186,11 @@ func timeChart(rows []caseRow, colors map[string]string) barChart {
 			continue
 		}
 		y := float64(len(c.Rows)) * rowHeight
+		cell := report.StatCell(r.Case.Stats, u)
 		b := barRow{
 			Label:  r.Case.Variant,
-			Value:  fmtValue(st.Median, u),
-			Title:  report.StatCell(r.Case.Stats, u).Title,
+			Value:  cell.Text,
+			Title:  cell.Title,
 			LabelY: y + 11,
 			BarY:   y + 15,
 			MidY:   y + 22,
