@@ -23,8 +23,15 @@ run:
 # quiet machine (internal/timingtest); a plain go test ./... skips them.
 test:
 	$(GO) vet ./...
+	$(MAKE) browser
 	PERFLAB_TIMING_TESTS=1 $(GO) test -race -p 1 ./...
 	$(MAKE) truth
+
+# The browser tests are a module of their own (browsertests/, as
+# google/pprof's are), so chromedp is no dependency of perflab's module.
+.PHONY: browser
+browser:
+	cd browsertests && $(GO) vet ./... && $(GO) test -race ./...
 
 # The ground-truth suite of the time budget: instrumented variants through
 # the real runner, every budget share held against the workers' own timing.
@@ -62,7 +69,7 @@ bench:
 	# throughput, paired 1 s windows (fails above 5%)
 	$(GO) test -run '^$$' -bench 'TracerHandoff|TracerOverhead' -benchtime 1x ./internal/runner
 	# the context-switch recorder's wake-ups, adaptive and fixed 5 ms, on an allocating loop (ratios, no target)
-	$(GO) test -run '^$$' -bench 'RecorderWakeups' -benchtime 1x ./internal/wallclock
+	$(GO) test -run '^$$' -bench 'RecorderWakeups' -benchtime 1x ./internal/ctxswitch
 	# the continuous wall-clock profiler's cost on each built-in scenario, paired (fails above 3%)
 	$(GO) test -run '^$$' -bench 'WallOverhead' -benchtime 1x ./continuous
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./scenarios/...
@@ -82,6 +89,7 @@ check: fmt staticcheck test
 
 staticcheck:
 	$(STATICCHECK) ./...
+	cd browsertests && $(STATICCHECK) ./...
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

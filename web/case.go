@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles/flame"
 )
@@ -36,7 +37,7 @@ type caseView struct {
 
 type statRow struct {
 	Label string
-	Cell  cell
+	Cell  report.Cell
 }
 
 type link struct {
@@ -166,9 +167,9 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	slug := store.Slug(c.Name)
 	base := "/runs/" + run.ID + "/cases/" + slug
-	v := caseView{Run: run, Case: c, Slug: slug, Base: base, Params: paramString(run, c), Kind: kind, Kinds: profileKinds(c), Budget: budgetParts(c.Budget)}
-	for _, u := range caseUnits([]store.Case{*c}) {
-		v.Stats = append(v.Stats, statRow{Label: unitLabel(u), Cell: statCell(c.Stats, u)})
+	v := caseView{Run: run, Case: c, Slug: slug, Base: base, Params: paramString(run, c), Kind: kind, Kinds: profileKinds(c), Budget: caseBudget(c)}
+	for _, m := range report.BuildCase(c).Metrics {
+		v.Stats = append(v.Stats, statRow{Label: m.Label, Cell: m.Cell})
 	}
 	rules, rulesDone, err := s.rulesOfRun(r.Context(), run)
 	if err != nil {

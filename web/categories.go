@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"unicode/utf8"
 
 	"github.com/perflab/perflab"
@@ -18,24 +17,6 @@ import (
 // categoryColor returns the fill colour of a category: the palette of
 // package profiles, so charts, tables and flame graphs agree.
 func categoryColor(c string) string { return profiles.Category(c).Color() }
-
-// categoryOrder returns the categories in set, known ones in perflab's
-// display order first, unknown ones (from user rules) after, sorted.
-func categoryOrder(set map[string]bool) []string {
-	var out, rest []string
-	for _, c := range profiles.Categories {
-		if set[string(c)] {
-			out = append(out, string(c))
-		}
-	}
-	for c := range set {
-		if !profiles.Category(c).Valid() {
-			rest = append(rest, c)
-		}
-	}
-	sort.Strings(rest)
-	return append(out, rest...)
-}
 
 // rulesFor returns the classification rules for a profile of scenario
 // when nothing else is known of how it was made (an upload): the built-in

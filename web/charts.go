@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -164,10 +165,10 @@ func timeChart(rows []caseRow, colors map[string]string) barChart {
 	var maxMed, maxHi float64
 	unit := ""
 	for _, r := range rows {
-		if st, u, ok := timeStat(r.Case); ok {
+		if st, u, ok := report.TimeStat(r.Case); ok {
 			unit = u
 			maxMed = math.Max(maxMed, st.Median)
-			if finiteCI(st) {
+			if report.HasCI(st) {
 				maxHi = math.Max(maxHi, st.MedianHi)
 			}
 		}
@@ -180,15 +181,16 @@ func timeChart(rows []caseRow, colors map[string]string) barChart {
 	top := ticks[len(ticks)-1]
 	scale := func(v float64) float64 { return plotLeft + (plotRight-plotLeft)*v/top }
 	for _, r := range rows {
-		st, u, ok := timeStat(r.Case)
+		st, u, ok := report.TimeStat(r.Case)
 		if !ok {
 			continue
 		}
 		y := float64(len(c.Rows)) * rowHeight
+		cell := report.StatCell(r.Case.Stats, u)
 		b := barRow{
 			Label:  r.Case.Variant,
-			Value:  fmtValue(st.Median, u),
-			Title:  statCell(r.Case.Stats, u).Title,
+			Value:  cell.Text,
+			Title:  cell.Title,
 			LabelY: y + 11,
 			BarY:   y + 15,
 			MidY:   y + 22,
@@ -202,7 +204,7 @@ func timeChart(rows []caseRow, colors map[string]string) barChart {
 			b.Label = r.Case.Name
 		}
 		b.Lo, b.Hi = scale(st.Median), scale(st.Median)
-		if st.N > 1 && finiteCI(st) && st.MedianHi > st.MedianLo {
+		if st.N > 1 && report.HasCI(st) && st.MedianHi > st.MedianLo {
 			b.HasCI = true
 			b.Lo, b.Hi = scale(st.MedianLo), math.Min(scale(st.MedianHi), scale(top))
 		}
@@ -262,21 +264,6 @@ func budgetChart(rows []caseRow) stackChart {
 	return c
 }
 
-// opsPerSec is a case's throughput: the runner's ops/s if it recorded one,
-// else the inverse of the median time/op.
-func opsPerSec(c *store.Case) (float64, bool) {
-	if st, ok := c.Stats["ops/s"]; ok && st.N > 0 {
-		return st.Median, true
-	}
-	if st, u, ok := timeStat(c); ok && st.Median > 0 {
-		if u == "ns/op" {
-			return 1e9 / st.Median, true
-		}
-		return 1 / st.Median, true
-	}
-	return 0, false
-}
-
 // scalingCharts draws ops/s against goroutine count, one chart per
 // parameter combination that was measured at several thread counts.
 func scalingCharts(run *store.Run, colors map[string]string) []lineChart {
@@ -289,7 +276,7 @@ func scalingCharts(run *store.Run, colors map[string]string) []lineChart {
 	var variants []string
 	for i := range run.Cases {
 		c := &run.Cases[i]
-		ops, ok := opsPerSec(c)
+		ops, ok := report.Throughput(c)
 		if !ok || c.Threads <= 0 {
 			continue
 		}

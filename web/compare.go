@@ -9,11 +9,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/lab"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles/flame"
-	"golang.org/x/perf/benchmath"
 )
 
 type compareView struct {
@@ -21,12 +20,16 @@ type compareView struct {
 	AValue string
 	BValue string
 	Groups []optionGroup
-	Rows   []compareRow
+	// Rows are the report's comparison of the two cases, a row per metric
+	// (report.Comparison.MetricRows): what `perflab compare RUN/CASE
+	// RUN/CASE` says, laid out here.
+	Rows []report.CompareRow
 	// Unmeasured says, one sentence a side, that a case picked has no
 	// results (skipped, failed, n/a): then there is no table to show.
 	Unmeasured []string
-	// NoShared says the two cases have results but no metric in common.
-	NoShared bool
+	// Reason says why the two cases could not be compared (no metric in
+	// common, a case against itself): the report's words.
+	Reason string
 	// Capped says which runs offer only some of their cases in the
 	// pickers (maxPickerCases), and how to name the others.
 	Capped   []string
@@ -55,12 +58,6 @@ type compareSide struct {
 type optionGroup struct {
 	Label   string
 	Options []caseOption
-}
-
-type compareRow struct {
-	Label, A, B, Delta, P string
-	// Verdict is "faster"/"slower"/"more"/"fewer"/"~"; Class colours it.
-	Verdict, Class string
 }
 
 // parseCaseRef splits "RUNID/CASESLUG".
@@ -139,8 +136,9 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 				v.Unmeasured = append(v.Unmeasured, fmt.Sprintf("Nothing to compare: the %s case, %s in run %s, has no results — %s.", p.name, p.side.Case.Name, p.side.Run.ID, note))
 			}
 		}
-		v.Rows, v.Warnings = compareStats(v.A, v.B)
-		v.NoShared = len(v.Rows) == 0 && len(v.Unmeasured) == 0
+		if len(v.Unmeasured) == 0 {
+			v.Rows, v.Warnings, v.Reason = s.compareCases(v.A, v.B)
+		}
 		for _, k := range profileKinds(v.A.Case) {
 			if v.B.Case.Profiles[k] != "" {
 				v.Kinds = append(v.Kinds, k)
@@ -318,95 +316,27 @@ func (s *Server) caseGroups(sides ...*compareSide) (groups []optionGroup, capped
 // 200,000 cases made /compare a 60 MB page (issue 26).
 const maxPickerCases = 200
 
-// compareStats compares every metric the two cases share, with the same
-// statistics as `perflab compare` (internal/compare): paired by round when
-// both cases are of one run, Mann–Whitney U across runs; the change with
-// its interval; better or worse only beyond the 5% threshold. ops/s and
-// the allocation rate are left out: they are time/op and B/op again, and
-// testing them would be the same test twice.
-//
-// A warning that holds for several metrics (too few samples, typically for
-// all of them) is given once, naming the metrics it holds for; the two
-// runs' environment differences follow.
-func compareStats(a, b *compareSide) (rows []compareRow, warnings []string) {
-	var msgs []string
-	metricsOf := map[string][]string{}
-	var shared []string
-	for _, unit := range caseUnits([]store.Case{*a.Case, *b.Case}) {
-		if unit == "ops/s" || unit == "alloc-MB/s" {
-			continue
-		}
-		_, okA := a.Case.Stats[unit]
-		_, okB := b.Case.Stats[unit]
-		if okA && okB {
-			shared = append(shared, unit)
-		}
+// compareCases compares every metric the two cases share as `perflab
+// compare RUN/CASE RUN/CASE` does (internal/lab builds it, the report lays
+// it out a row per metric): paired by round when both cases are of one
+// run, Mann–Whitney U across runs; the change with its interval; better or
+// worse only beyond the 5% threshold.
+// reason says why there is nothing to compare, in the report's words.
+func (s *Server) compareCases(a, b *compareSide) (rows []report.CompareRow, warnings []string, reason string) {
+	c, pr, err := lab.CompareRefs(&store.Ref{Store: s.store, Run: a.Run, Case: a.Case}, &store.Ref{Store: s.store, Run: b.Run, Case: b.Case}, [2]string{})
+	if err != nil {
+		return nil, nil, err.Error()
 	}
-	same := a.Run.ID == b.Run.ID
-	pair := []compare.Pair{{Label: a.Case.Name, A: a.Case, B: b.Case, Paired: same}}
-	for _, unit := range shared {
-		row := compareRow{Label: unitLabel(unit)}
-		c := compare.One(pair, unit, compare.Options{})
-		if len(c.Results) == 0 {
-			row.A = fmtValue(a.Case.Stats[unit].Median, unit)
-			row.B = fmtValue(b.Case.Stats[unit].Median, unit)
-			row.Delta, row.Verdict, row.P = "?", "no samples", "—"
-			rows = append(rows, row)
-			continue
-		}
-		r := c.Results[0]
-		row.A = fmtValue(r.ASum.Center, unit) + " " + ciText(r.ASum, compare.Samples(a.Case, unit))
-		row.B = fmtValue(r.BSum.Center, unit) + " " + ciText(r.BSum, compare.Samples(b.Case, unit))
-		row.Delta = report.ChangeText(r)
-		row.P = fmt.Sprintf("p=%.3g n=%d+%d, %s", r.P, r.N1, r.N2, r.Test)
-		row.Verdict = report.VerdictText(r, c.Options)
-		switch r.Verdict {
-		case compare.Better:
-			row.Class = "better"
-		case compare.Worse:
-			row.Class = "worse"
-		default:
-			row.Class = "same"
-		}
-		rows = append(rows, row)
-		if c.Advice != "" || r.Verdict == compare.CannotTell {
-			// The comparison's own advice, which knows the test (paired
-			// or not) and what --count each side needs: a fixed "6 or
-			// more" was wrong for two runs' 3+3 (4+4 resolves) and
-			// differed from the CLI's (issue 25).
-			nameA, nameB := a.Run.ID, b.Run.ID
-			if same {
-				nameA, nameB = "", ""
-			}
-			msg := c.AdviceFor(nameA, nameB)
-			if msg == "" {
-				msg = fmt.Sprintf("too few repetitions (n=%d+%d) for any difference to be significant at 5%%: run with more --count", r.N1, r.N2)
-			}
-			if _, ok := metricsOf[msg]; !ok {
-				msgs = append(msgs, msg)
-			}
-			metricsOf[msg] = append(metricsOf[msg], row.Label)
-		}
+	shared := report.SharedUnits(a.Case, b.Case)
+	if len(shared) == 0 {
+		return nil, nil, "the two cases measured no metric in common"
 	}
-	for _, msg := range msgs {
-		who := strings.Join(metricsOf[msg], ", ")
-		if len(metricsOf[msg]) == len(rows) && len(rows) > 1 {
-			who = "every metric"
-		}
-		warnings = append(warnings, who+": "+msg)
+	lab.Measure(c, pr, shared, 0)
+	rows, warnings = c.MetricRows()
+	if c.Unusable {
+		reason = c.Reason
 	}
-	if !same {
-		warnings = append(warnings, report.EnvWarnings(a.Run, b.Run)...)
-	}
-	warnings = append(warnings, report.ContentionWarnings(a.Run, b.Run)...)
-	return rows, warnings
-}
-
-func ciText(s benchmath.Summary, xs []float64) string {
-	if slices.Min(xs) == slices.Max(xs) || s.Center == 0 {
-		return "" // exact: every repetition measured the same
-	}
-	return report.CI(s.Center, s.Lo, s.Hi)
+	return rows, warnings, reason
 }
 
 func (s *Server) compareFlameJSON(w http.ResponseWriter, r *http.Request) {

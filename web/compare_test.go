@@ -2,80 +2,11 @@ package web
 
 import (
 	"net/url"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/perflab/perflab/internal/store"
 )
-
-// caseWith makes a case whose repetitions measured ns/op and B/op as given.
-func caseWith(ns, bytes []float64) *store.Case {
-	c := &store.Case{Stats: map[string]store.Stat{"ns/op": {N: len(ns)}, "B/op": {N: len(bytes)}}}
-	for i := range ns {
-		c.Reps = append(c.Reps, store.Rep{Metrics: map[string]float64{"ns/op": ns[i], "B/op": bytes[i]}})
-	}
-	return c
-}
-
-func TestCompareVerdicts(t *testing.T) {
-	tests := []struct {
-		name         string
-		a, b         *store.Case
-		verdicts     []string // time/op, B/op
-		warnings     []string
-		warningsNone bool
-	}{
-		{
-			name:     "slower, enough samples",
-			a:        caseWith([]float64{100, 101, 99, 100, 102, 98}, []float64{64, 64, 64, 64, 64, 64}),
-			b:        caseWith([]float64{150, 151, 149, 150, 152, 148}, []float64{64, 64, 64, 64, 64, 64}),
-			verdicts: []string{"worse", "~"},
-		},
-		{
-			name:     "faster",
-			a:        caseWith([]float64{150, 151, 149, 150, 152, 148}, []float64{64, 64, 64, 64, 64, 64}),
-			b:        caseWith([]float64{100, 101, 99, 100, 102, 98}, []float64{32, 32, 32, 32, 32, 32}),
-			verdicts: []string{"better", "better"},
-		},
-		{
-			// Three repetitions a side: the U test's smallest p is 0.1,
-			// so nothing can be significant; "~" alone would read as
-			// "the same" though the second case is 50% slower.
-			name:     "too few samples",
-			a:        caseWith([]float64{100, 101, 99}, []float64{64, 64, 64}),
-			b:        caseWith([]float64{150, 151, 149}, []float64{64, 65, 66}),
-			verdicts: []string{"cannot tell", "cannot tell"},
-			// The comparison's own advice, as the CLI says it: two runs'
-			// U test resolves at 4+4, not the 6 once written here.
-			warnings: []string{"every metric: with n=3+3 no difference can be significant (the smallest possible p is 0.1): rerun both r1 and r2 with --count 4 or more"},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			run := &store.Run{ID: "r1"}
-			tt.a.Status, tt.b.Status = store.StatusOK, store.StatusOK
-			rows, warnings := compareStats(&compareSide{Run: run, Case: tt.a}, &compareSide{Run: &store.Run{ID: "r2"}, Case: tt.b})
-			var got []string
-			for _, r := range rows {
-				got = append(got, r.Verdict)
-			}
-			if !slices.Equal(got, tt.verdicts) {
-				t.Errorf("verdicts %q, want %q", got, tt.verdicts)
-			}
-			for _, w := range tt.warnings {
-				if !slices.Contains(warnings, w) {
-					t.Errorf("warnings %q lack %q", warnings, w)
-				}
-			}
-			for _, w := range warnings {
-				if strings.Count(strings.Join(warnings, "\n"), w) > 1 {
-					t.Errorf("warning %q given twice", w)
-				}
-			}
-		})
-	}
-}
 
 // TestCompareFlameUnion checks the differential flame graph of the compare
 // page: the union's JSON on either layout, links between the two, and a

@@ -18,7 +18,6 @@ import (
 
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
-	"github.com/perflab/perflab/internal/units"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -197,7 +196,7 @@ type caseRow struct {
 	Untrusted      bool
 	Trust, SchedBy string
 	Slug           string
-	Cells          []cell
+	Cells          []report.Cell
 	Budget         []budgetPart
 	Kinds          []string
 	// BudgetBar is the budget as a small stacked bar for the table, and
@@ -213,43 +212,20 @@ type barSeg struct {
 	Color, Title string
 }
 
-// budgetCell draws a budget as a 100-unit stacked bar and names its two
-// largest shares, so the run table says where the time goes without a
-// column per category (the table fits 1280 px).
+// budgetCell draws a budget as a 100-unit stacked bar beside the report's
+// text of its two largest shares, so the run table says where the time
+// goes without a column per category (the table fits 1280 px).
 func budgetCell(parts []budgetPart) ([]barSeg, string) {
 	var segs []barSeg
 	x := 0.0
-	for _, p := range parts {
+	rp := make([]report.BudgetPart, len(parts))
+	for i, p := range parts {
 		w := 100 * p.Share
-		segs = append(segs, barSeg{X: x, W: w, Color: p.Color, Title: fmt.Sprintf("%s %.0f%%", p.Category, 100*p.Share)})
+		segs = append(segs, barSeg{X: x, W: w, Color: p.Color, Title: p.Category + " " + report.Share(p.Share)})
 		x += w
+		rp[i] = p.BudgetPart
 	}
-	top := slices.Clone(parts)
-	sort.SliceStable(top, func(i, j int) bool { return top[i].Share > top[j].Share })
-	var names []string
-	for _, p := range top {
-		if len(names) == 2 || p.Share < 0.005 {
-			break
-		}
-		names = append(names, fmt.Sprintf("%s %.0f%%", p.Category, 100*p.Share))
-	}
-	return segs, strings.Join(names, " · ")
-}
-
-// tableUnits are the run table's columns: the headline units of the unit
-// table (internal/units) that some case measured, then a scenario's own.
-func tableUnits(cases []store.Case) []string {
-	var out []string
-	for _, u := range nonZeroUnits(cases) {
-		if known, ok := units.Lookup(u); !ok || known.Headline {
-			out = append(out, u)
-		}
-	}
-	return out
-}
-
-type cell struct {
-	Text, Err, Title string
+	return segs, report.BudgetText(rp)
 }
 
 // tableCol is a metric column of the run table: its heading and its width
@@ -353,9 +329,25 @@ func textCh(s string) float64 {
 	return w
 }
 
+// budgetPart is the report's share of a category, with its colour.
 type budgetPart struct {
-	Category, Color string
-	NS, Share       float64
+	report.BudgetPart
+	Color string
+}
+
+// budgetParts colours the report's layout of a budget of a profile
+// (report.BudgetOf).
+func budgetParts(b map[string]float64) []budgetPart { return colored(report.BudgetOf(b)) }
+
+// caseBudget colours the report's budget of a case (report.Budget).
+func caseBudget(c *store.Case) []budgetPart { return colored(report.Budget(c)) }
+
+func colored(rp []report.BudgetPart) []budgetPart {
+	var parts []budgetPart
+	for _, p := range rp {
+		parts = append(parts, budgetPart{BudgetPart: p, Color: categoryColor(p.Category)})
+	}
+	return parts
 }
 
 type caseOption struct {
@@ -379,7 +371,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 // (column widths, charts, colours).
 func buildRunView(run *store.Run) runView {
 	rep := report.Build(run)
-	v := runView{Run: run, Report: rep, Machine: machine(run.Env), Units: tableUnits(run.Cases), Load: rep.Machine}
+	v := runView{Run: run, Report: rep, Machine: machine(run.Env), Units: report.TableUnits(run.Cases), Load: rep.Machine}
 	for _, w := range rep.Warnings {
 		if w.Severity >= report.Caution {
 			v.Warnings = append(v.Warnings, w)
@@ -407,14 +399,14 @@ func buildRunView(run *store.Run) runView {
 					g.Notes = append(g.Notes, w)
 				}
 			}
-			if st, _, ok := timeStat(c); ok && !finiteCI(st) {
+			if st, _, ok := report.TimeStat(c); ok && !report.HasCI(st) {
 				v.NoCI = true
 			}
 			for _, u := range v.Units {
-				row.Cells = append(row.Cells, statCell(c.Stats, u))
+				row.Cells = append(row.Cells, report.StatCell(c.Stats, u))
 			}
 			if rr.HasBudget {
-				row.Budget = reportBudget(rr, c)
+				row.Budget = caseBudget(c)
 				row.Untrusted, row.Trust = rr.Untrusted, rr.Trust
 				if rr.Budget[profiles.Sched.Index()] >= 0.05 {
 					row.SchedBy = rr.SchedBy
@@ -442,120 +434,10 @@ func buildRunView(run *store.Run) runView {
 		v.CompareA, v.CompareB = v.Cases[0].Value, v.Cases[1].Value
 	}
 	v.Scaling = scalingCharts(run, colors)
-	for _, c := range categoryOrder(cats) {
+	for _, c := range report.CategoryOrder(cats) {
 		v.Legend = append(v.Legend, legendItem{Label: c, Color: categoryColor(c)})
 	}
 	return v
-}
-
-// reportBudget is a report row's budget as the page's parts: the report's
-// shares, in the categories' order, with each share's time per op.
-func reportBudget(rr *report.Row, c *store.Case) []budgetPart {
-	var parts []budgetPart
-	ns := 0.0
-	if st, ok := c.Stats["ns/op"]; ok {
-		ns = st.Median
-	}
-	set := map[string]bool{}
-	for _, cat := range profiles.Categories {
-		if rr.Budget[cat.Index()] > 0 {
-			set[string(cat)] = true
-		}
-	}
-	for _, name := range categoryOrder(set) {
-		share := rr.Budget[profiles.Category(name).Index()]
-		parts = append(parts, budgetPart{Category: name, Color: categoryColor(name), NS: share * ns, Share: share})
-	}
-	return parts
-}
-
-// caseUnits is every unit the cases measured, in the unit table's order.
-func caseUnits(cases []store.Case) []string {
-	set := map[string]bool{}
-	var out []string
-	for _, c := range cases {
-		for u := range c.Stats {
-			if !set[u] {
-				set[u] = true
-				out = append(out, u)
-			}
-		}
-	}
-	return units.Sort(out)
-}
-
-// nonZeroUnits is units without the metrics that are zero in every case
-// (no allocations anywhere, say): columns of zeros hide the ones that
-// differ. The case page still lists them.
-func nonZeroUnits(cases []store.Case) []string {
-	var out []string
-	for _, u := range caseUnits(cases) {
-		for _, c := range cases {
-			if st, ok := c.Stats[u]; ok && (st.Median != 0 || st.Max != 0) {
-				out = append(out, u)
-				break
-			}
-		}
-	}
-	return out
-}
-
-func statCell(stats map[string]store.Stat, unit string) cell {
-	st, ok := stats[unit]
-	if !ok || st.N == 0 {
-		return cell{Text: "—"}
-	}
-	c := cell{Text: fmtValue(st.Median, unit)}
-	switch {
-	case st.Min == st.Max:
-		// Every repetition measured the same: nothing to qualify.
-	case !finiteCI(st):
-		// Too few samples for an interval (benchmath needs 6 at 95%).
-		c.Err = "±∞"
-	case st.Median != 0:
-		c.Err = report.CI(st.Median, st.MedianLo, st.MedianHi)
-	}
-	c.Title = fmt.Sprintf("median %s, 95%% CI [%s, %s]; mean %s, 99.9%% CI [%s, %s]; min %s, max %s; n=%d",
-		fmtValue(st.Median, unit), fmtValue(st.MedianLo, unit), fmtValue(st.MedianHi, unit),
-		fmtValue(st.Mean, unit), fmtValue(st.MeanLo, unit), fmtValue(st.MeanHi, unit),
-		fmtValue(st.Min, unit), fmtValue(st.Max, unit), st.N)
-	return c
-}
-
-// finiteCI reports whether a stat has a computed confidence interval for
-// its median; the store reads an unknown bound as ±Inf.
-func finiteCI(st store.Stat) bool {
-	return !math.IsInf(st.MedianLo, 0) && !math.IsInf(st.MedianHi, 0) && !math.IsNaN(st.MedianLo) && !math.IsNaN(st.MedianHi)
-}
-
-// timeStat returns a case's time per operation: ns/op from the runner, or
-// sec/op from older or imported runs.
-func timeStat(c *store.Case) (store.Stat, string, bool) {
-	for _, u := range []string{"ns/op", "sec/op"} {
-		if st, ok := c.Stats[u]; ok && st.N > 0 {
-			return st, u, true
-		}
-	}
-	return store.Stat{}, "", false
-}
-
-func budgetParts(b map[string]float64) []budgetPart {
-	var total float64
-	for _, ns := range b {
-		total += ns
-	}
-	if total <= 0 {
-		return nil
-	}
-	set := map[string]bool{}
-	for c := range b {
-		set[c] = true
-	}
-	var parts []budgetPart
-	for _, c := range categoryOrder(set) {
-		parts = append(parts, budgetPart{Category: c, Color: categoryColor(c), NS: b[c], Share: b[c] / total})
-	}
-	return parts
 }
 
 // kindOrder is the order profile kinds are offered in: the store's one

@@ -3,6 +3,10 @@
 // of two cases with a statistical verdict, and a viewer for uploaded pprof
 // files. It is the handler behind `perflab serve`.
 //
+// The pages lay out what internal/report says (and internal/lab builds, for
+// comparisons): the figures, units, intervals, verdicts and warnings are the
+// CLI's; what is decided here is layout — column widths, charts, colours.
+//
 // Pages are rendered on the server with html/template; data that scripts
 // need travels as JSON inside <script type="application/json"> and is read
 // with textContent, never innerHTML. Templates and static assets are

@@ -20,8 +20,8 @@ type ShowOptions struct {
 func newShowCmd(io *IO, runF runFunc[ShowOptions]) *cobra.Command {
 	o := &ShowOptions{}
 	cmd := &cobra.Command{
-		Use:   "show [run-id | latest | run-directory]",
-		Short: "Print a stored run (default the latest), or list runs with --list",
+		Use:   "show [run-id | latest | run-directory][/CASE]",
+		Short: "Print a stored run (default the latest) or one of its cases, or list runs with --list",
 		Args:  args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			o.Ref = store.Latest
@@ -50,6 +50,10 @@ func showRun(_ context.Context, io *IO, o *ShowOptions) error {
 	}
 	if o.JSON {
 		return writeJSON(io.Out, r.Run)
+	}
+	if r.Case != nil {
+		// One case: what the web's case page says (report.BuildCase).
+		return report.WriteCaseText(io.Out, r.Run, report.BuildCase(r.Case), 0)
 	}
 	writeTable(io.Out, r.Run, o.Wide, o.Verbose)
 	return nil

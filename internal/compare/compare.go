@@ -3,16 +3,15 @@
 // on the per-repetition samples — Wilcoxon's signed-rank paired by round
 // within one run, benchmath's Mann–Whitney U across runs — the change with
 // its Hodges–Lehmann interval, Benjamini–Hochberg across the rows of one
-// comparison, and a practical threshold (One, Metrics). The CLI's `perflab
+// comparison, and a practical threshold.
+//
+// The statistics (Test, stats.go) take plain samples, []float64 per side;
+// stored runs meet them at the edge (cases.go: One and Metrics take
+// store.Case pairs and hand their repetitions over; pairs.go and gate.go
+// pair and judge stored runs). The CLI's `perflab
 // compare`, the web UI's compare page and the run table's verdicts all call
 // it; internal/report renders its results.
 package compare
-
-import (
-	"math"
-
-	"github.com/perflab/perflab/internal/store"
-)
 
 // HigherIsBetter lists units where a bigger number is an improvement.
 var HigherIsBetter = map[string]bool{"ops/s": true, "hits/op": true, "MB/s": true}
@@ -23,14 +22,3 @@ var HigherIsBetter = map[string]bool{"ops/s": true, "hits/op": true, "MB/s": tru
 // 0.001 B/op, which is not a regression against 0. The interval of the
 // rise must lie above it. Units not listed count any rise.
 var ZeroFloor = map[string]float64{"B/op": 1, "allocs/op": 0.01}
-
-// Samples returns c's per-repetition values of unit, in measured order.
-func Samples(c *store.Case, unit string) []float64 {
-	var out []float64
-	for _, r := range c.Reps {
-		if v, ok := r.Metrics[unit]; ok && !math.IsNaN(v) {
-			out = append(out, v)
-		}
-	}
-	return out
-}

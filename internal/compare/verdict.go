@@ -5,7 +5,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/perflab/perflab/internal/store"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -36,13 +35,17 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Pair is two cases to compare, A the baseline.
-type Pair struct {
+// SamplePair is one row of a comparison as plain samples of one metric:
+// each side's per-repetition values, in measured order, A the baseline.
+// The statistics take nothing else; where the values come from (a stored
+// case, a benchmark's output, a test) is the caller's business (issue 24:
+// they took *store.Case).
+type SamplePair struct {
 	Label string
-	A, B  *store.Case
-	// Paired says the two cases were measured in the same rounds of one
-	// run, so their repetitions pair by index (perflab interleaves every
-	// case once per round): a paired test resists drift in machine load.
+	A, B  []float64
+	// Paired says the two sides were measured in the same rounds, so
+	// their values pair by index (perflab interleaves every case once per
+	// round): a paired test resists drift in machine load.
 	Paired bool
 }
 
@@ -69,7 +72,6 @@ const (
 type Result struct {
 	Label string
 	Unit  string
-	A, B  *store.Case
 	// ASum and BSum are each side's median with its 95% interval.
 	ASum, BSum benchmath.Summary
 	N1, N2     int
@@ -112,32 +114,16 @@ type Comparison struct {
 	advice     *advice
 }
 
-// Metrics compares pairs on each unit, each unit a comparison of its own
-// with its own false-discovery control: units are different questions.
-func Metrics(pairs []Pair, units []string, opts Options) []Comparison {
-	var out []Comparison
-	for _, u := range units {
-		c := One(pairs, u, opts)
-		if len(c.Results) > 0 {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// One compares pairs on one unit.
-func One(pairs []Pair, unit string, opts Options) Comparison {
+// Test compares the sample pairs on one unit, all of them one
+// false-discovery control. A pair with no values on a side is left out.
+func Test(unit string, pairs []SamplePair, opts Options) Comparison {
 	opts = opts.withDefaults()
 	c := Comparison{Unit: unit, Options: opts, Resolvable: true}
 	for _, p := range pairs {
-		if p.A.Status != store.StatusOK || p.B.Status != store.StatusOK {
+		if len(p.A) == 0 || len(p.B) == 0 {
 			continue
 		}
-		a, b := Samples(p.A, unit), Samples(p.B, unit)
-		if len(a) == 0 || len(b) == 0 {
-			continue
-		}
-		c.Results = append(c.Results, row(p, unit, a, b, opts))
+		c.Results = append(c.Results, row(p, unit, opts))
 	}
 	c.Tested = len(c.Results)
 	ps := make([]float64, len(c.Results))
@@ -170,10 +156,11 @@ func One(pairs []Pair, unit string, opts Options) Comparison {
 	return c
 }
 
-func row(p Pair, unit string, a, b []float64, opts Options) Result {
+func row(p SamplePair, unit string, opts Options) Result {
+	a, b := p.A, p.B
 	thr := benchmath.DefaultThresholds
 	sa, sb := benchmath.NewSample(a, &thr), benchmath.NewSample(b, &thr)
-	r := Result{Label: p.Label, Unit: unit, A: p.A, B: p.B, N1: len(a), N2: len(b),
+	r := Result{Label: p.Label, Unit: unit, N1: len(a), N2: len(b),
 		ASum: benchmath.AssumeNothing.Summary(sa, 0.95), BSum: benchmath.AssumeNothing.Summary(sb, 0.95)}
 	logs := positive(a) && positive(b)
 	tr := func(x float64) float64 {

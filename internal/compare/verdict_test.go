@@ -5,17 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/perflab/perflab/internal/store"
 )
-
-func casesOf(name string, xs []float64) *store.Case {
-	c := &store.Case{Name: name, Status: store.StatusOK}
-	for _, x := range xs {
-		c.Reps = append(c.Reps, store.Rep{Ops: 1, Metrics: map[string]float64{"ns/op": x}})
-	}
-	return c
-}
 
 func noisy(rng *rand.Rand, n int, center, sd float64) []float64 {
 	out := make([]float64, n)
@@ -46,7 +36,7 @@ func TestRowVerdicts(t *testing.T) {
 			if len(tt.b) != len(a) {
 				a = base[:len(tt.b)]
 			}
-			c := One([]Pair{{Label: "x", A: casesOf("a", a), B: casesOf("b", tt.b), Paired: tt.paired}}, "ns/op", Options{})
+			c := Test("ns/op", []SamplePair{{Label: "x", A: a, B: tt.b, Paired: tt.paired}}, Options{})
 			r := c.Results[0]
 			if r.Verdict != tt.want || r.Significant != tt.sig {
 				t.Errorf("verdict %s significant %v (p=%.4f change %+.3f [%+.3f, %+.3f]), want %s %v",
@@ -68,11 +58,11 @@ func TestFalseDiscoveryControl(t *testing.T) {
 	const trials = 200
 	flaggedAny, flaggedRaw, rows := 0, 0, 0
 	for i := 0; i < trials; i++ {
-		var pairs []Pair
+		var pairs []SamplePair
 		for j := 0; j < 48; j++ {
-			pairs = append(pairs, Pair{A: casesOf("a", noisy(rng, 6, 100, 0.05)), B: casesOf("b", noisy(rng, 6, 100, 0.05))})
+			pairs = append(pairs, SamplePair{A: noisy(rng, 6, 100, 0.05), B: noisy(rng, 6, 100, 0.05)})
 		}
-		c := One(pairs, "ns/op", Options{Threshold: -1})
+		c := Test("ns/op", pairs, Options{Threshold: -1})
 		any := false
 		for _, r := range c.Results {
 			rows++
@@ -124,11 +114,11 @@ func TestAdvice(t *testing.T) {
 			[]string{"use --count 3 or more"}, []string{"rerun", "has enough"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var pairs []Pair
+			var pairs []SamplePair
 			for i := 0; i < tt.rows; i++ {
-				pairs = append(pairs, Pair{A: casesOf("a", noisy(rng, tt.n1, 100, 0.05)), B: casesOf("b", noisy(rng, tt.n2, 100, 0.05)), Paired: tt.paired})
+				pairs = append(pairs, SamplePair{A: noisy(rng, tt.n1, 100, 0.05), B: noisy(rng, tt.n2, 100, 0.05), Paired: tt.paired})
 			}
-			c := One(pairs, "ns/op", Options{})
+			c := Test("ns/op", pairs, Options{})
 			got := c.AdviceFor(tt.nameA, tt.nameB)
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {
@@ -181,14 +171,7 @@ func TestFromZero(t *testing.T) {
 		{"now and then", rep(10, 0), append(rep(9, 0), 1), false, Same, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			side := func(xs []float64) *store.Case {
-				c := &store.Case{Name: "c", Status: store.StatusOK}
-				for _, x := range xs {
-					c.Reps = append(c.Reps, store.Rep{Ops: 1, Metrics: map[string]float64{"B/op": x}})
-				}
-				return c
-			}
-			r := One([]Pair{{Label: "x", A: side(tt.a), B: side(tt.b), Paired: tt.paired}}, "B/op", Options{}).Results[0]
+			r := Test("B/op", []SamplePair{{Label: "x", A: tt.a, B: tt.b, Paired: tt.paired}}, Options{}).Results[0]
 			sameChange := r.Change == tt.change || math.IsNaN(r.Change) && math.IsNaN(tt.change) || math.Abs(r.Change-tt.change) < 1e-9
 			if r.Verdict != tt.want || !sameChange {
 				t.Errorf("verdict %s change %v [%v, %v] (p=%.4f), want %s change %v", r.Verdict, r.Change, r.ChangeLo, r.ChangeHi, r.P, tt.want, tt.change)

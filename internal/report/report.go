@@ -1,7 +1,8 @@
 // Package report is the one model of what a stored run says — its groups
 // of cases, rows, cells with units, verdicts, allocation notes and grouped
-// warnings — for every renderer: the CLI's table (WriteText), the web UI's
-// run page and JSON. Renderers decide layout; what a number is, how it is
+// warnings — and of what a case and a comparison say (cases.go,
+// compare.go), for every renderer: the CLI's tables (WriteText,
+// WriteCompareText), Markdown, JSON and every page of the web UI. Renderers decide layout; what a number is, how it is
 // written and what a warning says are decided here once, as
 // golang.org/x/perf's benchtab builds one table that ToText and ToCSV
 // render.

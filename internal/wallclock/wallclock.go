@@ -49,6 +49,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/ctxswitch"
 	"github.com/perflab/perflab/profiles"
 	"golang.org/x/exp/trace"
 )
@@ -182,8 +183,8 @@ type Result struct {
 
 // SchedStat is one thread's kernel scheduling figures
 // (/proc/self/task/TID/schedstat): time on a CPU, and time waiting in the
-// run queue for one.
-type SchedStat struct{ Run, Wait time.Duration }
+// run queue for one (package ctxswitch reads them).
+type SchedStat = ctxswitch.SchedStat
 
 // SchedStats are every thread's figures, by thread id (the trace's thread
 // ids are the kernel's on Linux), read just before the trace starts and
@@ -201,23 +202,10 @@ type SchedStats struct {
 	OwnUnknown bool
 }
 
-// Preemption is an interval thread TID was taken off its CPU while still
-// runnable, waiting for one: From and To are CLOCK_MONOTONIC nanoseconds
-// (Go's nanotime, which the trace's clock snapshots relate to its own).
-//
-// ByWoken is how long, from From, the CPU went to another thread of this
-// process that had just been woken from a sleep (it came on the CPU within
-// 20 µs of this one leaving it): Go woke a thread (to run a goroutine this
-// one readied, or its network poller) and the kernel ran it here. Zero
-// when another program, or a thread of the process only having its turn,
-// took the CPU.
-type Preemption struct {
-	TID, From, To int64
-	ByWoken       time.Duration
-	// ByOwn is how much of it the process's other threads had the CPU
-	// the thread left, ByWoken included; the rest another program had.
-	ByOwn time.Duration
-}
+// Preemption is an interval a thread was taken off its CPU while still
+// runnable, as the kernel's context-switch records tell it (package
+// ctxswitch reads them).
+type Preemption = ctxswitch.Preemption
 
 // Total returns the counted goroutines' total time.
 func (r *Result) Total() time.Duration {

@@ -559,3 +559,27 @@ func TestHugeValuesSaturate(t *testing.T) {
 		}
 	}
 }
+
+// TestGoldenHTML: the self-contained page of the small profile. The
+// viewer's script and style are checked to be inlined whole, once, and
+// stand as placeholders in the golden file, which holds the page around
+// them and its data: a change to flame.js or flame.css alone does not
+// rewrite it.
+func TestGoldenHTML(t *testing.T) {
+	tr, err := Build(fake(small), smallOpts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := tr.WriteHTML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, inline := range []struct{ name, text string }{{"flame.js", Script}, {"flame.css", Style}} {
+		if n := strings.Count(page, inline.text); n != 1 {
+			t.Fatalf("the page holds %s %d times, want once", inline.name, n)
+		}
+		page = strings.Replace(page, inline.text, "/* "+inline.name+" */", 1)
+	}
+	golden(t, "small.html", []byte(page))
+}

@@ -1,4 +1,4 @@
-package wallclock
+package ctxswitch
 
 import (
 	"cmp"
@@ -21,7 +21,7 @@ import (
 // flag since 4.17) say, for each thread of this process, when it left its
 // CPU, whether it was preempted (still runnable) or went to sleep, and when
 // it came back. A preempted interval is exactly the time the thread waited
-// for a CPU, at a known moment: FromTrace charges it to the goroutine Go had
+// for a CPU, at a known moment: wallclock.FromTrace charges it to the goroutine Go had
 // on the thread then, in the state it was in. Each record also gives the
 // CPU, so the records of all the threads tell how long a preempted one's
 // CPU went to another of the process's threads, and whether that one had
@@ -30,7 +30,7 @@ import (
 //
 // Unprivileged use needs perf_event_paranoid ≤ 2 (the kernel's default; some
 // distributions raise it) and no seccomp filter against perf_event_open
-// (Docker's default profile has one): where it fails, StartSwitches says
+// (Docker's default profile has one): where it fails, Start says
 // why and the caller keeps to schedstat.
 //
 // golang.org/x/sys/unix gives the system call, the attribute struct and the
@@ -114,9 +114,9 @@ type switchRing struct {
 	exited bool
 }
 
-// SwitchRecorder records the preempted intervals of this process's threads
-// from StartSwitches until Stop.
-type SwitchRecorder struct {
+// Recorder records the preempted intervals of this process's threads
+// from Start until Stop.
+type Recorder struct {
 	mu    sync.Mutex
 	rings map[int]*switchRing
 	// What the window records is kept off the Go heap (offHeap) until
@@ -154,10 +154,10 @@ type SwitchRecorder struct {
 	unseen time.Duration
 }
 
-// StartSwitches starts recording every thread's preemptions, threads
+// Start starts recording every thread's preemptions, threads
 // started later included (they are found within scanEvery and a drain).
-func StartSwitches() (*SwitchRecorder, error) {
-	r := &SwitchRecorder{rings: map[int]*switchRing{}, failed: map[int]bool{}, stop: make(chan struct{}), done: make(chan struct{}), countLost: true}
+func Start() (*Recorder, error) {
+	r := &Recorder{rings: map[int]*switchRing{}, failed: map[int]bool{}, stop: make(chan struct{}), done: make(chan struct{}), countLost: true}
 	if err := r.scan(); err != nil {
 		r.close()
 		return nil, err
@@ -198,7 +198,7 @@ func openSwitches(tid int, countLost bool) (*switchRing, error) {
 // scan opens a ring for each thread that has none. A thread that exits
 // between the listing and the open is skipped; any other failure on the
 // first scan is the caller's error, later ones only cost that thread.
-func (r *SwitchRecorder) scan() error {
+func (r *Recorder) scan() error {
 	dir, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return err
@@ -253,7 +253,7 @@ func threadRun(tid int) time.Duration {
 // ended, is not in it. Their preemptions are missing, and so is their time
 // on a CPU another thread was preempted from: that much of what ByOwn does
 // not cover may still have been the process's own.
-func (r *SwitchRecorder) Unseen() time.Duration { return r.unseen }
+func (r *Recorder) Unseen() time.Duration { return r.unseen }
 
 // loop drains the rings every 5 ms at first and then as often as they
 // fill (nextDrain), and looks for new threads every scanEvery, until Stop.
@@ -273,7 +273,7 @@ func (r *SwitchRecorder) Unseen() time.Duration { return r.unseen }
 // profiler alone where the 5 ms timer ran at 0.962 (12 paired windows).
 // Through the netpoller (the epoll fd nests) the wake-up came too late for
 // small rings in a test of two locked threads.
-func (r *SwitchRecorder) loop() {
+func (r *Recorder) loop() {
 	defer close(r.done)
 	every := 5 * time.Millisecond
 	if fixedDrain > 0 {
@@ -325,7 +325,7 @@ func nextDrain(every time.Duration, fill float64) time.Duration {
 // reuses the id needs a ring of its own, which the next scan opens.
 //
 // It returns the largest share of a ring that was written.
-func (r *SwitchRecorder) drainAll() (fill float64) {
+func (r *Recorder) drainAll() (fill float64) {
 	for tid, ring := range r.rings {
 		fill = max(fill, r.drain(ring))
 		if ring.exited {
@@ -342,7 +342,7 @@ func (r *SwitchRecorder) drainAll() (fill float64) {
 // switch-out, or by the thread's exit record) for Stop to tell who took a
 // preempted thread's CPU. It returns the share of the ring that was
 // written, and sets maybeLost when the ring had no room left.
-func (r *SwitchRecorder) drain(ring *switchRing) float64 {
+func (r *Recorder) drain(ring *switchRing) float64 {
 	head := atomic.LoadUint64(&ring.page.Data_head)
 	tail := ring.page.Data_tail
 	size := uint64(len(ring.data))
@@ -429,7 +429,7 @@ func copyRing(dst, ring []byte, off uint64) {
 	copy(dst[n:], ring)
 }
 
-func (r *SwitchRecorder) add(p Preemption, cpu uint32) {
+func (r *Recorder) add(p Preemption, cpu uint32) {
 	switch {
 	case r.gotOff.len() >= maxPreemptions:
 		r.over = true
@@ -450,7 +450,7 @@ func (r *SwitchRecorder) add(p Preemption, cpu uint32) {
 // their turn, held that CPU — the rest another program had (or the CPU
 // went idle while the thread waited for another). At least ByWoken, which
 // counts the switch itself.
-func (r *SwitchRecorder) self() {
+func (r *Recorder) self() {
 	r.gather()
 	byCPU := func(x, y stay) int { return cmp.Or(cmp.Compare(x.cpu, y.cpu), cmp.Compare(x.at, y.at)) }
 	slices.SortFunc(r.stays, byCPU)
@@ -488,7 +488,7 @@ type preempted struct {
 }
 
 // gather moves what was recorded off the heap into got, cpus and stays.
-func (r *SwitchRecorder) gather() {
+func (r *Recorder) gather() {
 	for _, x := range r.gotOff.collect() {
 		r.got = append(r.got, x.p)
 		r.cpus = append(r.cpus, x.cpu)
@@ -499,7 +499,7 @@ func (r *SwitchRecorder) gather() {
 // Stop ends the recording and returns the preempted intervals. An error
 // means some were lost (the kernel's ring overflowed, or too many to keep):
 // the caller should not take them as the whole.
-func (r *SwitchRecorder) Stop() ([]Preemption, error) {
+func (r *Recorder) Stop() ([]Preemption, error) {
 	close(r.stop)
 	<-r.done
 	r.mu.Lock()
@@ -537,9 +537,9 @@ func (r *SwitchRecorder) Stop() ([]Preemption, error) {
 // OwnUnknown says, after Stop, that the stays on a CPU could not all be
 // kept (more than maxStays, or no memory to map), so no preemption's
 // ByWoken or ByOwn was worked out: the preemptions themselves are whole.
-func (r *SwitchRecorder) OwnUnknown() bool { return r.staysOver }
+func (r *Recorder) OwnUnknown() bool { return r.staysOver }
 
-func (r *SwitchRecorder) close() {
+func (r *Recorder) close() {
 	for tid, ring := range r.rings {
 		r.closeRing(ring)
 		delete(r.rings, tid)
@@ -548,7 +548,7 @@ func (r *SwitchRecorder) close() {
 
 // closeRing closes a ring, first reading from its fd how many records the
 // kernel dropped from it, where it counts them (countLost).
-func (r *SwitchRecorder) closeRing(ring *switchRing) {
+func (r *Recorder) closeRing(ring *switchRing) {
 	if r.countLost {
 		// read_format PERF_FORMAT_LOST alone: the event's value, then
 		// the records lost.

@@ -1,4 +1,4 @@
-package wallclock
+package ctxswitch
 
 import (
 	"unsafe"

@@ -1,4 +1,4 @@
-package wallclock
+package ctxswitch
 
 import (
 	"crypto/aes"
@@ -66,9 +66,9 @@ func BenchmarkRecorderWakeups(b *testing.B) {
 				if err := trace.Start(io.Discard); err != nil {
 					b.Fatal(err)
 				}
-				var rec *SwitchRecorder
+				var rec *Recorder
 				if side > 0 {
-					if rec, err = StartSwitches(); err != nil {
+					if rec, err = Start(); err != nil {
 						b.Skip("no context-switch records here:", err)
 					}
 				}

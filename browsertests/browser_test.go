@@ -1,4 +1,8 @@
-package web
+// Package browsertests drives perflab's web UI in a real headless Chromium.
+// It is a module of its own, as google/pprof's browsertests are, so that
+// chromedp and its protocol bindings are no dependency of perflab's
+// module: `make test` runs it (cd browsertests && go test ./...).
+package browsertests
 
 // Browser tests: the pages in a real headless Chromium (Debian's package),
 // driven with chromedp. One browser serves the whole suite; each step saves
@@ -6,7 +10,6 @@ package web
 // test-artifacts/web at the repository root, which git ignores).
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -20,8 +23,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/web"
+	"github.com/perflab/perflab/web/webtest"
 )
 
 // chromiumPath finds the browser: $PERFLAB_CHROMIUM, then Debian's
@@ -217,11 +221,11 @@ func TestBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser tests are not short")
 	}
-	f := writeFixture(t, t.TempDir())
-	srv := httptest.NewServer(New(f.root, Options{MaxUpload: 1 << 20, Logf: t.Logf}))
+	f := webtest.WriteFixture(t, t.TempDir())
+	srv := httptest.NewServer(web.New(f.Root, web.Options{MaxUpload: 1 << 20, Logf: t.Logf}))
 	defer srv.Close()
 	b := newBrowser(t, srv.URL)
-	run := f.full
+	run := f.Full
 
 	t.Run("runs", func(t *testing.T) {
 		b.t = t
@@ -265,14 +269,14 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("run page is wider than a phone screen: %v > %v", eval[int](b, `document.documentElement.scrollWidth`), 390)
 		}
 		b.shot("run-phone")
-		b.open(caseURL(run, 4))
+		b.open(webtest.CaseURL(run, 4))
 		b.waitFor(`document.getElementById("flame").dataset.state === "ready"`)
 		if over := eval[bool](b, `document.documentElement.scrollWidth > 391`); over {
 			t.Errorf("case page is wider than a phone screen: %v > %v", eval[int](b, `document.documentElement.scrollWidth`), 390)
 		}
 		b.shot("case-phone")
 		pair := run.ID + "/" + store.Slug(run.Cases[3].Name) + "&b=" + run.ID + "/" + store.Slug(run.Cases[4].Name)
-		for _, path := range []string{"/", "/upload", "/runs/" + f.small.ID, "/nope", "/compare?a=" + pair, "/runs/" + run.ID + "/compare?base=mutex"} {
+		for _, path := range []string{"/", "/upload", "/runs/" + f.Small.ID, "/nope", "/compare?a=" + pair, "/runs/" + run.ID + "/compare?base=mutex"} {
 			b.open(path)
 			if w := eval[int](b, `document.documentElement.scrollWidth`); w > 391 {
 				t.Errorf("%s is %dpx wide on a 390px phone", path, w)
@@ -298,8 +302,8 @@ func TestBrowser(t *testing.T) {
 	t.Run("run table layout", func(t *testing.T) {
 		b.t = t
 		root := t.TempDir()
-		wide := writeWideRun(t, root)
-		srv := httptest.NewServer(New(root, Options{Logf: t.Logf}))
+		wide := webtest.WriteWideRun(t, root)
+		srv := httptest.NewServer(web.New(root, web.Options{Logf: t.Logf}))
 		defer srv.Close()
 		base := b.base
 		b.base = srv.URL
@@ -413,14 +417,14 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("hostile names", func(t *testing.T) {
 		b.t = t
-		b.open("/runs/" + f.small.ID)
+		b.open("/runs/" + f.Small.ID)
 		if n := eval[int](b, `document.querySelectorAll("img").length`); n != 0 {
 			t.Errorf("a hostile variant name became %d <img> elements", n)
 		}
 		if !eval[bool](b, `document.body.textContent.includes('<img src=x onerror="alert(1)">')`) {
 			t.Error("the hostile name is not shown as text")
 		}
-		b.open(caseURL(f.small, 1))
+		b.open(webtest.CaseURL(f.Small, 1))
 		if n := eval[int](b, `document.querySelectorAll("main img:not([alt])").length`); n != 0 {
 			t.Errorf("a hostile function name became %d <img> elements", n)
 		}
@@ -470,7 +474,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("upload", func(t *testing.T) {
 		b.t = t
 		file := filepath.Join(t.TempDir(), "cpu.pb.gz")
-		if err := os.WriteFile(file, testProfile(t, "cpu", 2), 0o644); err != nil {
+		if err := os.WriteFile(file, webtest.Profile(t, "cpu", 2), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		b.open("/upload")
@@ -487,13 +491,13 @@ func TestBrowser(t *testing.T) {
 		b.waitFor(`document.getElementById("flame").dataset.state === "ready"`)
 		b.shot("upload-view")
 		// Nothing was stored.
-		if runs, _, _ := store.Open(f.root).List(); len(runs) != 3 {
+		if runs, _, _ := store.Open(f.Root).List(); len(runs) != 3 {
 			t.Errorf("viewing an upload stored it: %d runs", len(runs))
 		}
 
 		// Drag and drop: a file dropped on the zone is opened the same way.
 		b.open("/upload")
-		data := base64.StdEncoding.EncodeToString(testProfile(t, "wall", 0))
+		data := base64.StdEncoding.EncodeToString(webtest.Profile(t, "wall", 0))
 		b.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
 			const bytes = Uint8Array.from(atob(%q), c => c.charCodeAt(0));
 			const dt = new DataTransfer();
@@ -512,7 +516,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("deep stack", func(t *testing.T) {
 		b.t = t
 		file := filepath.Join(t.TempDir(), "deep.pb.gz")
-		if err := os.WriteFile(file, deepProfile(t, 10000), 0o644); err != nil {
+		if err := os.WriteFile(file, webtest.DeepProfile(t, 10000), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		b.open("/upload")
@@ -538,28 +542,6 @@ func TestBrowser(t *testing.T) {
 		}
 		b.noConsoleErrors()
 	})
-}
-
-// deepProfile is one stack of main.main calling main.recurse depth times.
-func deepProfile(t testing.TB, depth int) []byte {
-	t.Helper()
-	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "cpu", Unit: "nanoseconds"}}}
-	for i, n := range []string{"main.recurse", "main.main"} {
-		fn := &profile.Function{ID: uint64(i + 1), Name: n}
-		p.Function = append(p.Function, fn)
-		p.Location = append(p.Location, &profile.Location{ID: uint64(i + 1), Line: []profile.Line{{Function: fn}}})
-	}
-	s := &profile.Sample{Value: []int64{1e6}}
-	for range depth {
-		s.Location = append(s.Location, p.Location[0])
-	}
-	s.Location = append(s.Location, p.Location[1])
-	p.Sample = []*profile.Sample{s}
-	var buf bytes.Buffer
-	if err := p.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
 
 // runTableProblems lists what does not fit on a run page: the page or a

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package wallclock
+package ctxswitch
 
 // ReadSchedStats returns nil: only Linux says how long threads waited for
 // a CPU.

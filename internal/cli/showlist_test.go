@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/store"
+)
+
+// TestShowListGolden: `perflab show --list` of a store with a run of each
+// status a listing says — complete, complete with a failed case, every
+// case failed, interrupted, interrupted before measuring — and, on
+// stderr, a partial run abandoned by a killed writer.
+func TestShowListGolden(t *testing.T) {
+	dir := t.TempDir()
+	st := store.Open(dir)
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	one := map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99}}
+	storeRun(t, st, t0, one)
+	mixed := storeRun(t, st, t0.Add(time.Hour), map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99}, "variant=sum256/keys=128/threads=1": {90, 91, 89}})
+	rewriteRun(t, st, mixed, func(r *store.Run) {
+		r.Env.Commit, r.Env.Dirty = "0123456789abcdef0123456789abcdef01234567", true
+		r.Cases[1].Reps, r.Cases[1].Status, r.Cases[1].Error = nil, store.StatusFailed, "panic: boom"
+	})
+	failed := storeRun(t, st, t0.Add(2*time.Hour), one)
+	rewriteRun(t, st, failed, func(r *store.Run) { r.Cases[0].Reps, r.Cases[0].Status = nil, store.StatusFailed })
+	storeRunIncomplete(t, st, t0.Add(3*time.Hour), one)
+	empty := storeRunIncomplete(t, st, t0.Add(4*time.Hour), one)
+	rewriteRun(t, st, empty, func(r *store.Run) { r.Cases[0].Reps = nil })
+	// A partial run whose writer was killed two days before.
+	pd := filepath.Join(dir, "."+store.NewID(t0.Add(5*time.Hour), "cipher-cache")+".partial")
+	if err := os.MkdirAll(pd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pd, "run.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	os.Chtimes(filepath.Join(pd, "run.json"), old, old)
+	os.Chtimes(pd, old, old)
+
+	out, errs, code := execute(t, "show", "--list", "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	golden(t, "show-list.golden", out+"--- stderr\n"+strings.ReplaceAll(errs, dir, "STORE"))
+}
+
+// TestShowCaseGolden: `perflab show RUN/CASE` prints one case as the web's
+// case page lays it out (report.BuildCase): every metric with its
+// interval, the budget splitting the median time/op, the warnings.
+func TestShowCaseGolden(t *testing.T) {
+	dir := t.TempDir()
+	st := store.Open(dir)
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	id := storeRun(t, st, t0, map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99, 102, 98, 100, 103, 97}})
+	rewriteRun(t, st, id, func(r *store.Run) {
+		c := &r.Cases[0]
+		c.Stats = map[string]store.Stat{
+			"ns/op":     {N: 8, Mean: 100, MeanLo: 98, MeanHi: 102, Median: 100, MedianLo: 98, MedianHi: 102, Min: 97, Max: 103},
+			"B/op":      {N: 8, Mean: 64, MeanLo: 64, MeanHi: 64, Median: 64, MedianLo: 64, MedianHi: 64, Min: 64, Max: 64},
+			"allocs/op": {N: 8, Mean: 1, MeanLo: 1, MeanHi: 1, Median: 1, MedianLo: 1, MedianHi: 1, Min: 1, Max: 1},
+		}
+		c.Budget = map[string]float64{"work": 60, "lock": 30, "other": 10}
+		c.Warnings = []store.Warning{store.Warn(store.WarnWideCI, 12, "time/op confidence interval ±12% is wide: noisy machine?")}
+	})
+	out, errs, code := execute(t, "show", id+"/variant=mutex/keys=128/threads=1", "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	golden(t, "show-case.golden", out)
+}

@@ -1,0 +1,62 @@
+package compare
+
+import (
+	"math"
+
+	"github.com/perflab/perflab/internal/store"
+)
+
+// This file is where stored runs meet the statistics: a stored case
+// becomes its per-repetition samples here, and nowhere else.
+
+// Pair is two stored cases to compare, A the baseline.
+type Pair struct {
+	Label string
+	A, B  *store.Case
+	// Paired says the two cases were measured in the same rounds of one
+	// run, so their repetitions pair by index (perflab interleaves every
+	// case once per round): a paired test resists drift in machine load.
+	Paired bool
+}
+
+// Samples returns c's per-repetition values of unit, in measured order:
+// none for a case that was not measured (failed, skipped, n/a).
+func Samples(c *store.Case, unit string) []float64 {
+	if c.Status != store.StatusOK {
+		return nil
+	}
+	var out []float64
+	for _, r := range c.Reps {
+		if v, ok := r.Metrics[unit]; ok && !math.IsNaN(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// SamplesOf is pairs' samples of unit.
+func SamplesOf(pairs []Pair, unit string) []SamplePair {
+	out := make([]SamplePair, len(pairs))
+	for i, p := range pairs {
+		out[i] = SamplePair{Label: p.Label, A: Samples(p.A, unit), B: Samples(p.B, unit), Paired: p.Paired}
+	}
+	return out
+}
+
+// Metrics compares pairs on each unit, each unit a comparison of its own
+// with its own false-discovery control: units are different questions.
+func Metrics(pairs []Pair, units []string, opts Options) []Comparison {
+	var out []Comparison
+	for _, u := range units {
+		c := One(pairs, u, opts)
+		if len(c.Results) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// One compares pairs on one unit: Test of their samples.
+func One(pairs []Pair, unit string, opts Options) Comparison {
+	return Test(unit, SamplesOf(pairs, unit), opts)
+}

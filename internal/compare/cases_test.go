@@ -1,0 +1,64 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/perflab/perflab/internal/store"
+)
+
+// TestCaseSamples holds the one place a stored case becomes samples: the
+// repetitions in measured order, NaN and missing values left out, nothing
+// from a case that was not measured.
+func TestCaseSamples(t *testing.T) {
+	reps := func(xs ...float64) []store.Rep {
+		var out []store.Rep
+		for _, x := range xs {
+			out = append(out, store.Rep{Ops: 1, Metrics: map[string]float64{"ns/op": x}})
+		}
+		return out
+	}
+	nan := store.Rep{Ops: 1, Metrics: map[string]float64{"ns/op": math.NaN()}}
+	other := store.Rep{Ops: 1, Metrics: map[string]float64{"B/op": 8}}
+	for _, tt := range []struct {
+		name string
+		c    store.Case
+		want []float64
+	}{
+		{"measured", store.Case{Status: store.StatusOK, Reps: reps(3, 1, 2)}, []float64{3, 1, 2}},
+		{"NaN and missing left out", store.Case{Status: store.StatusOK, Reps: append(reps(3), nan, other, reps(4)[0])}, []float64{3, 4}},
+		{"failed", store.Case{Status: store.StatusFailed, Reps: reps(3, 1)}, nil},
+		{"n/a", store.Case{Status: store.StatusNotApplicable}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Samples(&tt.c, "ns/op"); !slices.Equal(got, tt.want) {
+				t.Errorf("Samples = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestOneIsTestOfSamples: the store edge hands the statistics the same
+// samples a caller with plain values would, and leaves out a pair with an
+// unmeasured side.
+func TestOneIsTestOfSamples(t *testing.T) {
+	a := []float64{100, 101, 99, 100, 102, 98, 100, 101}
+	b := []float64{120, 121, 119, 122, 118, 120, 121, 119}
+	caseOf := func(st store.Status, xs []float64) *store.Case {
+		c := &store.Case{Status: st}
+		for _, x := range xs {
+			c.Reps = append(c.Reps, store.Rep{Ops: 1, Metrics: map[string]float64{"ns/op": x}})
+		}
+		return c
+	}
+	got := One([]Pair{
+		{Label: "x", A: caseOf(store.StatusOK, a), B: caseOf(store.StatusOK, b), Paired: true},
+		{Label: "failed", A: caseOf(store.StatusOK, a), B: caseOf(store.StatusFailed, b), Paired: true},
+	}, "ns/op", Options{})
+	want := Test("ns/op", []SamplePair{{Label: "x", A: a, B: b, Paired: true}}, Options{})
+	if len(got.Results) != 1 || fmt.Sprint(got.Results[0]) != fmt.Sprint(want.Results[0]) {
+		t.Fatalf("One = %+v\nTest = %+v", got.Results, want.Results)
+	}
+}

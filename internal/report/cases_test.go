@@ -1,0 +1,118 @@
+package report
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/store"
+)
+
+func TestStatCell(t *testing.T) {
+	inf := math.Inf(1)
+	for _, tt := range []struct {
+		name      string
+		stats     map[string]store.Stat
+		text, err string
+	}{
+		{"not measured", nil, "—", ""},
+		{"interval", map[string]store.Stat{"ns/op": {N: 10, Median: 200, MedianLo: 190, MedianHi: 206, Min: 180, Max: 230}}, "200.0ns", "±5%"},
+		{"too few for an interval", map[string]store.Stat{"ns/op": {N: 3, Median: 200, MedianLo: -inf, MedianHi: inf, Min: 190, Max: 210}}, "200.0ns", "±∞"},
+		{"every repetition the same", map[string]store.Stat{"ns/op": {N: 10, Median: 200, MedianLo: 200, MedianHi: 200, Min: 200, Max: 200}}, "200.0ns", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := StatCell(tt.stats, "ns/op")
+			if c.Text != tt.text || c.Err != tt.err {
+				t.Errorf("cell %q %q, want %q %q", c.Text, c.Err, tt.text, tt.err)
+			}
+			if tt.stats != nil && c.Title == "" {
+				t.Error("no summary for the tooltip")
+			}
+		})
+	}
+}
+
+func TestUnitsOfCases(t *testing.T) {
+	st := func(median float64) store.Stat { return store.Stat{N: 1, Median: median, Max: median} }
+	cases := []store.Case{
+		{Stats: map[string]store.Stat{"hits/op": st(1), "B/op": st(0), "ns/op": st(5), "gc/op": st(1), "allocs/op": st(0)}},
+		{Stats: map[string]store.Stat{"ns/op": st(6), "allocs/op": st(2), "ops/s": st(1)}},
+	}
+	if got, want := Units(cases), []string{"ns/op", "ops/s", "B/op", "allocs/op", "gc/op", "hits/op"}; !slices.Equal(got, want) {
+		t.Errorf("Units = %q, want %q", got, want)
+	}
+	// B/op is zero everywhere, gc/op no headline: neither is a column.
+	if got, want := TableUnits(cases), []string{"ns/op", "ops/s", "allocs/op", "hits/op"}; !slices.Equal(got, want) {
+		t.Errorf("TableUnits = %q, want %q", got, want)
+	}
+	if got, want := SharedUnits(&cases[0], &cases[1]), []string{"ns/op", "allocs/op"}; !slices.Equal(got, want) {
+		t.Errorf("SharedUnits = %q, want %q", got, want)
+	}
+}
+
+// TestBudget: a case's budget splits its median time/op, in the
+// categories' order with a user's own after, and its text names the two
+// largest shares.
+func TestBudget(t *testing.T) {
+	c := &store.Case{
+		Stats:  map[string]store.Stat{"ns/op": {N: 5, Median: 400}},
+		Budget: map[string]float64{"lock": 50, "work": 30, "mine": 20, "gc": 0},
+	}
+	got := Budget(c)
+	want := []BudgetPart{{"work", 120, 0.3}, {"lock", 200, 0.5}, {"mine", 80, 0.2}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Budget = %v, want %v", got, want)
+	}
+	if got, want := BudgetText(got), "lock 50% · work 30%"; got != want {
+		t.Errorf("BudgetText = %q, want %q", got, want)
+	}
+	if got := Budget(&store.Case{}); got != nil {
+		t.Errorf("no budget: %v", got)
+	}
+}
+
+func TestThroughput(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		stats map[string]store.Stat
+		want  float64
+		ok    bool
+	}{
+		{"ops/s recorded", map[string]store.Stat{"ops/s": {N: 3, Median: 7}, "ns/op": {N: 3, Median: 1}}, 7, true},
+		{"from ns/op", map[string]store.Stat{"ns/op": {N: 3, Median: 250}}, 4e6, true},
+		{"from sec/op", map[string]store.Stat{"sec/op": {N: 3, Median: 0.5}}, 2, true},
+		{"nothing", nil, 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := Throughput(&store.Case{Stats: tt.stats})
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("Throughput = %v %v, want %v %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+// TestWriteCaseText: a case that did not finish says why, and a name or
+// message from run.json reaches the terminal without its control
+// characters.
+func TestWriteCaseText(t *testing.T) {
+	c := &store.Case{Name: "variant=evil\x1b[31m/keys=1", Status: store.StatusFailed, Error: "panic: \x1b]0;owned\x07boom\nstack…",
+		Warnings: []store.Warning{store.Warn(store.WarnOther, 0, "odd \x1b[2J figure")}}
+	var b strings.Builder
+	if err := WriteCaseText(&b, &store.Run{ID: "r1"}, BuildCase(c), 80); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("control characters reached the terminal: %q", out)
+	}
+	for _, want := range []string{"run r1 (incomplete)", "failed: panic:", "boom", "warnings:", "odd"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "stack…") {
+		t.Errorf("the error's later lines were printed:\n%s", out)
+	}
+}

@@ -1,0 +1,66 @@
+package report
+
+import (
+	"io"
+	"strings"
+
+	"github.com/perflab/perflab/internal/store"
+)
+
+// WriteCaseText renders one case of run for a terminal (`perflab show
+// RUN/CASE`), fitting cols columns (default 80): its status, every metric
+// it measured with its interval, its time budget and its warnings. The
+// web's case page lays out the same Case.
+func WriteCaseText(w io.Writer, run *store.Run, rc *Case, cols int) error {
+	if cols <= 0 {
+		cols = 80
+	}
+	tw := &textWriter{w: w}
+	c := rc.Case
+	tw.wrap(c.Name, cols, "")
+	status := "run " + run.ID
+	if !run.Complete {
+		status += " (incomplete)"
+	}
+	tw.linef("%s", status)
+	if c.Status != store.StatusOK {
+		msg := string(c.Status)
+		if c.Error != "" {
+			msg += ": " + firstLine(c.Error)
+		}
+		tw.wrap(msg, cols, "  ")
+	}
+	if len(rc.Metrics) > 0 {
+		tw.linef("")
+		lw := 0
+		for _, m := range rc.Metrics {
+			lw = max(lw, width(m.Label))
+		}
+		for _, m := range rc.Metrics {
+			tw.linef("  %s  %s", pad(m.Label, lw), strings.TrimSpace(m.Cell.Text+" "+m.Cell.Err))
+		}
+	}
+	if len(rc.Budget) > 0 {
+		tw.linef("")
+		tw.linef("time budget (splits the median time/op):")
+		lw, vw := 0, 0
+		for _, p := range rc.Budget {
+			lw, vw = max(lw, width(p.Category)), max(vw, width(Value(p.NS, "ns/op")))
+		}
+		for _, p := range rc.Budget {
+			v := Value(p.NS, "ns/op")
+			tw.linef("  %s  %s%s  %s", pad(p.Category, lw), strings.Repeat(" ", vw-width(v)), v, Share(p.Share))
+		}
+	}
+	if len(c.Warnings) > 0 {
+		tw.linef("")
+		tw.linef("warnings:")
+		for _, wn := range c.Warnings {
+			tw.wrap(wn.Message, cols, "  ")
+		}
+	}
+	return tw.err
+}
+
+// pad fills s with spaces to n columns.
+func pad(s string, n int) string { return s + strings.Repeat(" ", max(0, n-width(s))) }
