@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/perflab/perflab/continuous"
@@ -83,25 +82,15 @@ Progress goes to stderr; Ctrl-C stops after uploading what was made.`,
 }
 
 func soakRun(ctx context.Context, io *IO, o *SoakOptions) error {
-	or := func(v, env string) string {
-		if v != "" {
-			return v
-		}
-		return os.Getenv(env)
-	}
+	url, tenant, user, password := pyroscopeServer(o.URL, o.TenantID, o.User, o.Password)
 	req := lab.SoakRequest{
 		Scenario: o.Scenario, Params: o.Params, Variants: o.Variants, Threads: o.Threads,
 		Duration: o.Duration, Slice: o.Slice, UploadRate: o.UploadRate, NoWall: o.NoWall,
-		URL: or(o.URL, envPyroscopeURL), ServiceName: o.ServiceName, TenantID: or(o.TenantID, envPyroscopeTenant),
-		User: or(o.User, envPyroscopeUser), Password: or(o.Password, envPyroscopePassword), Labels: o.Labels,
+		URL: url, ServiceName: o.ServiceName, TenantID: tenant, User: user, Password: password, Labels: o.Labels,
 	}
 	res, err := lab.Soak(ctx, req, func(e lab.SoakEvent) { soakProgress(io, e) })
-	var pe *lab.PlanError
-	switch {
-	case errors.Is(err, lab.ErrNoServer):
-		return usagef(fmt.Errorf("no Pyroscope server: pass --url (or set $%s); `scripts/pyroscope.sh start` runs one locally", envPyroscopeURL))
-	case errors.As(err, &pe):
-		return usagef(err)
+	if err := labUsage(err); isUsageError(err) {
+		return err
 	}
 	if res != nil {
 		fmt.Fprintf(io.Out, "soak of %s: %s over %v; %s\n", res.Scenario, report.Count(res.Slices, "slice"), res.Elapsed.Round(time.Second), res.Stats)
