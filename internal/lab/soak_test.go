@@ -15,9 +15,10 @@ import (
 func init() {
 	spin := func(perflab.Params) (perflab.Case, error) {
 		return perflab.CaseFunc(func(int) perflab.Worker {
+			sum := new([8]uint64) // a cache line of its own
 			return perflab.WorkerFunc(func(n int) {
 				for i := 0; i < n; i++ {
-					soakSink++
+					sum[0] += uint64(i)
 				}
 			})
 		}), nil
@@ -31,8 +32,6 @@ func init() {
 			{Name: "boom", New: func(perflab.Params) (perflab.Case, error) { panic("no config") }},
 		}})
 }
-
-var soakSink int
 
 func soakRequest(url string, variants ...string) SoakRequest {
 	return SoakRequest{Scenario: "test-lab-soak", Variants: variants, Threads: []int{2},
