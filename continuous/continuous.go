@@ -27,6 +27,10 @@
 // are refused before sending with an error that names the label.
 //
 // Handler serves the same wall-clock profile on demand, for `go tool pprof`.
+// StartSession is Start for a program that also chooses windows itself and
+// labels them (perflab soak: one per turn of a case, with the case's
+// labels); Config.WallRegion limits the profile to goroutines inside a
+// runtime/trace region.
 //
 // The profile counts every goroutine but the runtime's (GC workers, the
 // sweeper, the scavenger…), the tracer's and the profilers' own, by the
@@ -79,6 +83,12 @@ type Config struct {
 	// Rules classify the wall-clock profile's off-CPU stacks; nil means
 	// profiles.DefaultRules().
 	Rules *profiles.Rules
+	// WallRegion, if set, limits the wall-clock profiles to the goroutines
+	// inside runtime/trace regions of this type (trace.WithRegion around a
+	// request handler, say), for as long as they are inside: the time of
+	// that work, without the service's idle goroutines. Empty counts every
+	// goroutine but the runtime's and the profilers'.
+	WallRegion string
 
 	// MutexProfileFraction and BlockProfileRate are set for the mutex and
 	// block profiles while profiling, and restored by stop: defaults 5 (one
@@ -122,6 +132,24 @@ var stopTimeout = 10 * time.Second
 // uploads that failed, if any did. Only one Start may run in a process: it
 // takes the CPU profiler, and the tracer for its windows.
 func Start(cfg Config) (stop func() error, err error) {
+	s, err := StartSession(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.Stop, nil
+}
+
+// Session is a running profiler, as Start starts it, that can also trace
+// wall-clock windows when its program chooses and label them: perflab soak
+// traces one for each turn of a case, labelled with the case.
+type Session struct {
+	cfg  Config
+	bg   *ipyro.Background
+	stop func() error
+}
+
+// StartSession is Start returning the Session; its Stop is Start's stop.
+func StartSession(cfg Config) (*Session, error) {
 	if cfg.ApplicationName == "" {
 		return nil, errors.New("continuous: Config.ApplicationName is required (it is the service_name label)")
 	}
@@ -146,17 +174,8 @@ func Start(cfg Config) (stop func() error, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = stdLogger{}
 	}
-	for k := range cfg.Tags {
-		if ipyro.LabelName(k) != k {
-			return nil, fmt.Errorf("continuous: tag %q: label names may only use letters, digits and _ (not starting with a digit or __); say %q", k, ipyro.LabelName(k))
-		}
-	}
-	labels := ipyro.SDKLabels()
-	for k, v := range cfg.Tags {
-		labels[k] = v
-	}
-	if err := ipyro.DefaultLimits.CheckLabels(cfg.ApplicationName, labels); err != nil {
-		return nil, fmt.Errorf("continuous: %w", err)
+	if err := checkLabels(cfg.ApplicationName, cfg.Tags, nil); err != nil {
+		return nil, err
 	}
 
 	bg, err := ipyro.NewBackground(cfg.ServerAddress, ipyro.Config{TenantID: cfg.TenantID, BasicAuthUser: cfg.BasicAuthUser, BasicAuthPassword: cfg.BasicAuthPassword}, cfg.Logger)
@@ -199,7 +218,7 @@ func Start(cfg Config) (stop func() error, err error) {
 	}
 	var once sync.Once
 	var stopErr error
-	return func() error {
+	stop := func() error {
 		once.Do(func() {
 			cancel()
 			wg.Wait()
@@ -213,10 +232,99 @@ func Start(cfg Config) (stop func() error, err error) {
 			case st.Failed+st.Dropped+st.Refused > 0:
 				stopErr = fmt.Errorf("continuous: %s; last: %s", st, st.LastError)
 			case !flushed:
-				stopErr = fmt.Errorf("continuous: %s; the last uploads did not finish within 10 s", st)
+				stopErr = fmt.Errorf("continuous: %s; %w", st, ErrUnfinished)
 			}
 		})
 		return stopErr
+	}
+	return &Session{cfg: cfg, bg: bg, stop: stop}, nil
+}
+
+// ErrUnfinished is wrapped by Stop's error when the last uploads had not
+// finished within 10 s and were aborted.
+var ErrUnfinished = errors.New("the last uploads did not finish within 10 s")
+
+// checkLabels checks tags and labels are valid names within the server's
+// default limits, with the SDK's own labels.
+func checkLabels(service string, tags, labels map[string]string) error {
+	all := ipyro.SDKLabels()
+	for _, m := range []map[string]string{tags, labels} {
+		for k, v := range m {
+			if ipyro.LabelName(k) != k {
+				return fmt.Errorf("continuous: tag %q: label names may only use letters, digits and _ (not starting with a digit or __); say %q", k, ipyro.LabelName(k))
+			}
+			all[k] = v
+		}
+	}
+	if err := ipyro.DefaultLimits.CheckLabels(service, all); err != nil {
+		return fmt.Errorf("continuous: %w", err)
+	}
+	return nil
+}
+
+// Stop stops profiling: it uploads the last profiles (waiting up to 10 s
+// for the server), restores the mutex and block profile rates, and returns
+// an error that counts the uploads that failed, if any did (wrapping
+// ErrUnfinished if they were cut short). Later calls return the same.
+func (s *Session) Stop() error { return s.stop() }
+
+// Stats counts a session's uploads.
+type Stats struct {
+	// Sent counts the uploads the server accepted, by source: "wall" for
+	// the wall-clock profiles, "pyroscope-go" for pyroscope-go's.
+	Sent map[string]int64
+	// Bytes is the size of the accepted uploads' bodies.
+	Bytes int64
+	// Failed counts uploads the server refused or that could not reach it.
+	Failed int64
+	// Dropped counts uploads dropped because the queue was full (the server
+	// is slower than the profiles come).
+	Dropped int64
+	// Refused counts profiles not sent: over the server's limits, or not
+	// encodable.
+	Refused int64
+	// LastError is the last failure or refusal, "" if none.
+	LastError string
+}
+
+// SentTotal is the number of accepted uploads from every source.
+func (s Stats) SentTotal() int64 { return ipyro.Stats(s).SentTotal() }
+
+// String summarises the stats on one line: "sent 12 (pyroscope-go 8, wall
+// 4), 0 failed, 0 dropped".
+func (s Stats) String() string { return ipyro.Stats(s).String() }
+
+// Stats counts the session's uploads so far.
+func (s *Session) Stats() Stats { return Stats(s.bg.Stats()) }
+
+// Wall starts a wall-clock window now, of the goroutines Config.WallRegion
+// chooses (every one if it is empty), and returns the function that ends
+// it and uploads its profile, labelled with the session's Tags and labels
+// (labels win where they name the same). The window waits for one of
+// Start's own that is running; Config.WallWindow < 0 turns those off, for
+// a program that chooses all its windows. Upload failures are counted in
+// Stats; end returns the window's own failure, or the upload's refusal
+// (a label over the server's limits).
+func (s *Session) Wall(labels map[string]string) (end func() error, err error) {
+	if err := checkLabels(s.cfg.ApplicationName, s.cfg.Tags, labels); err != nil {
+		return nil, err
+	}
+	all := make(map[string]string, len(s.cfg.Tags)+len(labels))
+	for _, m := range []map[string]string{s.cfg.Tags, labels} {
+		for k, v := range m {
+			all[k] = v
+		}
+	}
+	t, err := beginWall(s.cfg.Rules, s.cfg.WallRegion, true)
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		wp, err := t.end()
+		if err != nil {
+			return err
+		}
+		return s.bg.Upload(ipyro.KindWall, s.cfg.ApplicationName, all, wp.profile, wp.start, wp.end)
 	}, nil
 }
 
@@ -273,7 +381,7 @@ func (w *waller) run(ctx context.Context) {
 func (w *waller) window(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(ctx, w.cfg.WallWindow)
 	defer cancel()
-	wp, err := traceWall(wctx, w.cfg.Rules, false)
+	wp, err := traceWall(wctx, w.cfg.Rules, w.cfg.WallRegion, false)
 	if err != nil {
 		if errors.Is(err, errOwnWindow) {
 			return

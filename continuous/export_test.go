@@ -36,7 +36,7 @@ func WallProfile(ctx context.Context, rules *profiles.Rules) (*profile.Profile, 
 	if rules == nil {
 		rules = profiles.DefaultRules()
 	}
-	wp, err := traceWall(ctx, rules, true)
+	wp, err := traceWall(ctx, rules, "", true)
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func serveWall(w http.ResponseWriter, r *http.Request, rules *profiles.Rules) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(sec)*time.Second)
 	defer cancel()
-	wp, err := traceWall(ctx, rules, true)
+	wp, err := traceWall(ctx, rules, "", true)
 	switch {
 	case isBusy(err):
 		http.Error(w, "wall-clock profile: "+err.Error()+"; try again when it is done", http.StatusConflict)

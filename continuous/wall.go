@@ -51,59 +51,99 @@ type wallWindow struct {
 }
 
 // traceWall records an execution trace until ctx ends and returns the
-// wall-clock profile of every goroutine but the runtime's and profilers'.
+// wall-clock profile of every goroutine but the runtime's and profilers'
+// (or of those in region, see beginWall).
 // With wait it waits for a window already running in this package;
-// without, it returns errTracerBusy.
-func traceWall(ctx context.Context, rules *profiles.Rules, wait bool) (*wallWindow, error) {
+// without, it returns errOwnWindow.
+func traceWall(ctx context.Context, rules *profiles.Rules, region string, wait bool) (*wallWindow, error) {
+	t, err := beginWall(rules, region, wait)
+	if err != nil {
+		return nil, err
+	}
+	<-ctx.Done()
+	return t.end()
+}
+
+// wallTrace is a window being traced: beginWall starts it, end ends it.
+type wallTrace struct {
+	pw     *io.PipeWriter
+	done   chan parsedTrace
+	sched  *wallclock.SchedStats
+	start  time.Time
+	undo   []func()
+	region bool
+}
+
+type parsedTrace struct {
+	res *wallclock.Result
+	err error
+}
+
+// beginWall starts tracing a window of every goroutine, or, with region
+// set, of the goroutines inside runtime/trace regions of that type. With
+// wait it waits for a window already running in this package; without, it
+// returns errOwnWindow.
+func beginWall(rules *profiles.Rules, region string, wait bool) (*wallTrace, error) {
 	if wait {
 		tracing.Lock()
 	} else if !tracing.TryLock() {
 		return nil, errOwnWindow
 	}
-	defer tracing.Unlock()
+	t := &wallTrace{undo: []func(){tracing.Unlock}, region: region != ""}
 	// The trace carries CPU samples only while the CPU profiler runs; they
 	// split running time by what was running. Under Start, pyroscope-go's
 	// is on; else take it for the window if no one else has it.
 	if !cpuByStart.Load() {
 		if err := pprof.StartCPUProfile(io.Discard); err == nil {
-			defer pprof.StopCPUProfile()
+			t.undo = append(t.undo, pprof.StopCPUProfile)
 		}
 	}
 	// The trace streams into the parser, so a window's memory is the
 	// parser's, not the whole trace's.
 	pr, pw := io.Pipe()
-	type parsed struct {
-		res *wallclock.Result
-		err error
-	}
-	done := make(chan parsed, 1)
+	t.pw, t.done = pw, make(chan parsedTrace, 1)
 	// Each thread's run-queue wait over the window: time a goroutine was
 	// running to Go while the OS ran something else, which the trace
 	// cannot see. The parser reads After only at the trace's end, which
 	// the pipe's Close orders after it is set.
-	var sched *wallclock.SchedStats
 	if before := wallclock.ReadSchedStats(); before != nil {
-		sched = &wallclock.SchedStats{Before: before}
+		t.sched = &wallclock.SchedStats{Before: before}
+	}
+	opts := wallclock.Options{AllGoroutines: true, Exclude: ownRoots, Rules: rules, Sched: t.sched}
+	if region != "" {
+		opts = wallclock.Options{Region: region, Rules: rules, Sched: t.sched}
 	}
 	go func() {
-		res, err := wallclock.FromTrace(pr, wallclock.Options{AllGoroutines: true, Exclude: ownRoots, Rules: rules, Sched: sched})
+		res, err := wallclock.FromTrace(pr, opts)
 		pr.CloseWithError(err) // unblock the tracer's writer if the parser gave up
-		done <- parsed{res, err}
+		t.done <- parsedTrace{res, err}
 	}()
-	start := time.Now()
+	t.start = time.Now()
 	if err := trace.Start(pw); err != nil {
 		pw.Close()
-		<-done
+		<-t.done
+		t.release()
 		return nil, fmt.Errorf("%w (%v)", errTracerBusy, err)
 	}
-	<-ctx.Done()
+	return t, nil
+}
+
+func (t *wallTrace) release() {
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		t.undo[i]()
+	}
+}
+
+// end stops the trace and returns the window's profile.
+func (t *wallTrace) end() (*wallWindow, error) {
+	defer t.release()
 	trace.Stop()
 	end := time.Now()
-	if sched != nil {
-		sched.After = wallclock.ReadSchedStats()
+	if t.sched != nil {
+		t.sched.After = wallclock.ReadSchedStats()
 	}
-	pw.Close()
-	r := <-done
+	t.pw.Close()
+	r := <-t.done
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -112,12 +152,12 @@ func traceWall(ctx context.Context, rules *profiles.Rules, wait bool) (*wallWind
 	// trace.Start and Stop take tens of milliseconds on a loaded machine
 	// (a CI run under -race counted two workers 716 ms in a 408 ms
 	// window), time no goroutine is in.
-	p.TimeNanos, p.DurationNanos = start.UnixNano(), end.Sub(start).Nanoseconds()
+	p.TimeNanos, p.DurationNanos = t.start.UnixNano(), end.Sub(t.start).Nanoseconds()
 	if span := r.res.Span; span > 0 && span.Nanoseconds() < p.DurationNanos {
 		p.DurationNanos = span.Nanoseconds()
 	}
 	dropOwn(p)
-	return &wallWindow{profile: p, result: r.res, start: start, end: end}, nil
+	return &wallWindow{profile: p, result: r.res, start: t.start, end: end}, nil
 }
 
 // dropOwn removes the samples of goroutines waiting in this package.

@@ -10,11 +10,12 @@
 package perflabtest
 
 import (
+	"context"
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/live"
 )
 
 // Benchmark runs one case under testing.B: b.N operations split as evenly as
@@ -22,49 +23,25 @@ import (
 // perflab run (wall time over total operations). Counter metrics are
 // reported with b.ReportMetric and Byteser with b.SetBytes.
 func Benchmark(b *testing.B, s *perflab.Scenario, c perflab.CaseSpec) {
-	v, err := s.Variant(c.Variant)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cs, err := v.New(c.Params)
+	lc, err := live.New(context.Background(), s, c, nil)
 	if errors.Is(err, perflab.ErrNotApplicable) {
 		b.Skipf("%s: %v", s.CaseName(c), err)
 	}
 	if err != nil {
 		b.Fatalf("%s: %v", s.CaseName(c), err)
 	}
-	if cl, ok := cs.(interface{ Close() error }); ok {
-		defer cl.Close()
+	defer lc.Close()
+	if by := lc.Bytes(); by > 0 {
+		b.SetBytes(by)
 	}
-	if by, ok := cs.(perflab.Byteser); ok {
-		b.SetBytes(by.Bytes())
-	}
-	workers := make([]perflab.Worker, c.Threads)
-	for i := range workers {
-		workers[i] = cs.NewWorker(i)
-	}
-	before := sumCounts(workers)
+	before := lc.Counts()
 	b.ReportAllocs()
-	b.ResetTimer()
-	if len(workers) == 1 {
-		workers[0].Run(b.N)
-	} else {
-		var wg sync.WaitGroup
-		for i, w := range workers {
-			n := b.N / len(workers)
-			if i < b.N%len(workers) {
-				n++
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				w.Run(n)
-			}()
-		}
-		wg.Wait()
+	// The timer runs from the workers' release to the last one's end, as a
+	// perflab repetition's clock does.
+	if _, err := lc.RunTotal(context.Background(), b.N, &live.Meter{Before: b.ResetTimer, After: b.StopTimer}); err != nil {
+		b.Fatalf("%s: %v", s.CaseName(c), err)
 	}
-	b.StopTimer()
-	for name, total := range sumCounts(workers) {
+	for name, total := range lc.Counts() {
 		b.ReportMetric(float64(total-before[name])/float64(b.N), name+"/op")
 	}
 }
@@ -83,17 +60,4 @@ func BenchmarkScenario(b *testing.B, s *perflab.Scenario) {
 	for _, c := range cases {
 		b.Run(s.CaseName(c), func(b *testing.B) { Benchmark(b, s, c) })
 	}
-}
-
-// sumCounts adds up the Counter metrics of workers.
-func sumCounts(workers []perflab.Worker) map[string]int64 {
-	out := map[string]int64{}
-	for _, w := range workers {
-		if c, ok := w.(perflab.Counter); ok {
-			for k, v := range c.Counts() {
-				out[k] += v
-			}
-		}
-	}
-	return out
 }

@@ -25,3 +25,16 @@ func TestBenchmarkSplitsAndReports(t *testing.T) {
 		t.Errorf("events/op = %v, want 1 (each operation counts one event, whichever worker ran it)", got)
 	}
 }
+
+// TestBenchmarkPanickingNew: a panic in the variant's New fails that
+// benchmark, saying so, instead of ending the test binary (internal/live
+// recovers it, as perflab run does).
+func TestBenchmarkPanickingNew(t *testing.T) {
+	s := &perflab.Scenario{Name: "boom", Variants: []perflab.Variant{{Name: "v", New: func(perflab.Params) (perflab.Case, error) {
+		panic("no config")
+	}}}}
+	res := testing.Benchmark(func(b *testing.B) { Benchmark(b, s, perflab.CaseSpec{Variant: "v", Threads: 2}) })
+	if res.N != 0 {
+		t.Errorf("a benchmark whose New panicked ran %d operations", res.N)
+	}
+}

@@ -2,12 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/lab"
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/web"
@@ -86,31 +87,14 @@ $` + envPyroscopeUser + ` and $` + envPyroscopePassword + `.`,
 	return cmd
 }
 
-// pyroscopeClient makes a client from flags, falling back to the
-// environment.
+// pyroscopeClient makes a client to read from the server the flags name,
+// falling back to the environment.
 func pyroscopeClient(url, tenant, user, password string) (*pyroscope.Client, error) {
-	return pyroscopeClientTimeout(url, tenant, user, password, 0)
-}
-
-// pyroscopeClientTimeout is pyroscopeClient with a timeout per request
-// (pyroscope.Config.Timeout; 0 for the default).
-func pyroscopeClientTimeout(url, tenant, user, password string, timeout time.Duration) (*pyroscope.Client, error) {
-	or := func(v, env string) string {
-		if v != "" {
-			return v
-		}
-		return os.Getenv(env)
-	}
-	url = or(url, envPyroscopeURL)
+	url, tenant, user, password = pyroscopeServer(url, tenant, user, password)
 	if url == "" {
-		return nil, usagef(fmt.Errorf("no Pyroscope server: pass --url (or set $%s); `scripts/pyroscope.sh start` runs one locally", envPyroscopeURL))
+		return nil, labUsage(lab.ErrNoServer)
 	}
-	c, err := pyroscope.New(url, pyroscope.Config{
-		TenantID:          or(tenant, envPyroscopeTenant),
-		BasicAuthUser:     or(user, envPyroscopeUser),
-		BasicAuthPassword: or(password, envPyroscopePassword),
-		Timeout:           timeout,
-	})
+	c, err := pyroscope.New(url, pyroscope.Config{TenantID: tenant, BasicAuthUser: user, BasicAuthPassword: password})
 	if err != nil {
 		return nil, usagef(err)
 	}
@@ -118,32 +102,11 @@ func pyroscopeClientTimeout(url, tenant, user, password string, timeout time.Dur
 }
 
 func pushRun(ctx context.Context, io *IO, o *PushOptions) error {
-	if o.Timeout < 0 {
-		return usagef(fmt.Errorf("--timeout %v: give how long one profile may take, such as 30s", o.Timeout))
-	}
-	c, err := pyroscopeClientTimeout(o.URL, o.TenantID, o.User, o.Password, o.Timeout)
+	url, tenant, user, password := pyroscopeServer(o.URL, o.TenantID, o.User, o.Password)
+	p, err := planPush(lab.PushRequest{URL: url, TenantID: tenant, User: user, Password: password, Timeout: o.Timeout,
+		ServiceName: o.ServiceName, Labels: o.Labels, Timestamp: o.Timestamp, Profile: o.Profile})
 	if err != nil {
 		return err
-	}
-	popts := pyroscope.PushOptions{ServiceName: o.ServiceName, Kinds: o.Profile, Labels: map[string]string{}}
-	for _, l := range o.Labels {
-		name, value, ok := strings.Cut(l, "=")
-		if !ok || name == "" {
-			return usagef(fmt.Errorf("--label %q: want name=value", l))
-		}
-		popts.Labels[name] = value
-	}
-	for _, k := range o.Profile {
-		if pyroscope.ProfileTypes(k) == nil {
-			return usagef(fmt.Errorf("--profile %q: unknown profile%s (want wall, cpu, mutex or block)", k, didYouMean(k, []string{"wall", "cpu", "mutex", "block"})))
-		}
-	}
-	switch o.Timestamp {
-	case "profile", "":
-	case "now":
-		popts.Stamp = time.Now()
-	default:
-		return usagef(fmt.Errorf("--timestamp %q: want profile or now", o.Timestamp))
 	}
 	ref, err := resolve(io, store.Open(store.Dir(o.Out)), o.Run)
 	if err != nil {
@@ -152,19 +115,51 @@ func pushRun(ctx context.Context, io *IO, o *PushOptions) error {
 	if ref.Case != nil {
 		return usagef(fmt.Errorf("push sends a whole run: give %s, not one of its cases", ref.Run.ID))
 	}
-	return pushStoredRun(ctx, io, io.Out, false, c, ref.Store, ref.Run, popts)
+	return pushStoredRun(ctx, io, io.Out, false, p, ref.Store, ref.Run)
+}
+
+// pyroscopeServer is the server the flags name, falling back to the
+// environment.
+func pyroscopeServer(url, tenant, user, password string) (string, string, string, string) {
+	or := func(v, env string) string {
+		if v != "" {
+			return v
+		}
+		return os.Getenv(env)
+	}
+	return or(url, envPyroscopeURL), or(tenant, envPyroscopeTenant), or(user, envPyroscopeUser), or(password, envPyroscopePassword)
+}
+
+// planPush is lab.PlanPush with its refusals as usage errors.
+func planPush(req lab.PushRequest) (*lab.Pusher, error) {
+	p, err := lab.PlanPush(req)
+	return p, labUsage(err)
+}
+
+// labUsage makes a lab.PlanError a usage error (exit 2), saying how to
+// name a Pyroscope server when there is none.
+func labUsage(err error) error {
+	var pe *lab.PlanError
+	switch {
+	case errors.Is(err, lab.ErrNoServer):
+		return usagef(fmt.Errorf("no Pyroscope server: pass --url (or set $%s); `scripts/pyroscope.sh start` runs one locally", envPyroscopeURL))
+	case errors.As(err, &pe):
+		return usagef(err)
+	}
+	return err
 }
 
 // pushStoredRun pushes run and prints the summary to summary: in full on
 // stdout for `perflab push`, whose result it is, and brief (failures and
 // totals) on stderr for `perflab run --push`, whose stdout is the run's
 // table or JSON.
-func pushStoredRun(ctx context.Context, io *IO, summary io.Writer, brief bool, c *pyroscope.Client, st *store.Store, run *store.Run, popts pyroscope.PushOptions) error {
-	fmt.Fprintf(io.Err, "perflab: pushing run %s to %s\n", run.ID, c.URL())
-	if io.ErrIsTerminal && !brief {
-		popts.Progress = io.Err
+func pushStoredRun(ctx context.Context, io *IO, summary io.Writer, brief bool, p *lab.Pusher, st *store.Store, run *store.Run) error {
+	fmt.Fprintf(io.Err, "perflab: pushing run %s to %s\n", run.ID, p.URL())
+	progress := io.Err
+	if !io.ErrIsTerminal || brief {
+		progress = nil
 	}
-	sum, err := pyroscope.PushRun(ctx, c, st, run, popts)
+	sum, err := p.Push(ctx, st, run, progress)
 	switch {
 	case len(sum.Results) == 0:
 	case brief:

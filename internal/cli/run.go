@@ -42,7 +42,7 @@ type RunOptions struct {
 	// PushTimeout per profile.
 	Push        string
 	PushTimeout time.Duration
-	pusher      *pyroscope.Client
+	pusher      *lab.Pusher
 	// variantsSet says --variant was given: an empty one is an error,
 	// not "every variant".
 	variantsSet bool
@@ -121,7 +121,8 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		if len(plan.Profile) == 0 {
 			return usagef(errors.New("--push sends the run's profiles, and --profile none captures none"))
 		}
-		if o.pusher, err = pyroscopeClientTimeout(o.Push, "", "", "", o.PushTimeout); err != nil {
+		url, tenant, user, password := pyroscopeServer(o.Push, "", "", "")
+		if o.pusher, err = planPush(lab.PushRequest{URL: url, TenantID: tenant, User: user, Password: password, Timeout: max(o.PushTimeout, 0)}); err != nil {
 			return err
 		}
 	}
@@ -210,7 +211,7 @@ func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, plan *l
 	if o.pusher != nil && !errors.Is(runErr, runner.ErrInterrupted) {
 		// The run is stored already: a failed push loses nothing and
 		// `perflab push` can send it later.
-		pushErr = pushStoredRun(ctx, io, io.Err, true, o.pusher, st, run, pyroscope.PushOptions{})
+		pushErr = pushStoredRun(ctx, io, io.Err, true, o.pusher, st, run)
 	}
 	if errors.Is(runErr, runner.ErrInterrupted) {
 		return &ExitError{Code: exitInterrupted, Err: runErr}

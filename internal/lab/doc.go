@@ -11,6 +11,8 @@
 //     compare` prints and the web's run-compare page renders (the
 //     case-vs-case page still builds its own); Measure fills in its
 //     metrics.
-//
-// Soak and Push are still in internal/cli (issue 24 continues).
+//   - Soak runs a scenario's cases round-robin under the continuous
+//     package's profiler, each case through internal/live.
+//   - PlanPush checks a push request; Pusher.Push sends a stored run's
+//     profiles to Pyroscope (perflab push, perflab run --push).
 package lab

@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"runtime/pprof"
 	"sort"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/felixge/fgprof"
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/live"
 	"github.com/perflab/perflab/internal/store"
 	"golang.org/x/perf/benchfmt"
 )
@@ -162,8 +162,8 @@ const (
 // shapes and so could not see the harness: issue 10.)
 func BenchmarkRepetitionOverhead(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		labels := pprof.Labels("case", "overhead")
-		c := &liveCase{workers: []perflab.Worker{&emptyWorker{}, &emptyWorker{}}, labels: &labels}
+		workers := []perflab.Worker{&emptyWorker{}, &emptyWorker{}}
+		c := &liveCase{lc: live.Of(map[string]string{"case": "overhead"}, nil, workers...)}
 		var harness, bare []float64
 		for k := 0; k < 400; k++ {
 			if k%2 == 0 {
@@ -173,7 +173,7 @@ func BenchmarkRepetitionOverhead(b *testing.B) {
 				}
 				harness = append(harness, float64(d.Nanoseconds()))
 			} else {
-				bare = append(bare, float64(bareRepetition(c.workers).Nanoseconds()))
+				bare = append(bare, float64(bareRepetition(workers).Nanoseconds()))
 			}
 		}
 		h, bb := median(harness), median(bare)
@@ -218,7 +218,7 @@ func bareRepetition(workers []perflab.Worker) time.Duration {
 // throughputs. Target: ≤ 5% slower (ratio ≥ 0.95).
 func BenchmarkWallProfilerOverhead(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		c := &liveCase{workers: []perflab.Worker{&shaWorker{}, &shaWorker{}}}
+		c := &liveCase{lc: live.Of(nil, nil, &shaWorker{}, &shaWorker{})}
 		if err := c.calibrate(50 * time.Millisecond); err != nil {
 			b.Fatal(err)
 		}

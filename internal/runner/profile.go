@@ -103,9 +103,9 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 			return err
 		}
 	} else if want["wall"] || want["cpu"] {
-		counts0 := sumCounts(c.workers)
+		counts0 := c.lc.Counts()
 		tw := r.tracedWindow(c, want["wall"])
-		counts := sumCounts(c.workers)
+		counts := c.lc.Counts()
 		defer tw.close()
 		c.windowLost = tw.switchErr != nil
 		if tw.err != nil {
@@ -129,7 +129,7 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 			if err := save("wall", wall.Profile); err != nil {
 				return err
 			}
-			sc.Window = window(wall, tw.ops, tw.elapsed, len(c.workers))
+			sc.Window = window(wall, tw.ops, tw.elapsed, c.lc.Threads())
 			sc.Window.OtherCPUs, sc.Window.Steal = tw.others, tw.steal
 			if t := wall.Total(); t > 0 && wall.OSWaitExact {
 				sc.Window.OSUnseen = float64(tw.unseen) / float64(t)
@@ -650,7 +650,7 @@ func (r *Runner) runPaced(c *liveCase, d time.Duration, bytesPerGC float64) (int
 		if err != nil {
 			return ops, elapsed, err
 		}
-		ops += int64(c.n) * int64(len(c.workers))
+		ops += int64(c.n) * int64(c.lc.Threads())
 		elapsed += took
 		// Steered by spans of at least minPacedCycles cycles, with half
 		// the correction each time: a repetition holds a whole number of

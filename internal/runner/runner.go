@@ -11,12 +11,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/live"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
 )
@@ -166,8 +166,7 @@ func (r *Runner) Execute(ctx context.Context) error {
 	for i, spec := range specs {
 		name := r.Scenario.CaseName(spec)
 		r.Run.Cases[i] = store.Case{Name: name, Variant: spec.Variant, Params: spec.Params, Threads: spec.Threads, Status: store.StatusSkipped}
-		labels := pprof.Labels("case", name)
-		r.cases = append(r.cases, &liveCase{spec: spec, name: name, labels: &labels, opsPerMicro: r.Scenario.OpsPerMicrosecond, stop: ctx})
+		r.cases = append(r.cases, &liveCase{spec: spec, name: name, opsPerMicro: r.Scenario.OpsPerMicrosecond, stop: ctx})
 	}
 	defer r.closeCases()
 
@@ -256,31 +255,13 @@ func (r *Runner) setup(ctx context.Context) error {
 func (r *Runner) setupCase(c *liveCase) error { return r.setupCaseCtx(context.Background(), c) }
 
 // setupCaseCtx builds, calibrates and warms case c; when ctx ends during
-// its New it returns at once (newCase).
+// its New it returns at once (live.New).
 func (r *Runner) setupCaseCtx(ctx context.Context, c *liveCase) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("setup panicked: %v", v)
-		}
-	}()
-	v, err := r.Scenario.Variant(c.spec.Variant)
+	c.lc, err = live.New(ctx, r.Scenario, c.spec, map[string]string{"case": c.name})
 	if err != nil {
 		return err
 	}
-	c.cs, err = newCase(ctx, v, c.spec.Params)
-	if errors.Is(err, errAbandoned) {
-		return err
-	}
-	if err != nil {
-		return fmt.Errorf("setup: %w", err)
-	}
-	if b, ok := c.cs.(perflab.Byteser); ok {
-		c.bytes = b.Bytes()
-	}
-	c.workers = make([]perflab.Worker, c.spec.Threads)
-	for i := range c.workers {
-		c.workers[i] = c.cs.NewWorker(i)
-	}
+	c.bytes = c.lc.Bytes()
 	if err := c.calibrate(r.Opts.Time); err != nil {
 		return err
 	}
@@ -469,13 +450,8 @@ func (r *Runner) summarise(i int) {
 
 func (r *Runner) closeCases() {
 	for _, c := range r.cases {
-		if c.abandoned {
-			// Its workers may still be running: closing their state
-			// under them could crash the process before it exits.
-			continue
-		}
-		if cl, ok := c.cs.(interface{ Close() error }); ok {
-			cl.Close()
+		if c.lc != nil {
+			c.lc.Close() // not if a repetition was abandoned (live.Case.Close)
 		}
 	}
 }

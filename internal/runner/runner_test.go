@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/live"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/timingtest"
 	"github.com/perflab/perflab/internal/wallclock"
@@ -148,7 +149,7 @@ func TestAllocationsCountedExactly(t *testing.T) {
 	// Few allocations per repetition: runtime/metrics would miss those
 	// still in a P's span cache.
 	for _, n := range []int{1, 10, 50} {
-		c := &liveCase{workers: []perflab.Worker{&countingWorker{}}, n: n}
+		c := &liveCase{lc: live.Of(nil, nil, &countingWorker{}), n: n}
 		res, err := c.rep(newSampler())
 		if err != nil {
 			t.Fatal(err)

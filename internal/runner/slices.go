@@ -119,11 +119,11 @@ func (r *Runner) traceSlice(ctx context.Context, i, round int) error {
 		return nil
 	}
 	wall := slices.Contains(r.Opts.Profile, "wall")
-	counts0 := sumCounts(c.workers)
+	counts0 := c.lc.Counts()
 	m := r.sliceOps(c)
 	tw := r.traced(c, wall, func(msg string) { c.sliceWarn(store.Warn(store.WarnProfiling, 0, msg)) }, func() (int64, time.Duration, error) {
 		d, err := c.runWorkers(m, nil, nil, nil)
-		return int64(m) * int64(len(c.workers)), d, err
+		return int64(m) * int64(c.lc.Threads()), d, err
 	})
 	defer tw.close()
 	if err := tw.err; err != nil {
@@ -139,7 +139,7 @@ func (r *Runner) traceSlice(ctx context.Context, i, round int) error {
 	}
 	s := &slice{round: round, ops: tw.ops, elapsed: tw.elapsed, gcCycles: tw.gcCycles, others: tw.others, steal: tw.steal,
 		unseen: tw.unseen, ownUnknown: tw.ownUnknown, switchErr: tw.switchErr}
-	if counts := sumCounts(c.workers); len(counts) > 0 {
+	if counts := c.lc.Counts(); len(counts) > 0 {
 		s.counts = map[string]int64{}
 		for k, v := range counts {
 			s.counts[k] = v - counts0[k]
@@ -248,7 +248,7 @@ func (r *Runner) fromSlices(i int, want map[string]bool, save func(string, *prof
 			counts[k] += v
 		}
 	}
-	sc.Window = window(wall, ops, elapsed, len(c.workers))
+	sc.Window = window(wall, ops, elapsed, c.lc.Threads())
 	sc.Window.Source, sc.Window.Slices = TraceSlices, len(traced)
 	sc.Window.OtherCPUs = weighted(traced, func(s *slice) *float64 { return s.others })
 	sc.Window.Steal = weighted(traced, func(s *slice) *float64 { return s.steal })

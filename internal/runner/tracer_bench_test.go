@@ -82,9 +82,7 @@ func BenchmarkTracerOverhead(b *testing.B) {
 						b.Fatal(err)
 					}
 					traced, untraced, bare, runtimeOnly, cpu, gc := pairedWindows(b, r, c, tracerPairs)
-					if cl, ok := c.cs.(interface{ Close() error }); ok {
-						cl.Close()
-					}
+					c.lc.Close()
 					res := tracerVerdict(c.name, traced, untraced)
 					b.ReportMetric(1+res.Change, "traced/untraced-wall")
 					b.ReportMetric(1+res.ChangeLo, "ci-lo")

@@ -1,0 +1,88 @@
+package continuous_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http/httptest"
+	"runtime/trace"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/continuous"
+	"github.com/perflab/perflab/internal/pyroscope/pyroscopetest"
+)
+
+// TestSessionWall: a window the program chooses counts only the goroutines
+// in Config.WallRegion, and is uploaded with the session's tags and its
+// own labels; Stats counts it.
+func TestSessionWall(t *testing.T) {
+	f := &pyroscopetest.Ingest{}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	s, err := continuous.StartSession(continuous.Config{
+		ApplicationName: "svc", ServerAddress: srv.URL, Tags: map[string]string{"env": "test"},
+		UploadRate: time.Hour, WallWindow: -1, WallRegion: "work",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Wall(map[string]string{"bad-name": "x"}); err == nil || !strings.Contains(err.Error(), "bad_name") {
+		t.Errorf("a label name with a dash: %v, want the error to suggest bad_name", err)
+	}
+	end, err := s.Wall(map[string]string{"variant": "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two goroutines inside the region for 300 ms; one outside, idle.
+	idle := make(chan struct{})
+	go func() { <-idle }()
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			trace.WithRegion(context.Background(), "work", func() {
+				var buf [1024]byte
+				for time.Now().Before(deadline) {
+					sha256.Sum256(buf[:])
+				}
+			})
+		}()
+	}
+	wg.Wait()
+	if err := end(); err != nil {
+		t.Fatal(err)
+	}
+	close(idle)
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Stats().Sent["wall"]; got != 1 {
+		t.Errorf("Stats sent %d wall profiles, want 1: %s", got, s.Stats())
+	}
+	var walls int
+	for _, u := range f.All() {
+		if u.Kind != "wall" {
+			continue
+		}
+		walls++
+		if u.Name != "svc{env=test,variant=a}" {
+			t.Errorf("wall profile name %q, want the tags and the window's labels", u.Name)
+		}
+		var total int64
+		for _, smp := range u.Profile.Sample {
+			total += smp.Value[0]
+		}
+		// The two goroutines in the region, 300 ms each; not the idle
+		// one nor the test's.
+		if got := time.Duration(total); got < 2*300*time.Millisecond*8/10 || got > 2*300*time.Millisecond*12/10 {
+			t.Errorf("wall total %v, want about 2 × 300 ms (the region's goroutines only)", got)
+		}
+	}
+	if walls != 1 {
+		t.Errorf("%d wall profiles uploaded, want 1", walls)
+	}
+}
