@@ -18,7 +18,6 @@ import (
 
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
-	"github.com/perflab/perflab/profiles"
 )
 
 // ---- runs -------------------------------------------------------------
@@ -373,7 +372,7 @@ func buildRunView(run *store.Run) runView {
 	rep := report.Build(run)
 	v := runView{Run: run, Report: rep, Machine: machine(run.Env), Units: report.TableUnits(run.Cases), Load: rep.Machine}
 	for _, w := range rep.Warnings {
-		if w.Severity >= report.Caution {
+		if w.ShownByDefault() {
 			v.Warnings = append(v.Warnings, w)
 		} else {
 			v.Notes = append(v.Notes, w)
@@ -393,7 +392,7 @@ func buildRunView(run *store.Run) runView {
 			c := rr.Case
 			row := caseRow{Case: c, Slug: store.Slug(c.Name), Kinds: profileKinds(c)}
 			for _, w := range rr.Warnings {
-				if w.Severity >= report.Caution {
+				if w.ShownByDefault() {
 					row.Warnings = append(row.Warnings, w)
 				} else {
 					g.Notes = append(g.Notes, w)
@@ -408,9 +407,7 @@ func buildRunView(run *store.Run) runView {
 			if rr.HasBudget {
 				row.Budget = caseBudget(c)
 				row.Untrusted, row.Trust = rr.Untrusted, rr.Trust
-				if rr.Budget[profiles.Sched.Index()] >= 0.05 {
-					row.SchedBy = rr.SchedBy
-				}
+				row.SchedBy = rr.SchedNote
 			}
 			for _, p := range row.Budget {
 				cats[p.Category] = true

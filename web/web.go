@@ -5,7 +5,9 @@
 //
 // The pages lay out what internal/report says (and internal/lab builds, for
 // comparisons): the figures, units, intervals, verdicts and warnings are the
-// CLI's; what is decided here is layout — column widths, charts, colours.
+// CLI's, and so is which warnings show by default; what is decided here is
+// layout (column widths, charts, colours) and what a link opens by default
+// (a run's comparison against its first variant).
 //
 // Pages are rendered on the server with html/template; data that scripts
 // need travels as JSON inside <script type="application/json"> and is read

@@ -158,8 +158,9 @@ type Row struct {
 	Untrusted bool
 	Trust     string
 	// SchedBy says what the goroutines were doing when they lost their
-	// CPU ("sched 23 pts, of which work 20"; see SchedBy).
-	SchedBy string
+	// CPU ("sched 23 pts, of which work 20"; see SchedBy). SchedNote is
+	// it where the sched share is large enough to be shown under the row.
+	SchedBy, SchedNote string
 	// Warnings are the case's own warnings (those not given once for the
 	// run), severe first: each says whether it is about the timing row or
 	// the budget row.
@@ -305,6 +306,9 @@ func Build(run *store.Run) *Run {
 			}
 			row.Untrusted, row.Trust = c.BudgetTrust.Untrusted(), TrustReason(c.BudgetTrust)
 			row.SchedBy = SchedBy(c)
+			if row.Budget[profiles.Sched.Index()] >= minSchedNote {
+				row.SchedNote = row.SchedBy
+			}
 		}
 		if row.OK {
 			measured++

@@ -25,7 +25,7 @@ type TextOptions struct {
 }
 
 // shown says whether a warning is printed under opts.
-func (o TextOptions) shown(w Warning) bool { return o.Verbose || w.Severity >= Caution }
+func (o TextOptions) shown(w Warning) bool { return o.Verbose || w.ShownByDefault() }
 
 // marked says whether a row gets a mark for what affects.
 func (o TextOptions) marked(r *Row, affects Affects) bool {
@@ -293,8 +293,8 @@ func (rep *Run) budgetTable(g *Group, all bool, opts TextOptions) *table {
 		if r.Untrusted {
 			notes = append(notes, UntrustedMark+" untrusted: "+r.Trust)
 		}
-		if r.HasBudget && r.SchedBy != "" && r.Budget[profiles.Sched.Index()] >= minSchedNote {
-			notes = append(notes, r.SchedBy)
+		if r.SchedNote != "" {
+			notes = append(notes, r.SchedNote)
 		}
 		t.notes = append(t.notes, notes)
 		for i := range profiles.Categories {

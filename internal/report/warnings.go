@@ -156,6 +156,11 @@ type Warning struct {
 	Grouped bool `json:"grouped,omitempty"`
 }
 
+// ShownByDefault says whether every output shows the warning without
+// being asked (--verbose, the web's notes toggle): caution and severe do,
+// notes do not.
+func (w Warning) ShownByDefault() bool { return w.Severity >= Caution }
+
 // maxNamed is how many cases a warning names before "and N more": enough
 // for a user to tell which rows of the table it is about (three left a
 // make run's budget rows unmarked: "and 4 more"), short of a page.
