@@ -122,6 +122,10 @@ func (s *Server) rulesOfRun(ctx context.Context, run *store.Run) (*runRules, fun
 			l.release()
 			return &built{rules: refusedRules(run, err)}, nil, nil
 		}
+		// Kept for every profile of the run drawn while it is cached,
+		// its cache of names' classes is charged to the same lease,
+		// name by name (issue 26): it held every name of those profiles.
+		rules.ChargeCache(l.tryGrow)
 		return &built{rules: &runRules{rules: rules, key: key}}, l, nil
 	})
 	if err != nil {
