@@ -101,10 +101,8 @@ func (s *Server) rulesOfRun(ctx context.Context, run *store.Run) (*runRules, fun
 	for _, r := range c.Rules {
 		patterns = append(patterns, r.Pattern)
 	}
+	// Check refused what is over store.MaxCompiledBytes compiled.
 	cost := profiles.CompiledBytes(patterns...)
-	if cost > maxRulesBytes {
-		return refusedRules(run, fmt.Errorf("its patterns would take about %d MiB compiled, more than %d MiB", cost>>20, maxRulesBytes>>20)), noop, nil
-	}
 	// The fallback depends on the scenario, so it is part of the key.
 	data, _ := json.Marshal(struct {
 		Scenario string

@@ -363,7 +363,8 @@ const maxFormExtra = 64<<10 + store.MaxClassificationBytes
 // maxRulesBytes bounds the compiled size of one set of patterns
 // (profiles.CompiledBytes): real work patterns take a few KB; one of the
 // stored classification's limits' worst cases, about 800 MB (issue 26).
-const maxRulesBytes = 64 << 20
+// The same bound as a stored run's.
+const maxRulesBytes = store.MaxCompiledBytes
 
 var (
 	errTwoFiles        = errors.New("the form has two files named \"profile\"; send one")
