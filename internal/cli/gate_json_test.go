@@ -42,6 +42,7 @@ func TestGateJSON(t *testing.T) {
 				setCase(r, sum256, func(c *store.Case) { c.Reps = nil })
 				r.Cases = append(r.Cases, r.Cases[0])
 			}, args: []string{"--metric", "time/op,cpu/op"}, code: 3},
+		{name: "nothing in common", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{sum256: reps(6, 100)}, code: 3},
 		{name: "incomplete run", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100)},
 			edit: func(r *store.Run) { r.Complete, r.Note = false, "interrupted" }, code: 3},
 	} {
