@@ -40,7 +40,12 @@ func TestGateJSON(t *testing.T) {
 			head: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)},
 			edit: func(r *store.Run) {
 				setCase(r, sum256, func(c *store.Case) { c.Reps = nil })
-				r.Cases = append(r.Cases, r.Cases[0])
+				for _, c := range r.Cases { // storeRun's order is a map's
+					if c.Name == mutex {
+						r.Cases = append(r.Cases, c)
+						break
+					}
+				}
 			}, args: []string{"--metric", "time/op,cpu/op"}, code: 3},
 		{name: "nothing in common", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{sum256: reps(6, 100)}, code: 3},
 		{name: "incomplete run", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100)},
