@@ -69,7 +69,22 @@ type Rules struct {
 	all              []rule   // user, work, base: the order of consultation
 	cache            sync.Map // function name → Class
 	cached           atomic.Int64
+	// charge, if set (ChargeCache), is asked before the cache keeps a
+	// name.
+	charge func(bytes int64) bool
 }
+
+// CacheEntryBytes is what the name cache takes per name besides the name
+// itself: sync.Map's entry and the boxed Class.
+const CacheEntryBytes = 128
+
+// ChargeCache makes r ask charge, before its cache keeps a name, for the
+// bytes that keeps (CacheEntryBytes plus the name's length: the cache
+// keeps the name's string alive after the profile it came from is gone).
+// A name charge refuses is classified, and not kept. It is for a server
+// that keeps Rules and counts what it holds (package web's memory budget,
+// issue 26); call it before r is used.
+func (r *Rules) ChargeCache(charge func(bytes int64) bool) { r.charge = charge }
 
 // maxCached bounds the name cache of one Rules: a long-running server that
 // classifies many users' profiles must not grow without limit. 256k names
@@ -139,7 +154,7 @@ func (r *Rules) Frame(name string) Class {
 			break
 		}
 	}
-	if r.cached.Load() < maxCached {
+	if r.cached.Load() < maxCached && (r.charge == nil || r.charge(CacheEntryBytes+int64(len(name)))) {
 		r.cache.Store(name, c)
 		r.cached.Add(1)
 	}

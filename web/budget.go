@@ -44,9 +44,10 @@ var errBusy = errors.New("the server is busy with other profiles")
 // lease is bytes of the budget held by one profile or what was built from
 // it.
 type lease struct {
-	b  *memBudget
-	mu sync.Mutex
-	n  int64
+	b        *memBudget
+	mu       sync.Mutex
+	n        int64
+	released bool // by release: tryGrow refuses
 }
 
 // maxWait is the longest a request waits for memory before it is told
@@ -113,7 +114,15 @@ func (l *lease) shrink(n int64) {
 }
 
 // release gives back the whole lease; releasing twice is harmless.
-func (l *lease) release() { l.shrink(0) }
+func (l *lease) release() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.released = true
+	l.mu.Unlock()
+	l.shrink(0)
+}
 
 // size returns the bytes the lease holds.
 func (l *lease) size() int64 {
@@ -135,6 +144,28 @@ func (l *lease) grow(ctx context.Context, n int64) error {
 	}
 	l.take(more)
 	return nil
+}
+
+// tryGrow adds n bytes to the lease if the budget has them free now,
+// without waiting or evicting: for what grows in the middle of other work
+// and can do without (a rules' name cache). A released lease grows no
+// more, so a charge that comes after its holder let go is refused.
+func (l *lease) tryGrow(n int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released {
+		return false
+	}
+	b := l.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n < 0 || b.used+n > b.limit {
+		return false
+	}
+	b.used += n
+	b.peak = max(b.peak, b.used)
+	l.n += n
+	return true
 }
 
 // take moves the bytes of o into l: o holds nothing after.

@@ -82,10 +82,8 @@ func (s *Server) rulesOfRun(ctx context.Context, run *store.Run) (*runRules, fun
 	for _, r := range c.Rules {
 		patterns = append(patterns, r.Pattern)
 	}
+	// Check refused what is over store.MaxCompiledBytes compiled.
 	cost := profiles.CompiledBytes(patterns...)
-	if cost > maxRulesBytes {
-		return refusedRules(run, fmt.Errorf("its patterns would take about %d MiB compiled, more than %d MiB", cost>>20, maxRulesBytes>>20)), noop, nil
-	}
 	// The fallback depends on the scenario, so it is part of the key.
 	data, _ := json.Marshal(struct {
 		Scenario string
@@ -103,6 +101,10 @@ func (s *Server) rulesOfRun(ctx context.Context, run *store.Run) (*runRules, fun
 			l.release()
 			return &built{rules: refusedRules(run, err)}, nil, nil
 		}
+		// Kept for every profile of the run drawn while it is cached,
+		// its cache of names' classes is charged to the same lease,
+		// name by name (issue 26): it held every name of those profiles.
+		rules.ChargeCache(l.tryGrow)
 		return &built{rules: &runRules{rules: rules, key: key}}, l, nil
 	})
 	if err != nil {

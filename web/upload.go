@@ -363,7 +363,8 @@ const maxFormExtra = 64<<10 + store.MaxClassificationBytes
 // maxRulesBytes bounds the compiled size of one set of patterns
 // (profiles.CompiledBytes): real work patterns take a few KB; one of the
 // stored classification's limits' worst cases, about 800 MB (issue 26).
-const maxRulesBytes = 64 << 20
+// The same bound as a stored run's.
+const maxRulesBytes = store.MaxCompiledBytes
 
 var (
 	errTwoFiles        = errors.New("the form has two files named \"profile\"; send one")
@@ -371,51 +372,63 @@ var (
 )
 
 // readBody reads an upload's file, at most MaxUpload bytes (errTooLarge
-// past them), into a buffer it grows a step at a time, charging each step
-// to l before it is allocated (issue 26: bodies were held, 32 MiB each,
-// before any budget: 24 stalled uploads took 1.04 GB). l ends holding the
-// buffer's capacity. The bodies being read hold at most a quarter of the
-// budget together: a client that stalls keeps what it sent until the
-// server's read timeout, and stalled uploads must not starve the parses.
+// past them), into chunks that are never copied while it arrives, each
+// charged to l before it is allocated and before it is read into (issue
+// 26: bodies were held, 32 MiB each, before any budget: 24 stalled uploads
+// took 1.04 GB; then, charged but grown by doubling, each step left the
+// buffer before it as garbage no budget saw, and 24 stalled uploads took
+// 812 MB). When the file is whole, it is joined into one buffer of its
+// size, charged first; l ends holding that buffer. The bodies being read
+// hold at most a quarter of the budget together: a client that stalls
+// keeps what it sent until the server's read timeout, and stalled uploads
+// must not starve the parses.
 func (s *Server) readBody(ctx context.Context, r io.Reader, l *lease) ([]byte, error) {
 	limit := s.opts.MaxUpload
-	var buf []byte
-	var held int64 // of s.bodies
+	var chunks [][]byte
+	var total, chunked int64 // bytes read; the chunks' capacity, charged to l
+	var held int64           // of s.bodies
 	defer func() { s.bodies.Add(-held) }()
-	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) > limit {
-				return nil, errTooLarge
-			}
-			n := min(int64(2*cap(buf))+64<<10, limit+1)
-			if s.bodies.Add(n) > s.mem.limit/4 {
-				s.bodies.Add(-n)
-				return nil, fmt.Errorf("%w (uploads being received hold a quarter of its %d MiB memory budget)", errBusy, s.mem.limit>>20)
-			}
-			held += n
-			if err := l.grow(ctx, n); err != nil {
-				return nil, err
-			}
-			nb := make([]byte, len(buf), n)
-			copy(nb, buf)
-			l.shrink(l.size() - int64(cap(buf)))
-			s.bodies.Add(-int64(cap(buf)))
-			held -= int64(cap(buf))
-			buf = nb
+	for size := int64(64 << 10); ; size = min(2*size, maxBodyChunk) {
+		n := min(size, limit+1-total) // one byte past the limit tells it is over
+		if s.bodies.Add(n) > s.mem.limit/4 {
+			s.bodies.Add(-n)
+			return nil, fmt.Errorf("%w (uploads being received hold a quarter of its %d MiB memory budget)", errBusy, s.mem.limit>>20)
 		}
-		m, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+m]
-		if int64(len(buf)) > limit {
+		held += n
+		if err := l.grow(ctx, n); err != nil {
+			return nil, err
+		}
+		chunked += n
+		c := make([]byte, n)
+		m, err := io.ReadFull(r, c)
+		chunks = append(chunks, c[:m])
+		if total += int64(m); total > limit {
 			return nil, errTooLarge
 		}
-		if err == io.EOF {
-			return buf, nil
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
+	if len(chunks) == 1 {
+		return chunks[0], nil // l holds its capacity
+	}
+	if err := l.grow(ctx, total); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 0, total)
+	for _, c := range chunks {
+		buf = append(buf, c...)
+	}
+	l.shrink(l.size() - chunked)
+	return buf, nil
 }
+
+// maxBodyChunk is the largest step in which an upload's body is charged
+// and read: small steps for small files, few for large ones.
+const maxBodyChunk = 4 << 20
 
 func (s *Server) uploadError(w http.ResponseWriter, r *http.Request, err error) {
 	var mbe *http.MaxBytesError

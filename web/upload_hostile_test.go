@@ -214,7 +214,10 @@ func TestUploadAddReleasesOnPanic(t *testing.T) {
 // when the client leaves; bodies being received hold at most a quarter of
 // the budget, past which an upload gets 503, stalled or not.
 func TestUploadBodyCharged(t *testing.T) {
-	defer func(w time.Duration) { maxWait = w }(maxWait)
+	// Restored last, after srv.Close waits for the handlers that read it
+	// (a deferred restore raced with the stalled uploads' handlers).
+	w := maxWait
+	t.Cleanup(func() { maxWait = w })
 	maxWait = 200 * time.Millisecond
 	const budget = 16 << 20 // bodies: 4 MiB
 	s := New(t.TempDir(), Options{Logf: t.Logf, MemoryBudget: budget, MaxUpload: 32 << 20})

@@ -143,8 +143,14 @@ func compareRun(io *IO, o *CompareOptions) error {
 			// Named, and a metric perflab knows, but no compared case has
 			// it: say so rather than leave the gate one metric short.
 			c.Warnings = append(c.Warnings, fmt.Sprintf("--metric %s: no compared case measured it (not compared)", report.MetricName(u)))
-			unmeasured = append(unmeasured, compare.Problem{Kind: compare.ProblemUnmeasured, What: report.MetricName(u), Detail: "named by --metric, but no compared case measured it"})
+			unmeasured = append(unmeasured, compare.Problem{Kind: compare.ProblemUnmeasured, What: report.MetricName(u), Metric: report.MetricName(u), Detail: "named by --metric, but no compared case measured it"})
 		}
+	}
+	// The gate is judged before the output is written, so that --json
+	// carries its verdict and reasons.
+	var gateErr error
+	if o.FailOn == "regression" {
+		gateErr = judgeGate(c, pr, units, unmeasured, o)
 	}
 	switch o.Format {
 	case "json":
@@ -164,18 +170,31 @@ func compareRun(io *IO, o *CompareOptions) error {
 		}
 		return &ExitError{Code: exitCannotJudge, Err: errors.New("cannot compare: " + c.Reason)}
 	}
-	if c.Incomplete != "" && o.FailOn != "" {
+	return gateErr
+}
+
+// judgeGate is compare --fail-on regression's verdict on c: the error
+// that sets the exit code (nil for a pass), with c.Gate set to the same
+// verdict and its reasons for the JSON output.
+func judgeGate(c *report.Comparison, pr compare.Pairing, units []string, unmeasured []compare.Problem, o *CompareOptions) error {
+	switch {
+	case c.Unusable:
+		// compareRun says it whatever the flags; the JSON says it too.
+		c.Gate = cannotGate(exitCannotJudge, report.GateReason{Kind: "unusable", Detail: c.Reason})
+		return nil
+	case c.Incomplete != "":
 		// Shown, but a gate must not pass on a run that did not finish.
+		c.Gate = cannotGate(exitCannotJudge, report.GateReason{Kind: "incomplete", Detail: c.Incomplete})
 		return &ExitError{Code: exitCannotJudge, Err: errors.New("cannot gate on an incomplete run: " + c.Incomplete)}
-	}
-	if len(o.passed) > 0 && o.FailOn != "" {
+	case len(o.passed) > 0:
 		// Nor on an older run that "latest" fell back to: the newest
 		// failed, or cannot be read, and the gate would judge the
 		// one before it.
+		c.Gate = cannotGate(exitCannotJudge)
+		for _, n := range o.passed {
+			c.Gate.Reasons = append(c.Gate.Reasons, report.GateReason{Kind: "latest", Detail: n})
+		}
 		return &ExitError{Code: exitCannotJudge, Err: errors.New("cannot gate on latest: " + strings.Join(o.passed, "; "))}
-	}
-	if o.FailOn != "regression" {
-		return nil
 	}
 	a, b := c.A, c.B
 	if o.Base != "" || len(pr.Pairs) > 0 && pr.Pairs[0].Paired {
@@ -183,6 +202,7 @@ func compareRun(io *IO, o *CompareOptions) error {
 	}
 	g := compare.Judge(pr, c.Metrics, units, a, b)
 	g.Problems = append(g.Problems, unmeasured...)
+	c.Gate = gateReport(g)
 	return gateError(g)
 }
 

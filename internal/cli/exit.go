@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/report"
 )
 
 // The process exit codes, decided here and in exitCode only. A CI gate
@@ -62,4 +63,43 @@ func gateError(g compare.Gate) error {
 		}
 	}
 	return &ExitError{Code: code, Err: errors.New(b.String())}
+}
+
+// gateMeanings say compare --fail-on's exit codes in its JSON's gate.
+var gateMeanings = map[int]string{
+	exitOK:          "pass: nothing compared regressed beyond the threshold, and everything was judged",
+	exitFailed:      "a compared metric regressed beyond the threshold",
+	exitCannotJudge: "the gate cannot judge something it compares, so it does not pass (fix or rerun what the reasons name)",
+}
+
+// gateReport is gate g as compare --json gives it: the verdict and exit
+// code gateError decides, with every reason, not the first few.
+func gateReport(g compare.Gate) *report.Gate {
+	code := exitOK
+	switch {
+	case len(g.Regressions) > 0:
+		code = exitFailed
+	case len(g.Problems) > 0:
+		code = exitCannotJudge
+	}
+	rg := cannotGate(code)
+	for _, r := range g.Regressions {
+		rg.Reasons = append(rg.Reasons, report.GateReason{Kind: "regressed", Case: r.Label, Metric: r.Unit,
+			Detail: fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%], beyond the threshold", 100*r.Change, 100*r.ChangeLo, 100*r.ChangeHi)})
+	}
+	for _, p := range g.Problems {
+		d := p.Detail
+		if p.Case == "" && p.Metric == "" {
+			d = p.String() // the metric or thing it is about is in What only
+		}
+		rg.Reasons = append(rg.Reasons, report.GateReason{Kind: string(p.Kind), Case: p.Case, Metric: p.Metric, Detail: d})
+	}
+	return rg
+}
+
+// cannotGate is a gate report of exit code code, with the reasons
+// given, for a comparison the gate refuses whole.
+func cannotGate(code int, reasons ...report.GateReason) *report.Gate {
+	verdict := map[int]string{exitOK: "pass", exitFailed: "regression", exitCannotJudge: "cannot judge"}[code]
+	return &report.Gate{Verdict: verdict, Exit: code, Meaning: gateMeanings[code], Reasons: append([]report.GateReason{}, reasons...)}
 }

@@ -208,7 +208,9 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 		return usagef(err)
 	}
 	last := inputs[len(inputs)-1]
-	opts := flame.Options{Title: o.Title, SampleType: o.SampleType, Rules: rules, Width: o.Width, MinWidth: o.MinWidth, Layout: layout}
+	// The tree is only drawn: DrawnOnly keeps the frames the SVG or page
+	// shows (issue 26: a million unique stacks are 25 million frames).
+	opts := flame.Options{Title: o.Title, SampleType: o.SampleType, Rules: rules, Width: o.Width, MinWidth: o.MinWidth, Layout: layout, DrawnOnly: true}
 	if opts.Title == "" {
 		opts.Title = last.title
 		if o.Diff {

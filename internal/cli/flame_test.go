@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -218,6 +219,11 @@ func TestFlameStoredClassification(t *testing.T) {
 			`refused (rule 1: unknown category "speed"`},
 		{"tampered: too many rules", "cipher-cache", &store.Classification{Rules: make([]store.Rule, store.MaxClassificationRules+1)}, cipherWork,
 			"refused (257 rules (at most 256)); using this binary's work patterns for cipher-cache"},
+		// 15 patterns of 585 bounded repeats: within the byte limits,
+		// ~800 MB compiled, which flame did before reading the profile
+		// (issue 26); refused before it compiles, as serve refuses it.
+		{"tampered: patterns too large compiled", "cipher-cache", &store.Classification{Work: slices.Repeat([]string{strings.Repeat("x{1000}", 585)}, 15)}, cipherWork,
+			"MiB compiled, more than 64 MiB); using this binary's work patterns for cipher-cache"},
 		{"tampered: pattern too long", "my-own", &store.Classification{Work: []string{strings.Repeat("x", store.MaxPatternBytes+1)}}, nil,
 			"my-own is not in this binary, so nothing is work"},
 	}

@@ -44,6 +44,9 @@ type Problem struct {
 	// What names the case or metric; Detail says what is wrong with it
 	// and, where it can, what to do.
 	What, Detail string
+	// Case is the case's name when the problem is one case's, Metric the
+	// unit when it is one metric's: for machine-readable output.
+	Case, Metric string
 }
 
 // String says the problem in one line.
@@ -74,43 +77,44 @@ func Judge(p Pairing, cs []Comparison, units []string, nameA, nameB string) Gate
 			}
 		}
 	}
-	add := func(k ProblemKind, what, format string, args ...any) {
-		g.Problems = append(g.Problems, Problem{Kind: k, What: what, Detail: fmt.Sprintf(format, args...)})
+	add := func(k ProblemKind, what, cs, format string, args ...any) {
+		g.Problems = append(g.Problems, Problem{Kind: k, What: what, Case: cs, Detail: fmt.Sprintf(format, args...)})
 	}
 	for _, d := range p.Duplicates {
-		add(ProblemDuplicate, d, "occurs more than once")
+		add(ProblemDuplicate, d, "", "occurs more than once") // d says which run or variant
 	}
 	for _, rc := range p.Involved {
 		c, what := rc.Case, "case "+rc.Case.Name+" of run "+rc.Run
 		switch {
 		case c.Status == store.StatusFailed:
-			add(ProblemFailed, what, "failed: %s", firstLine(c.Error))
+			add(ProblemFailed, what, c.Name, "failed: %s", firstLine(c.Error))
 		case c.Status == store.StatusSkipped:
-			add(ProblemFailed, what, "was not measured (skipped)")
+			add(ProblemFailed, what, c.Name, "was not measured (skipped)")
 		case !known[c.Status]:
-			add(ProblemFailed, what, "has status %q, which perflab does not know", c.Status)
+			add(ProblemFailed, what, c.Name, "has status %q, which perflab does not know", c.Status)
 		}
 	}
 	for _, name := range p.OnlyA {
-		add(ProblemMissing, "case "+name, "is in the base %s but not in the new run", orRun(nameA))
+		add(ProblemMissing, "case "+name, name, "is in the base %s but not in the new run", orRun(nameA))
 	}
 	for _, u := range p.Unmatched {
-		add(ProblemMissing, "case "+u, "cannot be compared")
+		add(ProblemMissing, "case "+u, "", "cannot be compared") // u says why in words
 	}
 	for _, pr := range p.Pairs {
 		if pr.A.Status == store.StatusOK && pr.B.Status == store.StatusNotApplicable {
-			add(ProblemMissing, "case "+pr.Label, "was measured in the base but is n/a in the new run")
+			add(ProblemMissing, "case "+pr.Label, pr.Label, "was measured in the base but is n/a in the new run")
 		}
 		if pr.A.Status != store.StatusOK || pr.B.Status != store.StatusOK {
 			continue
 		}
 		if d := missingSamples(pr, units); d != "" {
-			add(ProblemNoSamples, "case "+pr.Label, "%s", d)
+			add(ProblemNoSamples, "case "+pr.Label, pr.Label, "%s", d)
 		}
 	}
 	for _, c := range cs {
 		if d := unresolvable(c, nameA, nameB); d != "" {
-			add(ProblemTooFew, c.Unit, "%s", d)
+			add(ProblemTooFew, c.Unit, "", "%s", d)
+			g.Problems[len(g.Problems)-1].Metric = c.Unit
 		}
 	}
 	return g

@@ -33,6 +33,8 @@ type Comparison struct {
 	// Incomplete names an incomplete run the comparison rests on: shown,
 	// but not good enough to gate on.
 	Incomplete string
+	// Gate is compare --fail-on's verdict, nil without it.
+	Gate *Gate
 }
 
 // Regressed reports whether any metric of any row got worse beyond the
@@ -409,6 +411,7 @@ type compareJSON struct {
 	OnlyA      []string     `json:"only_a,omitempty"`
 	OnlyB      []string     `json:"only_b,omitempty"`
 	Warnings   []string     `json:"warnings,omitempty"`
+	Gate       *Gate        `json:"gate,omitempty"`
 }
 
 type metricJSON struct {
@@ -451,7 +454,7 @@ func finiteOrNil(f float64) *float64 {
 // null).
 func WriteCompareJSON(w io.Writer, c *Comparison) error {
 	out := compareJSON{Base: c.A, New: c.B, Regressed: c.Regressed(), Unusable: c.Unusable, Reason: c.Reason, Incomplete: c.Incomplete,
-		OnlyA: c.OnlyA, OnlyB: c.OnlyB, Warnings: c.Warnings, Metrics: []metricJSON{}}
+		OnlyA: c.OnlyA, OnlyB: c.OnlyB, Warnings: c.Warnings, Metrics: []metricJSON{}, Gate: c.Gate}
 	for _, m := range c.Metrics {
 		mj := metricJSON{Unit: m.Unit, Rows: m.Tested, Alpha: m.Options.Alpha, Threshold: m.Options.Threshold, Advice: m.Advice}
 		for _, r := range m.Results {

@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -184,8 +185,22 @@ func (c *Classification) Check() error {
 	if total > MaxClassificationBytes {
 		return fmt.Errorf("patterns of %d bytes in all (at most %d)", total, MaxClassificationBytes)
 	}
+	patterns := slices.Clone(c.Work)
+	for _, r := range c.Rules {
+		patterns = append(patterns, r.Pattern)
+	}
+	if cost := profiles.CompiledBytes(patterns...); cost > MaxCompiledBytes {
+		return fmt.Errorf("its patterns would take about %d MiB compiled, more than %d MiB", cost>>20, MaxCompiledBytes>>20)
+	}
 	return nil
 }
+
+// MaxCompiledBytes bounds what a stored classification's patterns may
+// take compiled (profiles.CompiledBytes), checked before they are: within
+// the bounds above, bounded repeats made one run.json's patterns take
+// ~800 MB compiled (issue 26), for serve and perflab flame alike. Real
+// work patterns take a few KB.
+const MaxCompiledBytes = 64 << 20
 
 // Status is what became of a case.
 type Status string

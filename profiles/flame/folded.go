@@ -17,6 +17,7 @@ import (
 // needed again. A diff's tree writes its new profile. Nothing is written,
 // and an error is returned, if the output would be over Options.MaxOutput.
 func (t *Tree) WriteFolded(w io.Writer) error {
+	t.mustBeWhole("WriteFolded")
 	clean := make([]string, len(t.names))
 	for i, n := range t.names {
 		clean[i] = profiles.FoldedName(n)

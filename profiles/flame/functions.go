@@ -21,6 +21,7 @@ type Function struct {
 // value, in no particular order: what a top-functions table needs,
 // without the profile.Profile it would otherwise be computed from.
 func (t *Tree) Functions() []Function {
+	t.mustBeWhole("Functions")
 	idx := make([]int32, len(t.names)) // name id → index in out, +1
 	var out []Function
 	onPath := make([]int32, len(t.names))

@@ -194,52 +194,69 @@ func (t *Tree) writeStatsJSON(bw *bufio.Writer) {
 	bw.WriteByte('}')
 }
 
-// jsonBuckets buckets values by their top four bits in one pass instead of
-// sorting millions of them, and returns the lower bound of the values kept
-// whole and of the bucket below it, where the count passes MaxNodes (0 if
-// every frame fits). Children are never larger than their parents, so the
-// kept frames always form a tree.
+// jsonBuckets returns the lower bound of the values the JSON keeps whole
+// and of the bucket below it, where the count passes MaxNodes (0 if every
+// frame fits), from the histogram of every frame's value (valueHist).
+// Children are never larger than their parents, so the kept frames always
+// form a tree.
 func (t *Tree) jsonBuckets() (threshold, below int64) {
-	if len(t.name)-1 <= t.opts.MaxNodes {
+	if t.Len() <= t.opts.MaxNodes {
 		return 1, 0
 	}
-	const sub = 8 // buckets per power of two
-	var hist [64 * sub]int
-	bucket := func(v int64) int {
-		if v <= 0 {
-			return 0
+	h := t.hist
+	if h == nil {
+		h = new(valueHist)
+		for _, v := range t.drawn()[1:] {
+			h[bucketOf(v)]++
 		}
-		e := 63 - bits.LeadingZeros64(uint64(v))
-		m := 0
-		if e >= 3 {
-			m = int(uint64(v)>>(e-3)) & (sub - 1)
+	}
+	return h.thresholds(t.opts.MaxNodes)
+}
+
+// bucketsPerPow is the number of histogram buckets per power of two.
+const bucketsPerPow = 8
+
+// valueHist counts frames by their value's top four bits: the JSON's
+// pruning threshold from one pass instead of sorting millions of values.
+type valueHist [64 * bucketsPerPow]int
+
+func bucketOf(v int64) int {
+	if v <= 0 {
+		return 0
+	}
+	e := 63 - bits.LeadingZeros64(uint64(v))
+	m := 0
+	if e >= 3 {
+		m = int(uint64(v)>>(e-3)) & (bucketsPerPow - 1)
+	}
+	return e*bucketsPerPow + m
+}
+
+// bucketLow is the smallest value of bucket b, or of the first bucket
+// after it for the numbers that no value falls in (m > 0 below 8).
+func bucketLow(b int) int64 {
+	e, m := b/bucketsPerPow, b%bucketsPerPow
+	if e < 3 {
+		if m > 0 {
+			e++
 		}
-		return e*sub + m
+		return int64(1) << e
 	}
-	// low is the smallest value of bucket b, or of the first bucket after
-	// it for the numbers that no value falls in (m > 0 below 8).
-	low := func(b int) int64 {
-		e, m := b/sub, b%sub
-		if e < 3 {
-			if m > 0 {
-				e++
-			}
-			return int64(1) << e
-		}
-		return int64(sub+m) << (e - 3)
-	}
-	for _, v := range t.drawn()[1:] {
-		hist[bucket(v)]++
-	}
+	return int64(bucketsPerPow+m) << (e - 3)
+}
+
+// thresholds returns the lower bounds of the bucket kept whole last and
+// of the one where the count passes maxNodes (1, 0 if it never does).
+func (h *valueHist) thresholds(maxNodes int) (threshold, below int64) {
 	kept := 0
 	// Bucket 0 holds the frames of value 1, in a profile of unit samples
 	// (count, or one sample per event) usually most of them: it must be
 	// able to overflow too, or such a profile is sent whole.
-	for b := len(hist) - 1; b >= 0; b-- {
-		if kept+hist[b] > t.opts.MaxNodes {
-			return low(b + 1), low(b)
+	for b := len(h) - 1; b >= 0; b-- {
+		if kept+h[b] > maxNodes {
+			return bucketLow(b + 1), bucketLow(b)
 		}
-		kept += hist[b]
+		kept += h[b]
 	}
 	return 1, 0
 }

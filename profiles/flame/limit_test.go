@@ -30,8 +30,13 @@ var (
 // machine's load moves every absolute figure. The drawing runs in a child
 // process (this test binary, TestDrawChild) so that its peak RSS is its
 // own (a child's peak includes this parent's RSS at fork, a few tens of
-// MB, as it does for pprof). Targets: 100k ≤ 0.4× pprof; 1M ≤ 5 s and
-// ≤ 1.2 GB.
+// MB, as it does for pprof). It fails when a target is missed.
+//
+// Targets: 100k stacks ≤ 0.40× pprof's wall time (issue 13). 1M stacks
+// (issue 26): ≤ 5 s and ≤ 1.2 GB on the 2-core machine, where pprof -raw
+// of the 1M-stack file took 15.2 s (load 1.6; 14.5 s user, 7.8 s system,
+// 1.86 GB): 5 s is 0.33× pprof's wall time, which holds as the load
+// moves both, while the peak RSS it does not move stays absolute.
 //
 //	go test ./profiles/flame -run TestDrawLimit -limit -v
 func TestDrawLimit(t *testing.T) {
@@ -91,18 +96,23 @@ func TestDrawLimit(t *testing.T) {
 			t.Log(line)
 		}
 		for i := 1; i < len(cmds); i++ {
-			var verdict string
+			r := median(wall[i]) / median(wall[0])
+			verdict := fmt.Sprintf("%s: %.2f× pprof -raw's wall time", cmds[i].name, r)
+			ok := true
 			switch {
 			case n <= 100000:
-				r := median(wall[i]) / median(wall[0])
-				verdict = fmt.Sprintf("%s: %.2f× pprof -raw (target ≤ 0.40×)", cmds[i].name, r)
-				verdict += okMissed(r <= 0.4)
+				verdict += " (target ≤ 0.40×)"
+				ok = r <= 0.40
 			default:
-				w, r := median(wall[i]), median(rss[i])
-				verdict = fmt.Sprintf("%s: %.2f s, %.0f MB (targets ≤ 5 s, ≤ 1200 MB)", cmds[i].name, w, r)
-				verdict += okMissed(w <= 5 && r <= 1200)
+				m := median(rss[i])
+				verdict += fmt.Sprintf(", %.0f MB (targets ≤ 0.33×, 5 s of pprof's 15.2 s here, and ≤ 1200 MB)", m)
+				ok = r <= 0.33 && m <= 1200
 			}
-			t.Log(verdict)
+			if verdict += okMissed(ok); ok {
+				t.Log(verdict)
+			} else {
+				t.Error(verdict)
+			}
 		}
 	}
 }
@@ -155,7 +165,7 @@ func drawFile(in, out string) error {
 	if err != nil {
 		return err
 	}
-	tr, err := BuildSource(src, Options{})
+	tr, err := BuildSource(src, Options{DrawnOnly: true})
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,8 @@ func TestRealSampleTypes(t *testing.T) {
 // the categories sum to the total; the folded stacks written from the
 // tree are those written from the source (same stacks, same sums); a
 // profile diffed against itself has every frame equal on both sides and
-// nothing significant; and every output stays within its budget. The
+// nothing significant; every output stays within its budget; and a
+// DrawnOnly tree writes the same SVG and page as the whole one. The
 // corpus under testdata/fuzz/FuzzFlame adds issue 14's hostile shapes.
 func FuzzFlame(f *testing.F) {
 	for _, name := range []string{"cpu", "mutex", "block"} {
@@ -107,6 +108,18 @@ func FuzzFlame(f *testing.F) {
 				}
 				if cw.n > budget {
 					t.Fatalf("%s: %d bytes past a budget of %d", name, cw.n, budget)
+				}
+			}
+			// A DrawnOnly tree draws the same bytes (TestDrawnOnlySameOutput).
+			drawn, err := BuildSource(src, Options{SampleType: st.Type, MaxNodes: 100, MaxOutput: budget, DrawnOnly: true})
+			if err != nil {
+				t.Fatalf("DrawnOnly: %v", err)
+			}
+			for name, pair := range map[string][2]func(io.Writer) error{"svg": {tr.WriteSVG, drawn.WriteSVG}, "html": {tr.WriteHTML, drawn.WriteHTML}} {
+				var w, d bytes.Buffer
+				ew, ed := pair[0](&w), pair[1](&d)
+				if (ew == nil) != (ed == nil) || !bytes.Equal(w.Bytes(), d.Bytes()) {
+					t.Fatalf("%s: DrawnOnly wrote %d bytes (%v), the whole tree %d (%v)", name, d.Len(), ed, w.Len(), ew)
 				}
 			}
 			var a, b bytes.Buffer

@@ -44,12 +44,7 @@ func (t *Tree) WriteSVG(w io.Writer) error {
 	total := t.Total()
 	width := t.drawn()[0] // total, or for a diff the union's width
 	plotW := float64(o.Width - 2*padX)
-	// The minimum value a frame needs to be drawn. Children are never
-	// larger than their parent, so pruning a node prunes its subtree.
-	minValue := int64(0)
-	if width > 0 {
-		minValue = int64(o.MinWidth * float64(width) / plotW)
-	}
+	minValue := svgMinValue(o, width)
 	depth, shown := 0, 0
 	// What the frames will take, known before the first byte: a frame is
 	// its markup and its name twice (tooltip and label), cut.
@@ -112,6 +107,16 @@ func (t *Tree) WriteSVG(w io.Writer) error {
 	})
 	bw.WriteString("</svg>\n")
 	return bw.Flush()
+}
+
+// svgMinValue is the value a frame must be above to be drawn in an SVG of
+// the given total width (in value units). Children are never larger than
+// their parent, so pruning a node prunes its subtree.
+func svgMinValue(o Options, width int64) int64 {
+	if width <= 0 {
+		return 0
+	}
+	return int64(o.MinWidth * float64(width) / float64(o.Width-2*padX))
 }
 
 // walk visits the tree in pre-order, leaving out every frame whose value is
