@@ -34,6 +34,11 @@ var tracedLimit = 1 / (1 - truthTolerance)
 // below it the split decides only a few points whatever it says.
 const minSampledShare = 0.2
 
+// minSharedHelped is the share of the workers' time that must be charged
+// to helpers several workers fed for the budget to be marked: the suite's
+// tolerance, the most a misattribution below it can move a share.
+const minSharedHelped = truthTolerance
+
 // minLostWait is the share of the workers' time their threads must have
 // waited for a CPU for lost context-switch records to matter: the wait is
 // then placed by per-thread totals, an estimate.
@@ -73,6 +78,13 @@ func Judge(sc *store.Case, lost bool) *store.Trust {
 	// under minSampledShare.
 	if win.Running+win.HelpedRunning >= minSampledShare && win.CPUSamples < minCPUSamples {
 		t.Reasons = append(t.Reasons, store.TrustReason{Kind: store.FewSamples, Value: float64(win.CPUSamples), Limit: minCPUSamples})
+	}
+	// A pool several workers feed: its goroutine's time is charged to the
+	// worker it woke, though it may have been running another's job. The
+	// truth suite's pool-chan at two workers read work 39–45 against
+	// 82–88 (knownOff before this mark).
+	if win.SharedHelped >= minSharedHelped {
+		t.Reasons = append(t.Reasons, store.TrustReason{Kind: store.SharedHelpers, Value: win.SharedHelped, Limit: minSharedHelped})
 	}
 	if lost && win.OSWait >= minLostWait {
 		t.Reasons = append(t.Reasons, store.TrustReason{Kind: store.RecordsLost, Value: win.OSWait, Limit: minLostWait})

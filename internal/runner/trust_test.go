@@ -67,6 +67,9 @@ func TestJudge(t *testing.T) {
 		{name: "records lost while waiting for a CPU",
 			window: win(func(w *store.Window) { w.OSWait = 0.12 }), lost: true, want: reason(store.RecordsLost, 0.12, minLostWait)},
 		{name: "records lost, little wait", window: win(func(w *store.Window) { w.OSWait = 0.01 }), lost: true},
+		{name: "waits charged to a pool the workers share",
+			window: win(func(w *store.Window) { w.SharedHelped = 0.4 }), want: reason(store.SharedHelpers, 0.4, minSharedHelped)},
+		{name: "a little charged to a shared pool", window: win(func(w *store.Window) { w.SharedHelped = 0.02 })},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sc := &store.Case{Stats: timed, Budget: map[string]float64{"work": 1000}, Window: tt.window}

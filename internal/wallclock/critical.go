@@ -145,6 +145,9 @@ func (a *accountant) fed(g, w *gor) {
 		g.helper = true
 	}
 	if g.parent != w {
+		if g.parent != nil && g.parent.counted {
+			g.shared = true // a second worker feeds it
+		}
 		g.parent = w
 		w.children = append(w.children, g)
 	}
@@ -260,6 +263,9 @@ func (a *accountant) resolve(g *gor, now trace.Time) {
 			}
 		}
 		a.res.Helped += gotB + gotR
+		if w.shared {
+			a.res.SharedHelped += gotB + gotR
+		}
 		a.offTime(blocked, pendB-gotB)
 		a.offTime(runnable, pendR-gotR)
 	} else {

@@ -164,6 +164,12 @@ type Result struct {
 	// waiting one (see critical.go); HelpedRunning the part of it the
 	// helpers were running. Both are in Time[Blocked] and Time[Runnable].
 	Helped, HelpedRunning time.Duration
+	// SharedHelped is the part of Helped charged to helpers that more
+	// than one counted goroutine fed (a pool shared by the workers): a
+	// pool goroutine that took a job from a buffered channel may have
+	// run another worker's, and no trace event says whose it ran, so
+	// this part of the budget is an attribution, not a measurement.
+	SharedHelped time.Duration
 }
 
 // SchedStat is one thread's kernel scheduling figures
@@ -276,7 +282,9 @@ type gor struct {
 	blockFrame string // the frame of the wait, kept while runnable after it
 	// helper: the goroutine works for the operation (created or fed by
 	// it), for parent, started with root; pieces is its recent timeline.
-	helper   bool
+	helper bool
+	// shared: fed by more than one counted goroutine (a shared pool).
+	shared   bool
 	parent   *gor
 	children []*gor
 	root     string
