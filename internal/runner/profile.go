@@ -210,7 +210,7 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 
 // window summarises the profiling window of a case.
 func window(w *wallclock.Result, ops int64, elapsed time.Duration, threads int) *store.Window {
-	out := &store.Window{Seconds: elapsed.Seconds(), Ops: ops, CPUSamples: w.CPUSamples, Goroutines: w.Goroutines}
+	out := &store.Window{Seconds: elapsed.Seconds(), Ops: ops, CPUSamples: w.CPUSamples, HelperSamples: w.HelperSamples, Goroutines: w.Goroutines}
 	if ops > 0 {
 		out.NsPerOp = float64(elapsed.Nanoseconds()) / float64(ops)
 		out.BackgroundGCNsPerOp = float64(w.BackgroundGC.Nanoseconds()) / float64(ops)

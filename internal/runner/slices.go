@@ -315,6 +315,7 @@ func mergeSlices(ss []*slice) (*wallclock.Result, error) {
 		}
 		out.Goroutines += w.Goroutines
 		out.CPUSamples += w.CPUSamples
+		out.HelperSamples += w.HelperSamples
 		out.BackgroundGC += scale(w.BackgroundGC)
 		out.Span += w.Span
 		out.OSWait += scale(w.OSWait)

@@ -194,6 +194,13 @@ func (a *accountant) woken(g, w *gor, now trace.Time, to trace.GoState) {
 		return
 	}
 	g.waitOpen = false
+	if g.counted && w != nil && w.helper && !w.counted && w.parent != nil && w.parent != g && w.parent.counted {
+		// A helper another worker fed answers this one: a shared pool.
+		// (Fed only counts wake-ups of a parked helper; a busy pool
+		// goroutine takes the next job from a waiting sender and is
+		// never woken by it.)
+		w.shared = true
+	}
 	if g.blockCat == profiles.Wait && (g.counted || g.helper) && w != nil && w.helper && !w.counted &&
 		!g.starting && to == trace.GoRunnable {
 		g.wakeOpen, g.waker, g.wakeAt, g.wakePend = true, w, now, 0
@@ -557,4 +564,5 @@ func (a *accountant) helperSample(g *gor, s trace.Stack) {
 	if _, ok := m[s]; ok || len(m) < maxStackKeys {
 		m[s]++
 	}
+	a.res.HelperSamples++
 }

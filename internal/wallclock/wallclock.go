@@ -132,6 +132,9 @@ type Result struct {
 	// means the CPU profiler was off: running time is then one "[other]
 	// running, no CPU samples" frame.
 	CPUSamples int
+	// HelperSamples is the number of CPU samples of helpers (critical.go),
+	// which split the helpers' running time charged to waits.
+	HelperSamples int
 	// BackgroundGC is the running time of the runtime's GC mark workers
 	// (runtime.gcBgMarkWorker) during the trace: GC CPU that no counted
 	// goroutine paid for, so it is never part of their wall time.
