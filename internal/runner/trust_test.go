@@ -65,10 +65,17 @@ func TestJudge(t *testing.T) {
 			window: win(func(w *store.Window) { w.CPUSamples = 30 }), want: reason(store.FewSamples, 30, minCPUSamples)},
 		{name: "few samples, little running", window: win(func(w *store.Window) { w.CPUSamples = 3; w.Running = 0.1 })},
 		{name: "a fan-out: few worker samples, many helper samples",
-			window: win(func(w *store.Window) { w.CPUSamples = 5; w.Running = 0.05; w.HelpedRunning = 0.8; w.HelperSamples = 300 })},
+			window: win(func(w *store.Window) {
+				w.CPUSamples = 5
+				w.Running = 0.05
+				w.HelpedRunning = 0.8
+				w.HelperSamples = 300
+			}),
+			want: reason(store.HelpersCharged, 0.8, minSampledShare)},
 		{name: "a fan-out: few helper samples",
 			window: win(func(w *store.Window) { w.CPUSamples = 5; w.Running = 0.05; w.HelpedRunning = 0.8; w.HelperSamples = 20 }),
-			want: reason(store.FewSamples, 20, minCPUSamples)},
+			want:   []store.TrustReason{{Kind: store.FewSamples, Value: 20, Limit: minCPUSamples}, {Kind: store.HelpersCharged, Value: 0.8, Limit: minSampledShare}}},
+		{name: "a little helped", window: win(func(w *store.Window) { w.HelpedRunning = 0.1; w.HelperSamples = 300 })},
 		{name: "records lost while waiting for a CPU",
 			window: win(func(w *store.Window) { w.OSWait = 0.12 }), lost: true, want: reason(store.RecordsLost, 0.12, minLostWait)},
 		{name: "records lost, little wait", window: win(func(w *store.Window) { w.OSWait = 0.01 }), lost: true},
