@@ -137,8 +137,9 @@ type Machine struct {
 // process as off-CPU — 30–60% of a worker's time on the loaded 2-core VM
 // (nolock at one goroutine: 20 µs/op for 8 µs of CPU) — which the tracer
 // calls running; since the budget now calls it sched (runner 22c4eff),
-// that is what the budget wants, and the nolock-thread variant uses the
-// clock for the one piece where locking changes nothing: hashing.
+// that is what the budget wants, and every worker that hashes uses the
+// clock for the one piece where locking changes nothing: hashing, locked
+// to its thread for the hashing only (hashOnCPU).
 //
 // What else the model ignores errs towards less sched by a point or so:
 // the tracer's and the CPU profiler's goroutines also take Ps, and a

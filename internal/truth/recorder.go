@@ -20,7 +20,8 @@ type Sums struct {
 	// write barriers included).
 	Work, Alloc int64
 	// WorkCPU is the thread CPU time of the hashing, where a variant
-	// measures it (nolock-thread): Work less the time the goroutine was
+	// measures it (every worker that hashes itself: hashOnCPU): Work
+	// less the time the goroutine was
 	// runnable, to Go or to the kernel.
 	WorkCPU int64
 	// Total is the time inside Run.

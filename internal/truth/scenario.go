@@ -213,7 +213,7 @@ type worker struct {
 	total Sums // cumulative, for Counts
 	kept  [keptLists]*node
 	// cpuClockCost is what two reads of the thread CPU clock add to the
-	// interval between them (nolock-thread).
+	// interval between them (hashOnCPU).
 	cpuClockCost int64
 	hs           helperState
 	_            [cacheLine]byte
