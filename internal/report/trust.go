@@ -37,6 +37,10 @@ func reasonText(r store.TrustReason) string {
 		return fmt.Sprintf("%.0f CPU samples (want %.0f)", r.Value, r.Limit)
 	case store.RecordsLost:
 		return fmt.Sprintf("context-switch records lost (CPU wait %.0f%%)", 100*r.Value)
+	case store.HelpersCharged:
+		return fmt.Sprintf("%.0f%% charged to helpers' running", 100*r.Value)
+	case store.SharedHelpers:
+		return fmt.Sprintf("%.0f%% charged to a pool the workers share", 100*r.Value)
 	}
 	// A kind this binary does not know, from a newer run.json.
 	return string(r.Kind)

@@ -17,6 +17,8 @@ func TestTrustReason(t *testing.T) {
 		{"traced off", &store.Trust{Reasons: []store.TrustReason{{Kind: store.TracedOff, Value: 0.8}}}, "traced time/op 0.80× the timed"},
 		{"two reasons", &store.Trust{Reasons: []store.TrustReason{{Kind: store.TracerEffect, Value: 1.214}, {Kind: store.RecordsLost, Value: 0.12}}},
 			"traced 1.21× untraced, round by round; context-switch records lost (CPU wait 12%)"},
+		{"shared pool", &store.Trust{Reasons: []store.TrustReason{{Kind: store.SharedHelpers, Value: 0.42}}}, "42% charged to a pool the workers share"},
+		{"helpers", &store.Trust{Reasons: []store.TrustReason{{Kind: store.HelpersCharged, Value: 0.55}}}, "55% charged to helpers' running"},
 		{"a kind from a newer perflab", &store.Trust{Reasons: []store.TrustReason{{Kind: "gremlins"}}}, "gremlins"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -210,7 +210,7 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 
 // window summarises the profiling window of a case.
 func window(w *wallclock.Result, ops int64, elapsed time.Duration, threads int) *store.Window {
-	out := &store.Window{Seconds: elapsed.Seconds(), Ops: ops, CPUSamples: w.CPUSamples, Goroutines: w.Goroutines}
+	out := &store.Window{Seconds: elapsed.Seconds(), Ops: ops, CPUSamples: w.CPUSamples, HelperSamples: w.HelperSamples, Goroutines: w.Goroutines}
 	if ops > 0 {
 		out.NsPerOp = float64(elapsed.Nanoseconds()) / float64(ops)
 		out.BackgroundGCNsPerOp = float64(w.BackgroundGC.Nanoseconds()) / float64(ops)
@@ -221,6 +221,7 @@ func window(w *wallclock.Result, ops int64, elapsed time.Duration, threads int) 
 	if t := float64(w.Total()); t > 0 {
 		out.Running = float64(w.Time[wallclock.Running]) / t
 		out.HelpedRunning = float64(w.HelpedRunning) / t
+		out.SharedHelped = float64(w.SharedHelped) / t
 		out.Runnable = float64(w.Time[wallclock.Runnable]) / t
 		out.Blocked = float64(w.Time[wallclock.Blocked]) / t
 		out.Syscall = float64(w.Time[wallclock.Syscall]) / t

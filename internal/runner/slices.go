@@ -315,11 +315,17 @@ func mergeSlices(ss []*slice) (*wallclock.Result, error) {
 		}
 		out.Goroutines += w.Goroutines
 		out.CPUSamples += w.CPUSamples
+		out.HelperSamples += w.HelperSamples
 		out.BackgroundGC += scale(w.BackgroundGC)
 		out.Span += w.Span
 		out.OSWait += scale(w.OSWait)
 		out.OSWake += scale(w.OSWake)
 		out.OSOwn += scale(w.OSOwn)
+		// The critical path's figures, which the trust judge reads
+		// (Window.HelpedRunning, Window.SharedHelped).
+		out.Helped += scale(w.Helped)
+		out.HelpedRunning += scale(w.HelpedRunning)
+		out.SharedHelped += scale(w.SharedHelped)
 		// Exact only if every slice's was: one estimated slice makes
 		// the sum an estimate.
 		out.OSWaitExact = out.OSWaitExact && w.OSWaitExact

@@ -64,9 +64,24 @@ func TestJudge(t *testing.T) {
 		{name: "few samples for a large running share",
 			window: win(func(w *store.Window) { w.CPUSamples = 30 }), want: reason(store.FewSamples, 30, minCPUSamples)},
 		{name: "few samples, little running", window: win(func(w *store.Window) { w.CPUSamples = 3; w.Running = 0.1 })},
+		{name: "a fan-out: few worker samples, many helper samples",
+			window: win(func(w *store.Window) {
+				w.CPUSamples = 5
+				w.Running = 0.05
+				w.HelpedRunning = 0.8
+				w.HelperSamples = 300
+			}),
+			want: reason(store.HelpersCharged, 0.8, minSampledShare)},
+		{name: "a fan-out: few helper samples",
+			window: win(func(w *store.Window) { w.CPUSamples = 5; w.Running = 0.05; w.HelpedRunning = 0.8; w.HelperSamples = 20 }),
+			want:   []store.TrustReason{{Kind: store.FewSamples, Value: 20, Limit: minCPUSamples}, {Kind: store.HelpersCharged, Value: 0.8, Limit: minSampledShare}}},
+		{name: "a little helped", window: win(func(w *store.Window) { w.HelpedRunning = 0.1; w.HelperSamples = 300 })},
 		{name: "records lost while waiting for a CPU",
 			window: win(func(w *store.Window) { w.OSWait = 0.12 }), lost: true, want: reason(store.RecordsLost, 0.12, minLostWait)},
 		{name: "records lost, little wait", window: win(func(w *store.Window) { w.OSWait = 0.01 }), lost: true},
+		{name: "waits charged to a pool the workers share",
+			window: win(func(w *store.Window) { w.SharedHelped = 0.4 }), want: reason(store.SharedHelpers, 0.4, minSharedHelped)},
+		{name: "a little charged to a shared pool", window: win(func(w *store.Window) { w.SharedHelped = 0.02 })},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sc := &store.Case{Stats: timed, Budget: map[string]float64{"work": 1000}, Window: tt.window}

@@ -20,7 +20,7 @@ type TrustReason struct {
 	Kind TrustKind `json:"kind"`
 	// Value is the figure: a ratio for TracedOff and TracerEffect, a
 	// count for FewSamples, a share of the workers' time for
-	// RecordsLost.
+	// RecordsLost, SharedHelpers and HelpersCharged.
 	Value float64 `json:"value"`
 	// Limit is the threshold Value was judged against.
 	Limit float64 `json:"limit,omitempty"`
@@ -47,4 +47,15 @@ const (
 	// the workers' threads waited for a CPU Value of their time: where
 	// that wait goes in the budget is an estimate.
 	RecordsLost TrustKind = "records-lost"
+	// SharedHelpers: Value of the workers' time was charged to helper
+	// goroutines several workers fed (a pool reading a channel), beyond
+	// Limit: which worker's job such a goroutine ran is in no trace
+	// event, so what it did is charged to whichever worker it woke.
+	SharedHelpers TrustKind = "shared-helpers"
+	// HelpersCharged: Value of the workers' time is their helpers'
+	// running, charged to the workers' waits (the critical path), beyond
+	// Limit. How it is split among helpers running at once, and their
+	// own non-work CPU beside a sibling's work, is the budget's choice,
+	// which a stopwatch around the wait does not share.
+	HelpersCharged TrustKind = "helpers-charged"
 )

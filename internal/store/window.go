@@ -40,6 +40,13 @@ type Window struct {
 	// waited for them: the budget splits it by the helpers' CPU samples,
 	// as it splits Running by the workers' (wallclock's critical path).
 	HelpedRunning float64 `json:"helped_running,omitempty"`
+	// SharedHelped is the share of the workers' time charged to helpers
+	// that several workers fed (a shared pool), whose jobs the trace
+	// cannot tell apart (trust: SharedHelpers).
+	SharedHelped float64 `json:"shared_helped,omitempty"`
+	// HelperSamples is the number of the helpers' CPU samples, which
+	// split HelpedRunning as CPUSamples split Running.
+	HelperSamples int `json:"helper_samples,omitempty"`
 	// Occupancy is the workers' time over threads × Seconds: below 1 when
 	// workers start late or finish early (a Mutex that lets its holder
 	// barge makes workers finish unevenly), time that is in the wall time

@@ -36,11 +36,21 @@ type Truth struct {
 	Delayed float64
 
 	// WorkCPU and WorkWall are the hashing's thread CPU time and wall
-	// time, as shares, where the variant measures the first (its workers
-	// locked to their threads); zero elsewhere. With them no model is
-	// needed: work is WorkCPU, and WorkWall−WorkCPU was spent without a
-	// CPU, runnable to Go or to the kernel — sched.
+	// time, as shares, where the variant measures the first (every worker
+	// that hashes itself, on its thread locked for the hashing: see
+	// hashOnCPU); zero elsewhere (the fan-out and pool classes, whose
+	// helpers hash). With them no model is needed: work is WorkCPU, and
+	// WorkWall−WorkCPU was spent without a CPU, runnable to Go or to the
+	// kernel — sched, of which work.
 	WorkCPU, WorkWall float64
+
+	// Stopwatch is what the workers' clocks say, as shares of the same
+	// goroutine time, with no model: the time inside each piece, whether
+	// the goroutine had a CPU in it or not. It is "where the wall time
+	// went"; the budget's row plus the sched it says was taken from that
+	// row (runner.SchedBy: preempted while hashing is sched of work) must
+	// agree with it, quiet or beside a spinning process.
+	Stopwatch Shares
 
 	// Goroutine is the goroutine time the shares divide, in nanoseconds:
 	// the workers' time inside Run plus their start-up wait, which is what
@@ -60,6 +70,19 @@ type Truth struct {
 	Reps int
 	// Machine is what the collector and the kernel did meanwhile.
 	Machine Machine
+}
+
+// Shares are a stopwatch's shares of goroutine time: the workers' timed
+// pieces, the start-up wait before Run, and the rest of Run (other).
+type Shares struct{ Work, Lock, Wait, Alloc, Other, Startup float64 }
+
+func (s *Shares) add(o Shares, f float64) {
+	s.Work += f * o.Work
+	s.Lock += f * o.Lock
+	s.Wait += f * o.Wait
+	s.Alloc += f * o.Alloc
+	s.Other += f * o.Other
+	s.Startup += f * o.Startup
 }
 
 // Lowest returns the least a share can be once what the collector and the
@@ -114,8 +137,9 @@ type Machine struct {
 // process as off-CPU — 30–60% of a worker's time on the loaded 2-core VM
 // (nolock at one goroutine: 20 µs/op for 8 µs of CPU) — which the tracer
 // calls running; since the budget now calls it sched (runner 22c4eff),
-// that is what the budget wants, and the nolock-thread variant uses the
-// clock for the one piece where locking changes nothing: hashing.
+// that is what the budget wants, and every worker that hashes uses the
+// clock for the one piece where locking changes nothing: hashing, locked
+// to its thread for the hashing only (hashOnCPU).
 //
 // What else the model ignores errs towards less sched by a point or so:
 // the tracer's and the CPU profiler's goroutines also take Ps, and a
@@ -207,6 +231,10 @@ func Analyze(logs []Log, m Machine, procs int) (Truth, error) {
 	t.Sched = float64(runnable+startup) / g
 	t.Other = 1 - t.Work - t.Alloc - t.Lock - t.Wait - t.Sched
 	t.Startup = float64(startup) / g
+	sw := Shares{Work: float64(sums.Work) / g, Lock: float64(sums.Lock) / g, Wait: float64(sums.Wait) / g,
+		Alloc: float64(sums.Alloc) / g, Startup: t.Startup}
+	sw.Other = 1 - sw.Work - sw.Lock - sw.Wait - sw.Alloc - sw.Startup
+	t.Stopwatch = sw
 	if sums.WorkCPU > 0 {
 		t.WorkCPU, t.WorkWall = float64(sums.WorkCPU)/g, float64(sums.Work)/g
 	}
@@ -219,4 +247,47 @@ func Analyze(logs []Log, m Machine, procs int) (Truth, error) {
 		t.Delayed = min(float64(m.RunDelay), spare-t.Displaced*g) / g
 	}
 	return t, nil
+}
+
+// Mean is the truth of several recordings of one case — its traced
+// slices — each weighing the same, as the runner weighs the slices' traces
+// in the budget (runner.mergeSlices): the mean of their shares. Goroutine
+// time, repetitions and the machine's figures are summed.
+func Mean(ts []Truth) Truth {
+	if len(ts) == 0 {
+		return Truth{}
+	}
+	var m Truth
+	n := float64(len(ts))
+	m.Procs = ts[0].Procs
+	m.Machine.RunDelay = 0
+	for _, t := range ts {
+		m.Work += t.Work / n
+		m.Lock += t.Lock / n
+		m.Wait += t.Wait / n
+		m.Alloc += t.Alloc / n
+		m.Sched += t.Sched / n
+		m.Other += t.Other / n
+		m.Displaced += t.Displaced / n
+		m.Delayed += t.Delayed / n
+		m.WorkCPU += t.WorkCPU / n
+		m.WorkWall += t.WorkWall / n
+		m.Startup += t.Startup / n
+		m.Stopwatch.add(t.Stopwatch, 1/n)
+		m.Goroutine += t.Goroutine
+		m.Reps += t.Reps
+		a, b := &m.Machine, t.Machine
+		a.Cycles += b.Cycles
+		a.Dedicated += b.Dedicated
+		a.Fractional += b.Fractional
+		a.Idle += b.Idle
+		a.Assist += b.Assist
+		a.Pause += b.Pause
+		if a.RunDelay >= 0 && b.RunDelay >= 0 {
+			a.RunDelay += b.RunDelay
+		} else {
+			a.RunDelay = -1
+		}
+	}
+	return m
 }

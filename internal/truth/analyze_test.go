@@ -158,7 +158,12 @@ func TestWorkersDoNotAllocate(t *testing.T) {
 		}
 		w := c.NewWorker(0)
 		w.Run(1)
-		if got := testing.AllocsPerRun(100, func() { w.Run(1) }); got != 0 {
+		// A recorded Run reads the machine's figures once at its start
+		// and end (Recorder.begin, finish), which allocates; the
+		// operations in it must not.
+		one := testing.AllocsPerRun(20, func() { w.Run(1) })
+		many := testing.AllocsPerRun(20, func() { w.Run(65) })
+		if got := (many - one) / 64; got != 0 {
 			t.Errorf("%s: %v allocations per operation", v.Name, got)
 		}
 	}
@@ -191,8 +196,11 @@ func TestWorkersHash(t *testing.T) {
 		if none := ([sha256.Size]byte{}); w.sum == none && (w.hs.spans[0].sum == none || w.hs.spans[1].sum == none) {
 			t.Errorf("%s: no digest", v.Name)
 		}
-		if v.Name == "nolock-thread" && (s.WorkCPU <= 0 || s.WorkCPU > s.Work) {
-			t.Errorf("nolock-thread: hashing took %d ns of CPU in %d ns", s.WorkCPU, s.Work)
+		// Every worker that hashes itself times the hashing's CPU too
+		// (hashOnCPU); the fan-out and pool classes' helpers hash.
+		helped := strings.HasPrefix(v.Name, "fanout") || strings.HasPrefix(v.Name, "pool")
+		if haveThreadCPU && !helped && (s.WorkCPU <= 0 || s.WorkCPU > s.Work) {
+			t.Errorf("%s: hashing took %d ns of CPU in %d ns", v.Name, s.WorkCPU, s.Work)
 		}
 		if v.Name == "sleep" && s.Wait < int64(sleepFor) {
 			t.Errorf("sleep: waited %d ns in 64 operations, want at least one %v sleep", s.Wait, sleepFor)

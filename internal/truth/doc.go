@@ -6,22 +6,40 @@
 // pieces with time.Now: how long it spent in Lock and Unlock, in the
 // semaphore's send and receive, in a sleep, allocating and hashing. Those
 // times are the truth a budget must agree with; TestTruthBudget runs the
-// scenario through the real runner and compares every row of every case's
-// budget with them, as shares measured in the same profiling window.
+// scenario through the real runner, in perflab's default mode (traced
+// slices beside the timed rounds; -truth.trace=window for the other), and
+// compares every row of every case's budget with what the workers timed
+// in the traced executions themselves (Recorder.TracedOnly), slice by
+// slice.
+//
+// Each case is held three ways:
+//
+//   - The hashing against the thread's CPU clock: a worker that hashes
+//     locks its goroutine to its thread for the hashing and reads
+//     CLOCK_THREAD_CPUTIME_ID around it (hashOnCPU), so the truth knows
+//     the hashing's on-CPU time whatever took the CPU — another goroutine
+//     or another program. The budget's work row must equal it.
+//   - "Where the wall time went" (the wall rows): each budget row plus the
+//     sched the budget says was taken from it (runner.SchedBy) against the
+//     workers' stopwatches, with no model; the sched with no stack
+//     against the start-up wait.
+//   - The model (Analyze) of how much of the workers' demand for CPU the
+//     Ps could not serve, for the pieces no clock splits.
 //
 // What time.Now cannot see is whether a goroutine held a CPU: the time
 // around the hashing of four goroutines on two cores includes time spent
 // runnable while others hashed, which is sched, not work. A Recorder logs,
-// during the profiling window only, when each worker entered and left Run
+// during the traced executions only, when each worker entered and left Run
 // and every synchronisation call, and Analyze computes from that timeline
 // how much of the workers' demand for CPU the Ps could not serve (see
-// Analyze for the model and why it was chosen over thread CPU clocks). The
-// collector and, on a loaded machine, the kernel take CPUs too: runtime/
-// metrics and the threads' run-queue delays bound how much, and the truth
-// becomes a range that is tight on an idle machine. One variant,
-// nolock-thread, locks its workers to their threads and reads the thread
-// CPU clock around the hashing, which says exactly how much of it was on a
-// CPU, whatever the load.
+// Analyze for the model). The collector and, on a loaded machine, the
+// kernel take CPUs too: runtime/metrics and the threads' run-queue delays
+// bound how much, and the model's truth becomes a range that is tight on
+// an idle machine.
+//
+// make truth runs the suite quiet, make truth-loaded beside one process
+// spinning on a CPU (-truth.spin=1: the test binary itself, which exits
+// when the suite's process does); make test runs both.
 //
 // The classes of issue 22 (helpers.go) hand the hashing to goroutines the
 // worker starts (fanout-wg, fanout-chan) or feeds (pool-chan, a pool shared
@@ -33,11 +51,13 @@
 // (combined), and cases whose budget is known to be wrong are shown with
 // the measured reason, not failed (knownOff).
 //
-// The suite takes about three minutes and skips itself under -race and
-// -short:
+// The suite takes about four minutes on the 2-core VM and skips itself
+// under -race and -short:
 //
 //	go test -count=1 -run Truth -v ./internal/truth/
 //
-// -truth.variants and -truth.threads narrow it, -truth.dump=DIR writes
-// every case's profiles for go tool pprof.
+// -truth.variants and -truth.threads narrow it, -truth.spin=N runs it
+// beside N spinning processes, -truth.dump=DIR writes every case's
+// profiles for go tool pprof. BenchmarkTracerCost measures the tracer's
+// cost per class (traced vs untraced time/op, paired windows).
 package truth

@@ -181,18 +181,17 @@ func (w *worker) opHelpers(s *Sums, slot *Slot) {
 		t0 := now()
 		c.mu.Lock()
 		t1 := now()
-		w.hash(w.data[:halfBytes])
+		w.hashOnCPU(s, w.data[:halfBytes])
 		t2 := now()
 		c.mu.Unlock()
 		t3 := now()
 		c.mu2.Lock()
 		t4 := now()
-		w.hash(w.data[halfBytes:])
+		w.hashOnCPU(s, w.data[halfBytes:])
 		t5 := now()
 		c.mu2.Unlock()
 		t6 := now()
 		s.Lock += t1 - t0 + t3 - t2 + t4 - t3 + t6 - t5
-		s.Work += t2 - t1 + t5 - t4
 		slot.wait(t0, t1)
 		slot.wait(t2, t4)
 		slot.wait(t5, t6)
@@ -213,7 +212,7 @@ func (w *worker) opHelpers(s *Sums, slot *Slot) {
 		t2 := now()
 		c.condMu.Unlock()
 		t3 := now()
-		w.hash(w.data)
+		w.hashOnCPU(s, w.data)
 		t4 := now()
 		c.condMu.Lock()
 		c.busy = false
@@ -221,7 +220,6 @@ func (w *worker) opHelpers(s *Sums, slot *Slot) {
 		c.condMu.Unlock()
 		t5 := now()
 		s.Lock += t3 - t2 + t5 - t4
-		s.Work += t4 - t3
 		slot.wait(t2, t3)
 		slot.wait(t4, t5)
 	case pipe:
@@ -234,9 +232,7 @@ func (w *worker) opHelpers(s *Sums, slot *Slot) {
 		if _, err := io.ReadFull(w.hs.pr, w.hs.buf); err != nil {
 			panic(err)
 		}
-		t1 := now()
-		w.hash(w.data)
-		s.Wait += t1 - t0
-		s.Work += now() - t1
+		s.Wait += now() - t0
+		w.hashOnCPU(s, w.data)
 	}
 }

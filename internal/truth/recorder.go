@@ -3,6 +3,7 @@ package truth
 import (
 	"fmt"
 	"runtime/metrics"
+	"runtime/trace"
 	"sync/atomic"
 )
 
@@ -19,7 +20,8 @@ type Sums struct {
 	// write barriers included).
 	Work, Alloc int64
 	// WorkCPU is the thread CPU time of the hashing, where a variant
-	// measures it (nolock-thread): Work less the time the goroutine was
+	// measures it (every worker that hashes itself: hashOnCPU): Work
+	// less the time the goroutine was
 	// runnable, to Go or to the kernel.
 	WorkCPU int64
 	// Total is the time inside Run.
@@ -89,12 +91,24 @@ func (s *Slot) run(start, end int64, sums Sums) {
 // and Stop must not be called while the workers run: the runner calls its
 // Progress between repetitions, which is where the tests call them.
 type Recorder struct {
+	// TracedOnly records only the Runs made while the execution tracer
+	// is on: the runner's traced slices (or its profiling window), the
+	// executions the budget describes. The timed repetitions between
+	// them are not the budget's and are left out.
+	TracedOnly bool
+
 	on     atomic.Bool
 	missed atomic.Bool // a worker with no slot ran
 	slots  []*Slot
-	gc     [2]Machine // at Start, at Stop
 	mets   []metrics.Sample
-	delay  map[int]int64 // run delay of each thread at Start
+	// What the collector and the kernel did during the recorded Runs:
+	// read when the first worker of a case enters a recorded Run and when
+	// the last leaves it (begin, finish), so that the timed repetitions
+	// between traced slices are not in it.
+	started, ended atomic.Int32
+	at0            Machine       // at the first worker's entry
+	delay0         map[int]int64 // run delay of each thread then
+	acc            Machine       // summed over the recorded Runs
 }
 
 // gcMetrics are read at Start and Stop, in Machine's order after Cycles.
@@ -146,7 +160,7 @@ func NewRecorder(threads int) (*Recorder, error) {
 
 // slot returns worker id's slot while recording, else nil.
 func (r *Recorder) slot(id int) *Slot {
-	if r == nil || !r.on.Load() {
+	if r == nil || !r.on.Load() || (r.TracedOnly && !trace.IsEnabled()) {
 		return nil
 	}
 	if id >= len(r.slots) {
@@ -161,10 +175,52 @@ func (r *Recorder) Start() {
 	for _, s := range r.slots {
 		s.runs, s.waits, s.sums, s.overflow = s.runs[:0], s.waits[:0], Sums{}, false
 	}
-	r.readGC(&r.gc[0])
-	r.delay = runDelays()
+	r.acc = Machine{}
+	if runDelays() == nil {
+		r.acc.RunDelay = -1
+	}
+	r.started.Store(0)
+	r.ended.Store(0)
 	r.missed.Store(false)
 	r.on.Store(true)
+}
+
+// begin is called by every worker entering a recorded Run, before its
+// clock starts: the first reads what the collector and the kernel have
+// done so far.
+func (r *Recorder) begin() {
+	if r.started.Add(1) == 1 {
+		r.readGC(&r.at0)
+		r.delay0 = runDelays()
+	}
+}
+
+// finish is called by every worker leaving a recorded Run, after its clock
+// stopped; the last of the case's workers adds what the collector and the
+// kernel did since begin. The runner starts the next repetition only after
+// every worker's Run returned, so begin and finish pair up.
+func (r *Recorder) finish(workers int) {
+	if r.ended.Add(1) != int32(workers) {
+		return
+	}
+	var b Machine
+	r.readGC(&b)
+	a := r.at0
+	r.acc.Cycles += b.Cycles - a.Cycles
+	r.acc.Dedicated += b.Dedicated - a.Dedicated
+	r.acc.Fractional += b.Fractional - a.Fractional
+	r.acc.Idle += b.Idle - a.Idle
+	r.acc.Assist += b.Assist - a.Assist
+	r.acc.Pause += b.Pause - a.Pause
+	if end := runDelays(); end != nil && r.delay0 != nil && r.acc.RunDelay >= 0 {
+		for tid, d := range end {
+			r.acc.RunDelay += d - r.delay0[tid] // a thread started since counts from zero
+		}
+	} else {
+		r.acc.RunDelay = -1
+	}
+	r.started.Store(0)
+	r.ended.Store(0)
 }
 
 // Stop stops recording and returns the logs of the workers that ran and
@@ -172,16 +228,7 @@ func (r *Recorder) Start() {
 // recorder's buffers: use them before the next Start.
 func (r *Recorder) Stop() ([]Log, Machine, error) {
 	r.on.Store(false)
-	r.readGC(&r.gc[1])
-	a, b := r.gc[0], r.gc[1]
-	gc := Machine{Cycles: b.Cycles - a.Cycles, Dedicated: b.Dedicated - a.Dedicated, Fractional: b.Fractional - a.Fractional,
-		Idle: b.Idle - a.Idle, Assist: b.Assist - a.Assist, Pause: b.Pause - a.Pause, RunDelay: -1}
-	if end := runDelays(); end != nil && r.delay != nil {
-		gc.RunDelay = 0
-		for tid, d := range end {
-			gc.RunDelay += d - r.delay[tid] // a thread started since counts from zero
-		}
-	}
+	gc := r.acc
 	if r.missed.Load() {
 		return nil, gc, fmt.Errorf("a case has more workers than the recorder's %d slots", len(r.slots))
 	}

@@ -73,7 +73,7 @@ func Scenario(rec *Recorder) *perflab.Scenario {
 			if k == nolockThread && !haveThreadCPU {
 				return nil, fmt.Errorf("no thread CPU clock on %s: %w", runtime.GOOS, perflab.ErrNotApplicable)
 			}
-			c := &tcase{kind: k, rec: rec, sem: make(chan struct{}, 1)}
+			c := &tcase{kind: k, name: name, rec: rec, sem: make(chan struct{}, 1)}
 			c.cond = sync.NewCond(&c.condMu)
 			return c, nil
 		}}
@@ -125,16 +125,21 @@ const (
 // tcase is the state shared by a case's workers: the lock they contend.
 type tcase struct {
 	kind kind
+	name string // the variant's
 	rec  *Recorder
-	_    [cacheLine]byte
-	mu   sync.Mutex
-	_    [cacheLine]byte
-	rw   sync.RWMutex
-	_    [cacheLine]byte
-	sem  chan struct{}
-	_    [cacheLine]byte
-	mu2  sync.Mutex // the pipeline's second lock
-	_    [cacheLine]byte
+	// workers is the number of workers made (NewWorker), which is the
+	// case's goroutine count: the recorder's last worker to leave a Run
+	// reads the machine's figures.
+	workers int
+	_       [cacheLine]byte
+	mu      sync.Mutex
+	_       [cacheLine]byte
+	rw      sync.RWMutex
+	_       [cacheLine]byte
+	sem     chan struct{}
+	_       [cacheLine]byte
+	mu2     sync.Mutex // the pipeline's second lock
+	_       [cacheLine]byte
 	// The cond class's one slot.
 	condMu sync.Mutex
 	cond   *sync.Cond
@@ -148,6 +153,10 @@ type tcase struct {
 
 func (c *tcase) NewWorker(id int) perflab.Worker {
 	w := &worker{c: c, id: id, h: sha256.New(), data: make([]byte, HashBytes)}
+	c.workers = max(c.workers, id+1)
+	if haveThreadCPU {
+		w.cpuClockCost = cpuClockCost()
+	}
 	for i := range w.data {
 		w.data[i] = byte(i*7 + id)
 	}
@@ -204,7 +213,7 @@ type worker struct {
 	total Sums // cumulative, for Counts
 	kept  [keptLists]*node
 	// cpuClockCost is what two reads of the thread CPU clock add to the
-	// interval between them (nolock-thread).
+	// interval between them (hashOnCPU).
 	cpuClockCost int64
 	hs           helperState
 	_            [cacheLine]byte
@@ -232,9 +241,11 @@ func (w *worker) Run(n int) {
 		// destroyed).
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		w.cpuClockCost = cpuClockCost()
 	}
 	slot := w.c.rec.slot(w.id)
+	if slot != nil {
+		w.c.rec.begin()
+	}
 	var s Sums
 	start := now()
 	for range n {
@@ -245,7 +256,40 @@ func (w *worker) Run(n int) {
 	w.total.add(s)
 	if slot != nil {
 		slot.run(start, end, s)
+		w.c.rec.finish(w.c.workers)
 	}
+}
+
+// hashOnCPU hashes b, timing it with the wall clock and, where there is
+// one, the thread's CPU clock, on a goroutine locked to its thread for the
+// hashing only: the two clocks then say how much of the hashing's wall
+// time the goroutine had no CPU, runnable to Go (another goroutine had the
+// P) or to the kernel (another program had the core). The budget calls
+// that sched, of which work (runner.SchedBy), and a stopwatch work: with
+// both the suite holds the budget against either view, beside a spinning
+// process too, with no model. Locking only around the hashing leaves the
+// lock and channel hand-offs as they are (a locked goroutine's every
+// switch is a futex wake of another thread: a semaphore hand-off measured
+// 4.5–5 µs locked). The CPU clock is read outside the wall clock, so the
+// hashing's wall time has no system call in it (their cost, half a µs, is
+// other, as the budget says), and what the CPU interval has of them,
+// cpuClockCost, is taken off.
+func (w *worker) hashOnCPU(s *Sums, b []byte) {
+	if !haveThreadCPU {
+		t0 := now()
+		w.hash(b)
+		s.Work += now() - t0
+		return
+	}
+	runtime.LockOSThread()
+	c0 := threadCPU()
+	t0 := now()
+	w.hash(b)
+	t1 := now()
+	c1 := threadCPU()
+	runtime.UnlockOSThread()
+	s.Work += t1 - t0
+	s.WorkCPU += min(t1-t0, max(0, c1-c0-w.cpuClockCost))
 }
 
 // op performs one operation. Every call of a synchronisation primitive —
@@ -258,22 +302,8 @@ func (w *worker) op(s *Sums, slot *Slot) {
 	c := w.c
 	w.ops++
 	switch c.kind {
-	case nolock:
-		t0 := now()
-		w.hash(w.data)
-		s.Work += now() - t0
-	case nolockThread:
-		// The CPU clock is read outside the wall clock, so the hashing's
-		// wall time has no system call in it (its cost, half a µs, is
-		// other, as the budget says), and what the CPU interval has of
-		// them, cpuClockCost, is taken off.
-		c0 := threadCPU()
-		t0 := now()
-		w.hash(w.data)
-		t1 := now()
-		c1 := threadCPU()
-		s.Work += t1 - t0
-		s.WorkCPU += min(t1-t0, max(0, c1-c0-w.cpuClockCost))
+	case nolock, nolockThread:
+		w.hashOnCPU(s, w.data)
 	case mutexAll, mutexQuarter:
 		locked := w.data
 		if c.kind == mutexQuarter {
@@ -282,17 +312,15 @@ func (w *worker) op(s *Sums, slot *Slot) {
 		t0 := now()
 		c.mu.Lock()
 		t1 := now()
-		w.hash(locked)
+		w.hashOnCPU(s, locked)
 		t2 := now()
 		c.mu.Unlock()
 		t3 := now()
 		s.Lock += t1 - t0 + t3 - t2
-		s.Work += t2 - t1
 		slot.wait(t0, t1)
 		slot.wait(t2, t3)
 		if c.kind == mutexQuarter {
-			w.hash(w.data[lockedBytes:])
-			s.Work += now() - t3
+			w.hashOnCPU(s, w.data[lockedBytes:])
 		}
 	case rwmutex:
 		write := w.ops%rwWriteEvery == 0
@@ -303,7 +331,7 @@ func (w *worker) op(s *Sums, slot *Slot) {
 			c.rw.RLock()
 		}
 		t1 := now()
-		w.hash(w.data)
+		w.hashOnCPU(s, w.data)
 		t2 := now()
 		if write {
 			c.rw.Unlock()
@@ -312,34 +340,28 @@ func (w *worker) op(s *Sums, slot *Slot) {
 		}
 		t3 := now()
 		s.Lock += t1 - t0 + t3 - t2
-		s.Work += t2 - t1
 		slot.wait(t0, t1)
 		slot.wait(t2, t3)
 	case chanSem:
 		t0 := now()
 		c.sem <- struct{}{}
 		t1 := now()
-		w.hash(w.data)
+		w.hashOnCPU(s, w.data)
 		t2 := now()
 		<-c.sem
 		t3 := now()
 		s.Wait += t1 - t0 + t3 - t2
-		s.Work += t2 - t1
 		slot.wait(t0, t1)
 		slot.wait(t2, t3)
 	case alloc:
 		t0 := now()
 		w.kept[w.ops%keptLists] = allocList(allocNodes)
-		t1 := now()
-		w.hash(w.data)
-		s.Alloc += t1 - t0
-		s.Work += now() - t1
+		s.Alloc += now() - t0
+		w.hashOnCPU(s, w.data)
 	case sleep:
-		t0 := now()
-		w.hash(w.data)
-		t1 := now()
-		s.Work += t1 - t0
+		w.hashOnCPU(s, w.data)
 		if w.ops%sleepEvery == 0 {
+			t1 := now()
 			time.Sleep(sleepFor)
 			t2 := now()
 			s.Wait += t2 - t1

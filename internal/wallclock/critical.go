@@ -148,6 +148,9 @@ func (a *accountant) fed(g, w *gor) {
 		g.helper = true
 	}
 	if g.parent != w {
+		if g.parent != nil && g.parent.counted {
+			g.shared = true // a second worker feeds it
+		}
 		g.parent = w
 		w.children = append(w.children, g)
 	}
@@ -194,6 +197,13 @@ func (a *accountant) woken(g, w *gor, now trace.Time, to trace.GoState) {
 		return
 	}
 	g.waitOpen = false
+	if g.counted && w != nil && w.helper && !w.counted && w.parent != nil && w.parent != g && w.parent.counted {
+		// A helper another worker fed answers this one: a shared pool.
+		// (Fed only counts wake-ups of a parked helper; a busy pool
+		// goroutine takes the next job from a waiting sender and is
+		// never woken by it.)
+		w.shared = true
+	}
 	if g.blockCat == profiles.Wait && (g.counted || g.helper) && w != nil && w.helper && !w.counted &&
 		!g.starting && to == trace.GoRunnable {
 		g.wakeOpen, g.waker, g.wakeAt, g.wakePend = true, w, now, 0
@@ -263,6 +273,9 @@ func (a *accountant) resolve(g *gor, now trace.Time) {
 			}
 		}
 		a.res.Helped += gotB + gotR
+		if w.shared {
+			a.res.SharedHelped += gotB + gotR
+		}
 		a.offTime(blocked, pendB-gotB)
 		a.offTime(runnable, pendR-gotR)
 	} else {

@@ -2,6 +2,8 @@ package wallclock
 
 import (
 	"bytes"
+	"context"
+	rtrace "runtime/trace"
 	"strings"
 	"sync"
 	"testing"
@@ -283,6 +285,49 @@ func TestCriticalPool(t *testing.T) {
 	}
 	if res.Helped < waited/2 {
 		t.Errorf("helped %v of the %v the worker timed waiting for the pool", res.Helped, waited)
+	}
+	if res.SharedHelped != 0 {
+		t.Errorf("%v charged to a shared pool; one worker fed it", res.SharedHelped)
+	}
+}
+
+// TestCriticalSharedPool: a pool goroutine two counted goroutines feed is
+// shared: what it did while one of them waited may have been the other's
+// job, and the result says how much of the waits was charged to it
+// (SharedHelped, which the runner's trust judge marks).
+func TestCriticalSharedPool(t *testing.T) {
+	const jobs, each = 20, 5 * time.Millisecond
+	req := make(chan chan int)
+	go func() {
+		for resp := range req {
+			spin(each)
+			resp <- 0
+		}
+	}()
+	defer close(req)
+	time.Sleep(time.Millisecond) // parked on req before the trace starts
+	work := func() {
+		resp := make(chan int)
+		for range jobs {
+			req <- resp
+			<-resp
+		}
+	}
+	data := traced(t, func() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			r := rtrace.StartRegion(context.Background(), region)
+			work()
+			r.End()
+		}()
+		work()
+		<-done
+	})
+	res, _ := helpedShares(t, data)
+	t.Logf("helped %v, of it shared %v", res.Helped, res.SharedHelped)
+	if res.SharedHelped < res.Helped/2 || res.SharedHelped == 0 {
+		t.Errorf("%v of the %v helped was charged to the pool both workers fed; want most of it", res.SharedHelped, res.Helped)
 	}
 }
 

@@ -144,6 +144,9 @@ type Result struct {
 	// means the CPU profiler was off: running time is then one "[other]
 	// running, no CPU samples" frame.
 	CPUSamples int
+	// HelperSamples is the number of CPU samples of helpers (critical.go),
+	// which split the helpers' running time charged to waits.
+	HelperSamples int
 	// BackgroundGC is the running time of the runtime's GC mark workers
 	// (runtime.gcBgMarkWorker) during the trace: GC CPU that no counted
 	// goroutine paid for, so it is never part of their wall time.
@@ -176,9 +179,12 @@ type Result struct {
 	// waiting one (see critical.go); HelpedRunning the part of it the
 	// helpers were running. Both are in Time[Blocked] and Time[Runnable].
 	Helped, HelpedRunning time.Duration
-	// HelperSamples is the number of CPU samples of helpers, which split
-	// HelpedRunning as CPUSamples splits the counted goroutines' running.
-	HelperSamples int
+	// SharedHelped is the part of Helped charged to helpers that more
+	// than one counted goroutine fed (a pool shared by the workers): a
+	// pool goroutine that took a job from a buffered channel may have
+	// run another worker's, and no trace event says whose it ran, so
+	// this part of the budget is an attribution, not a measurement.
+	SharedHelped time.Duration
 }
 
 // SchedStat is one thread's kernel scheduling figures
@@ -278,7 +284,9 @@ type gor struct {
 	blockFrame string // the frame of the wait, kept while runnable after it
 	// helper: the goroutine works for the operation (created or fed by
 	// it), for parent, started with root; pieces is its recent timeline.
-	helper   bool
+	helper bool
+	// shared: fed by more than one counted goroutine (a shared pool).
+	shared   bool
 	parent   *gor
 	children []*gor
 	root     string
