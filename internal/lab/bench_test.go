@@ -242,8 +242,11 @@ func TestBench(t *testing.T) {
 		// its wall time) are not in the budget.
 		{"BenchmarkUntimed-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["work-%"]; return v, ok }, false},
 		// The union of its helpers' hashing: its wait on the WaitGroup is
-		// their work (the critical path), not wait.
-		{"BenchmarkFanout-2", []string{"work"}, func(m map[string]float64) (float64, bool) { v, ok := m["work-%"]; return v, ok }, true},
+		// their work (the critical path), not wait. Their stopwatch counts
+		// a helper's preemption inside its hashing, which the budget
+		// says is sched (seen at a load of 5: work 37.9 against 53.6
+		// timed), so sched is added back, as for the rows above.
+		{"BenchmarkFanout-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["work-%"]; return v, ok }, true},
 	} {
 		c := byBench[tt.bench]
 		truth, ok := tt.truth(c.Window.Counts)
