@@ -40,10 +40,31 @@ const (
 // with workerLoop.
 const WorkerFrame = "github.com/perflab/perflab/internal/live.workerLoop"
 
+// ErrInterrupted is wrapped, with the context's error, when the context
+// ended a Run (or New) before it was done. The workers of a Run that
+// stopped within StopGrace have returned, and the case can be closed as
+// usual; otherwise the error is ErrAbandoned, which wraps ErrInterrupted.
+var ErrInterrupted = errors.New("interrupted")
+
 // ErrAbandoned is wrapped, with the context's error, when the context ended
-// while the case's New or its workers were still running: they cannot be
-// killed, so they are left to finish in the background.
-var ErrAbandoned = errors.New("abandoned, left to finish in the background")
+// while the case's New or its workers were still running (past StopGrace):
+// they cannot be killed, so they are left to finish in the background. It
+// wraps ErrInterrupted.
+var ErrAbandoned error = abandoned{}
+
+type abandoned struct{}
+
+func (abandoned) Error() string { return "abandoned, left to finish in the background" }
+func (abandoned) Unwrap() error { return ErrInterrupted }
+
+// StopGrace is how long a Run waits, once its context ended, for the
+// workers to return before it abandons them. A RunUntil worker returns
+// within one call (about 10 ms under soak), a Run's within its n: a case
+// whose workers return is closed as usual (abandoning every interrupted
+// Run left Ctrl-C during perflab soak leaking every case's state, issue 24
+// review), while a worker that hangs holds Ctrl-C no longer than this
+// (issue 14).
+var StopGrace = 500 * time.Millisecond
 
 var bgctx = context.Background()
 
@@ -227,10 +248,12 @@ type Meter struct {
 // returns the wall time from releasing them to the last one finishing.
 // Goroutines are started and parked before the clock starts.
 //
-// When ctx ends first (Ctrl-C, SIGTERM), Run is abandoned: it stops waiting
-// and returns an error wrapping ErrAbandoned. Worker goroutines cannot be
-// killed; they finish their n operations in the background (issue 14: a
-// 5 s repetition, or a worker that hangs, kept Ctrl-C waiting). A panic in a
+// When ctx ends first (Ctrl-C, SIGTERM), Run waits StopGrace for the
+// workers to finish and returns an error wrapping ErrInterrupted; if they
+// have not, Run is abandoned: it stops waiting and returns an error
+// wrapping ErrAbandoned. Worker goroutines cannot be killed; they finish
+// their n operations in the background (issue 14: a 5 s repetition, or a
+// worker that hangs, kept Ctrl-C waiting). A panic in a
 // worker is its Run's error. The clock is read by the goroutine the last
 // worker wakes, so waiting for ctx adds no wake-up to the timed region.
 func (c *Case) Run(ctx context.Context, n int, m *Meter) (time.Duration, error) {
@@ -253,9 +276,10 @@ func (c *Case) RunTotal(ctx context.Context, total int, m *Meter) (time.Duration
 }
 
 // RunUntil runs every worker in calls of n operations until end (or until
-// ctx ends, which abandons the Run as Run's does), and returns the
-// operations done and the wall time they took. n sizes a call (Calibrate):
-// a worker stops at most one call after end.
+// ctx ends, which interrupts it as it does Run: each worker stops after
+// its call), and returns the operations done and the wall time they took,
+// those before the interruption too. n sizes a call (Calibrate): a worker
+// stops at most one call after end.
 func (c *Case) RunUntil(ctx context.Context, n int, end time.Time) (int64, time.Duration, error) {
 	if end.IsZero() {
 		return 0, 0, errors.New("live: RunUntil needs an end time")
@@ -297,13 +321,23 @@ func (c *Case) run(ctx context.Context, ops func(i int) int, end time.Time, m *M
 	}
 	t0 = time.Now()
 	close(start)
+	var interrupted error
 	select {
 	case <-finished:
 	case <-stop:
-		c.abandoned = true
-		return time.Since(t0), 0, fmt.Errorf("run %w: %w", ErrAbandoned, ctx.Err())
+		grace := time.NewTimer(StopGrace)
+		defer grace.Stop()
+		select {
+		case <-finished:
+			// The workers saw stop (or ended their n) and returned:
+			// what they did counts, and the case can be closed.
+			interrupted = fmt.Errorf("run %w: %w", ErrInterrupted, ctx.Err())
+		case <-grace.C:
+			c.abandoned = true
+			return time.Since(t0), 0, fmt.Errorf("run %w: %w", ErrAbandoned, ctx.Err())
+		}
 	}
-	if m != nil && m.After != nil {
+	if m != nil && m.After != nil && interrupted == nil {
 		m.After()
 	}
 	var total int64
@@ -317,7 +351,7 @@ func (c *Case) run(ctx context.Context, ops func(i int) int, end time.Time, m *M
 	if len(errs) > 0 {
 		return d, total, errs[0]
 	}
-	return d, total, nil
+	return d, total, interrupted
 }
 
 // result is one worker's: padded so that workers finishing together do
