@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/perflab/perflab"
@@ -138,13 +137,9 @@ func Soak(ctx context.Context, req SoakRequest, progress func(SoakEvent)) (*Soak
 	if err != nil {
 		return nil, planErr(err)
 	}
-	extra := map[string]string{}
-	for _, l := range req.Labels {
-		name, value, ok := strings.Cut(l, "=")
-		if !ok || name == "" {
-			return nil, planErr(fmt.Errorf("--label %q: want name=value", l))
-		}
-		extra[name] = value
+	extra, err := parseLabels(req.Labels, req.ServiceName)
+	if err != nil {
+		return nil, planErr(err)
 	}
 	rules := profiles.DefaultRules()
 	if len(s.Work) > 0 {
