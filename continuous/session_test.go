@@ -160,3 +160,52 @@ func TestSessionWallEndAndStop(t *testing.T) {
 		t.Errorf("wall profiles uploaded %q, want %q", names, want)
 	}
 }
+
+// TestSessionStopRaces: Stop while a window's end runs, and while another
+// Wall waits for the tracer behind the open window: each ends once (run
+// under -race), the waiting Wall gets ErrStopped, and nothing hangs.
+func TestSessionStopRaces(t *testing.T) {
+	srv := httptest.NewServer(&pyroscopetest.Ingest{})
+	defer srv.Close()
+	s, err := continuous.StartSession(continuous.Config{
+		ApplicationName: "svc", ServerAddress: srv.URL, UploadRate: time.Hour, WallWindow: -1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, err := s.Wall(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan error, 1)
+	go func() {
+		// Blocks on the tracer until the open window ends.
+		_, err := s.Wall(nil)
+		waiting <- err
+	}()
+	ended := make(chan error, 1)
+	go func() { ended <- end() }()
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.Stop() }()
+	for what, ch := range map[string]chan error{"Stop": stopped, "end": ended, "the waiting Wall": waiting} {
+		select {
+		case err := <-ch:
+			switch {
+			case what == "Stop" && err != nil:
+				t.Errorf("Stop: %v", err)
+			case what == "end" && err != nil && !errors.Is(err, continuous.ErrStopped):
+				t.Errorf("end: %v, want nil or ErrStopped", err)
+			case what == "the waiting Wall" && !errors.Is(err, continuous.ErrStopped):
+				// It may have begun before Stop; then Stop ended it.
+				if err != nil {
+					t.Errorf("the waiting Wall: %v", err)
+				}
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s has not returned after 30 s", what)
+		}
+	}
+	if got := s.Stats().Sent["wall"]; got < 1 || got > 2 {
+		t.Errorf("%d wall profiles sent, want the open one (and the waiting one if it began before Stop)", got)
+	}
+}
