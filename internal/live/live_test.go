@@ -162,19 +162,44 @@ func TestLifecycle(t *testing.T) {
 			ops:    -1, closes: 1,
 		},
 		{
-			name:    "cancelled Run whose workers end within the grace closes",
+			// The call in flight when ctx ends takes 100 ms more, within
+			// StopGrace: waited for and counted.
+			name:    "cancelled RunUntil waits for the call in flight",
 			threads: 2,
 			worker:  func(int) *counter { return &counter{sleep: 100 * time.Millisecond} },
 			run: func(ctx context.Context, c *Case) (int64, error) {
-				_, err := c.Run(ctx, 3, nil)
+				ops, _, err := c.RunUntil(ctx, 3, time.Now().Add(time.Hour))
 				if c.Abandoned() {
-					t.Error("Abandoned() = true after a Run whose workers ended within StopGrace")
+					t.Error("Abandoned() = true after a RunUntil whose workers returned within StopGrace")
 				}
-				return 6, err
+				return ops, err
 			},
 			cancel: 20 * time.Millisecond,
 			runErr: "run interrupted",
 			ops:    6, closes: 1,
+		},
+		{
+			// Run's workers do not check stop: it does not wait for
+			// them (Ctrl-C at once, issue 14), even when they would end
+			// within StopGrace.
+			name:    "cancelled Run does not wait",
+			threads: 2,
+			worker:  func(int) *counter { return &counter{sleep: 200 * time.Millisecond} },
+			run: func(ctx context.Context, c *Case) (int64, error) {
+				before := c.Counts()["events"]
+				_, err := c.Run(ctx, 3, nil)
+				if got := c.Counts()["events"] - before; got != 0 {
+					t.Errorf("cancelled Run returned after its workers did %d ops, want before they finished", got)
+				}
+				// Let the abandoned workers end, for the count below.
+				for deadline := time.Now().Add(10 * time.Second); c.Counts()["events"]-before < 6 && time.Now().Before(deadline); {
+					time.Sleep(10 * time.Millisecond)
+				}
+				return 0, err
+			},
+			cancel: 20 * time.Millisecond,
+			runErr: "run abandoned",
+			ops:    6, closes: 0,
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
