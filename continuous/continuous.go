@@ -146,6 +146,27 @@ type Session struct {
 	cfg  Config
 	bg   *ipyro.Background
 	stop func() error
+
+	stopOnce sync.Once
+	stopErr  error
+	// mu guards stopped and open: the windows Wall began that are not
+	// ended yet, which Stop ends and uploads before the last uploads.
+	mu      sync.Mutex
+	stopped bool
+	open    map[*window]struct{}
+}
+
+// ErrStopped is Wall's error after Stop, and wrapped by a window's end when
+// Stop ended the window first (its profile was uploaded then, with the
+// last ones, as end would have).
+var ErrStopped = errors.New("continuous: the session was stopped")
+
+// window is one window Wall began: ended once, by its end or by Stop.
+type window struct {
+	once   sync.Once
+	finish func() error // ends the trace and queues the profile
+	err    error
+	byStop bool
 }
 
 // StartSession is Start returning the Session; its Stop is Start's stop.
@@ -237,7 +258,7 @@ func StartSession(cfg Config) (*Session, error) {
 		})
 		return stopErr
 	}
-	return &Session{cfg: cfg, bg: bg, stop: stop}, nil
+	return &Session{cfg: cfg, bg: bg, stop: stop, open: map[*window]struct{}{}}, nil
 }
 
 // ErrUnfinished is wrapped by Stop's error when the last uploads had not
@@ -262,11 +283,43 @@ func checkLabels(service string, tags, labels map[string]string) error {
 	return nil
 }
 
-// Stop stops profiling: it uploads the last profiles (waiting up to 10 s
-// for the server), restores the mutex and block profile rates, and returns
-// an error that counts the uploads that failed, if any did (wrapping
-// ErrUnfinished if they were cut short). Later calls return the same.
-func (s *Session) Stop() error { return s.stop() }
+// Stop stops profiling: it ends the windows of Wall still open and uploads
+// their profiles with the last ones (waiting up to 10 s for the server),
+// restores the mutex and block profile rates, and returns an error that
+// counts the uploads that failed, if any did (wrapping ErrUnfinished if
+// they were cut short), and says which open window could not be made.
+// Later calls return the same; Wall after Stop returns ErrStopped.
+func (s *Session) Stop() error {
+	s.stopOnce.Do(func() {
+		s.mu.Lock()
+		s.stopped = true
+		open := s.open
+		s.open = nil
+		s.mu.Unlock()
+		// A window left open was a profile silently lost: its end, after
+		// the uploader stopped, queued it nowhere (issue 24 review).
+		var errs []error
+		for w := range open {
+			if err := s.endWindow(w, true); err != nil {
+				errs = append(errs, fmt.Errorf("continuous: a wall-clock window open at Stop: %w", err))
+			}
+		}
+		s.stopErr = errors.Join(append([]error{s.stop()}, errs...)...)
+	})
+	return s.stopErr
+}
+
+// endWindow ends w once, by its end or by Stop (byStop), and returns the
+// result of that first ending.
+func (s *Session) endWindow(w *window, byStop bool) error {
+	w.once.Do(func() {
+		w.err, w.byStop = w.finish(), byStop
+		s.mu.Lock()
+		delete(s.open, w)
+		s.mu.Unlock()
+	})
+	return w.err
+}
 
 // Stats counts a session's uploads.
 type Stats struct {
@@ -304,8 +357,14 @@ func (s *Session) Stats() Stats { return Stats(s.bg.Stats()) }
 // Start's own that is running; Config.WallWindow < 0 turns those off, for
 // a program that chooses all its windows. Upload failures are counted in
 // Stats; end returns the window's own failure, or the upload's refusal
-// (a label over the server's limits).
+// (a label over the server's limits). end may be called more than once,
+// and returns what the first call did; when Stop came first, Stop ended
+// the window and uploaded its profile, and end's error wraps ErrStopped.
+// After Stop, Wall returns ErrStopped.
 func (s *Session) Wall(labels map[string]string) (end func() error, err error) {
+	if s.isStopped() {
+		return nil, ErrStopped
+	}
 	if err := checkLabels(s.cfg.ApplicationName, s.cfg.Tags, labels); err != nil {
 		return nil, err
 	}
@@ -319,13 +378,39 @@ func (s *Session) Wall(labels map[string]string) (end func() error, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return func() error {
+	w := &window{finish: func() error {
 		wp, err := t.end()
 		if err != nil {
 			return err
 		}
 		return s.bg.Upload(ipyro.KindWall, s.cfg.ApplicationName, all, wp.profile, wp.start, wp.end)
+	}}
+	s.mu.Lock()
+	if s.stopped {
+		// Stop ran while this window waited for the tracer: nothing
+		// would upload its profile.
+		s.mu.Unlock()
+		t.end()
+		return nil, ErrStopped
+	}
+	s.open[w] = struct{}{}
+	s.mu.Unlock()
+	return func() error {
+		err := s.endWindow(w, false)
+		if w.byStop {
+			if err != nil {
+				return fmt.Errorf("%w before this window's end, which it ended: %w", ErrStopped, err)
+			}
+			return fmt.Errorf("%w before this window's end: it ended the window and uploaded its profile", ErrStopped)
+		}
+		return err
 	}, nil
+}
+
+func (s *Session) isStopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
 }
 
 // setRates sets the mutex and block profile rates and returns what

@@ -154,6 +154,9 @@ func labUsage(err error) error {
 // totals) on stderr for `perflab run --push`, whose stdout is the run's
 // table or JSON.
 func pushStoredRun(ctx context.Context, io *IO, summary io.Writer, brief bool, p *lab.Pusher, st *store.Store, run *store.Run) error {
+	if err := p.Check(run); err != nil {
+		return labUsage(err)
+	}
 	fmt.Fprintf(io.Err, "perflab: pushing run %s to %s\n", run.ID, p.URL())
 	progress := io.Err
 	if !io.ErrIsTerminal || brief {

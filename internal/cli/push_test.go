@@ -50,12 +50,18 @@ func TestPushErrors(t *testing.T) {
 		{"bad url", []string{"push", "-o", dir, "--url", "localhost:4040"}, 2, "want http://host:port"},
 		{"bad label", []string{"push", "-o", dir, "--url", down.URL, "--label", "novalue"}, 2, `--label "novalue": want name=value`},
 		{"bad timestamp", []string{"push", "-o", dir, "--url", down.URL, "--timestamp", "yesterday"}, 2, "want profile or now"},
+		{"label perflab sets", []string{"push", "-o", dir, "--url", down.URL, "--label", "variant=x"}, 2, `label "variant": perflab labels every profile with variant`},
+		{"label the server sets", []string{"push", "-o", dir, "--url", down.URL, "--label", "service_name=x"}, 2, "--service-name"},
+		{"label named like a parameter", []string{"push", "-o", dir, "--url", down.URL, "--label", "keys=x"}, 2, `label "keys": perflab labels every profile with keys`},
+		{"long label", []string{"push", "-o", dir, "--url", down.URL, "--label", "note=" + strings.Repeat("n", 3000)}, 2, `label "note"`},
+		{"negative timeout", []string{"push", "-o", dir, "--url", down.URL, "--timeout", "-1s"}, 2, "--timeout -1s"},
 		{"bad kind", []string{"push", "-o", dir, "--url", down.URL, "--profile", "heap"}, 2, `--profile "heap"`},
 		{"bad service", []string{"push", "-o", dir, "--url", down.URL, "--service-name", "a b"}, 1, "invalid service name"},
 		{"no runs", []string{"push", "-o", empty, "--url", down.URL}, 2, "no runs in"},
 		{"no profiles", []string{"push", "-o", dir, "--url", down.URL, "--profile", "wall"}, 1, "no stored profiles to push"},
 		{"server down", []string{"push", "-o", dir, "--url", down.URL}, 1, "(the run is still stored; `perflab push"},
 		{"run --push checks the url first", []string{"run", "cipher-cache", "--push", "ftp://x", "-o", empty}, 2, "want http://host:port"},
+		{"run --push negative timeout", []string{"run", "cipher-cache", "--push", down.URL, "--push-timeout", "-1s", "-o", empty}, 2, "--push-timeout -1s"},
 		{"run --push without profiles", []string{"run", "cipher-cache", "--push", down.URL, "--profile", "none", "-o", empty}, 2, "--profile none captures none"},
 		{"flame from pyroscope and a file", []string{"flame", "--from-pyroscope", down.URL, "x.pb.gz"}, 2, "give no profile file"},
 		{"flame from pyroscope bad type", []string{"flame", "--from-pyroscope", down.URL, "--profile-type", "heap"}, 2, `unknown profile type "heap"`},
@@ -68,6 +74,9 @@ func TestPushErrors(t *testing.T) {
 			_, errs, code := execute(t, tt.args...)
 			if code != tt.code || !strings.Contains(errs, tt.msg) {
 				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", code, errs, tt.code, tt.msg)
+			}
+			if code == 2 && strings.Contains(errs, "pushing run") {
+				t.Errorf("a usage error after the push began:\n%s", errs)
 			}
 		})
 	}

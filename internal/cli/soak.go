@@ -106,6 +106,9 @@ func soakRun(ctx context.Context, io *IO, o *SoakOptions) error {
 	case err != nil:
 		return err
 	case ctx.Err() != nil:
+		if res != nil && res.Stats.SentTotal() == 0 {
+			return &ExitError{Code: exitInterrupted, Err: errors.New("interrupted before any profile reached the server (see the last upload error)")}
+		}
 		return &ExitError{Code: exitInterrupted, Err: errors.New("interrupted: the profiles made so far are uploaded")}
 	}
 	return nil

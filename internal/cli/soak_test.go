@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -112,6 +113,54 @@ func TestSoakErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSoakInterrupted: Ctrl-C during a soak prints the summary and exits
+// 130, saying whether anything reached the server; with the server down
+// it exited 1 ("no profile reached"), as if the soak had failed.
+func TestSoakInterrupted(t *testing.T) {
+	up := httptest.NewServer(&pyroscopetest.Ingest{})
+	defer up.Close()
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	for _, tt := range []struct {
+		name, url, msg string
+	}{
+		{"server up", up.URL, "the profiles made so far are uploaded"},
+		{"server down", down.URL, "interrupted before any profile reached the server"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			// Cancelled once profiling started (its line is on stderr),
+			// in the middle of the first slice.
+			errb := &startedWriter{started: func() { time.AfterFunc(300*time.Millisecond, cancel) }}
+			err := soakRun(ctx, &IO{Out: &out, Err: errb}, &SoakOptions{Scenario: "cipher-cache", Variants: []string{"sum256"},
+				Params: []string{"keys=128"}, Threads: []int{1}, Duration: time.Minute, Slice: 30 * time.Second,
+				UploadRate: time.Second, URL: tt.url, ServiceName: "perflab"})
+			if code := exitCode(err); code != exitInterrupted || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("exit %d (%v), want %d with %q\nstderr:\n%s", code, err, exitInterrupted, tt.msg, errb.String())
+			}
+			if !strings.Contains(out.String(), "soak of cipher-cache") {
+				t.Errorf("no summary after the interruption:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// startedWriter is a soak's stderr that calls started at the line saying
+// profiling has started.
+type startedWriter struct {
+	bytes.Buffer
+	started func()
+}
+
+func (w *startedWriter) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte("(Ctrl-C stops)")) {
+		w.started()
+	}
+	return w.Buffer.Write(p)
 }
 
 // TestIntegrationSoak soaks two cases of cipher-cache for 30 s into the real

@@ -34,13 +34,40 @@ func Samples(c *store.Case, unit string) []float64 {
 	return out
 }
 
-// SamplesOf is pairs' samples of unit.
+// SamplesOf is pairs' samples of unit. A paired pair's samples are its
+// rounds where both sides have a value: a round one side lost (NaN,
+// missing) is left out of both, so index i is still one round on either
+// side. Dropped from each side alone, two values lost in different rounds
+// left lengths equal and the signed-rank test pairing different rounds
+// (issue 24 review). Paired cases whose repetition counts differ cannot be
+// matched round by round: they are compared unpaired.
 func SamplesOf(pairs []Pair, unit string) []SamplePair {
 	out := make([]SamplePair, len(pairs))
 	for i, p := range pairs {
 		out[i] = SamplePair{Label: p.Label, A: Samples(p.A, unit), B: Samples(p.B, unit), Paired: p.Paired}
+		if !p.Paired || len(out[i].A) == 0 || len(out[i].B) == 0 {
+			continue
+		}
+		if len(p.A.Reps) != len(p.B.Reps) {
+			out[i].Paired = false
+			continue
+		}
+		out[i].A, out[i].B = pairedSamples(p.A, p.B, unit)
 	}
 	return out
+}
+
+// pairedSamples returns a's and b's values of unit in the rounds where
+// both have one.
+func pairedSamples(a, b *store.Case, unit string) (as, bs []float64) {
+	for i := range a.Reps {
+		x, okA := a.Reps[i].Metrics[unit]
+		y, okB := b.Reps[i].Metrics[unit]
+		if okA && okB && !math.IsNaN(x) && !math.IsNaN(y) {
+			as, bs = append(as, x), append(bs, y)
+		}
+	}
+	return as, bs
 }
 
 // Metrics compares pairs on each unit, each unit a comparison of its own

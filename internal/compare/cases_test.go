@@ -62,3 +62,45 @@ func TestOneIsTestOfSamples(t *testing.T) {
 		t.Fatalf("One = %+v\nTest = %+v", got.Results, want.Results)
 	}
 }
+
+// TestSamplesOfPaired: a paired pair's samples keep index i one round on
+// both sides; a round lost on either side (NaN, missing) goes from both.
+func TestSamplesOfPaired(t *testing.T) {
+	nan := math.NaN()
+	miss := math.Inf(-1) // marks a repetition without the unit
+	caseOf := func(xs ...float64) *store.Case {
+		c := &store.Case{Status: store.StatusOK}
+		for _, x := range xs {
+			m := map[string]float64{"ns/op": x}
+			if x == miss {
+				m = map[string]float64{"B/op": 8}
+			}
+			c.Reps = append(c.Reps, store.Rep{Ops: 1, Metrics: m})
+		}
+		return c
+	}
+	for _, tt := range []struct {
+		name   string
+		a, b   *store.Case
+		paired bool
+		wantA  []float64
+		wantB  []float64
+		wantP  bool
+	}{
+		{"all rounds", caseOf(1, 2, 3), caseOf(11, 12, 13), true, []float64{1, 2, 3}, []float64{11, 12, 13}, true},
+		// Each side lost a value, in different rounds: equal lengths
+		// either way, but only rounds 0 and 3 are both sides'.
+		{"lost in different rounds", caseOf(1, nan, 3, 4), caseOf(11, 12, nan, 14), true, []float64{1, 4}, []float64{11, 14}, true},
+		{"missing unit", caseOf(1, miss, 3), caseOf(11, 12, 13), true, []float64{1, 3}, []float64{11, 13}, true},
+		{"same round lost", caseOf(1, nan, 3), caseOf(11, nan, 13), true, []float64{1, 3}, []float64{11, 13}, true},
+		{"repetition counts differ: unpaired", caseOf(1, 2, 3), caseOf(11, 12), true, []float64{1, 2, 3}, []float64{11, 12}, false},
+		{"unpaired drops per side", caseOf(1, nan, 3, 4), caseOf(11, 12, nan, 14), false, []float64{1, 3, 4}, []float64{11, 12, 14}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := SamplesOf([]Pair{{Label: "x", A: tt.a, B: tt.b, Paired: tt.paired}}, "ns/op")[0]
+			if !slices.Equal(got.A, tt.wantA) || !slices.Equal(got.B, tt.wantB) || got.Paired != tt.wantP {
+				t.Errorf("SamplesOf = A %v B %v paired %v, want A %v B %v paired %v", got.A, got.B, got.Paired, tt.wantA, tt.wantB, tt.wantP)
+			}
+		})
+	}
+}

@@ -8,11 +8,11 @@
 //   - PlanBench measures and profiles a package's existing `go test`
 //     benchmarks as a perflab run.
 //   - CompareRefs and CompareVariants build the comparison `perflab
-//     compare` prints and the web's run-compare page renders (the
-//     case-vs-case page still builds its own); Measure fills in its
-//     metrics.
+//     compare` prints and the web's compare pages render (run-vs-run,
+//     base variant and case-vs-case alike); Measure fills in its metrics.
 //   - Soak runs a scenario's cases round-robin under the continuous
 //     package's profiler, each case through internal/live.
-//   - PlanPush checks a push request; Pusher.Push sends a stored run's
-//     profiles to Pyroscope (perflab push, perflab run --push).
+//   - PlanPush checks a push request, its labels as Soak checks them;
+//     Pusher.Push sends a stored run's profiles to Pyroscope (perflab
+//     push, perflab run --push).
 package lab

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/pyroscope"
@@ -17,8 +16,11 @@ import (
 type PushRequest struct {
 	URL, TenantID, User, Password string
 	// Timeout bounds the push of one profile, retries and waits included
-	// (0: pyroscope.DefaultTimeout).
-	Timeout     time.Duration
+	// (0: pyroscope.DefaultTimeout; negative is refused).
+	Timeout time.Duration
+	// TimeoutFlag is the flag that set Timeout, which its refusal names
+	// ("--timeout" if empty; perflab run's is --push-timeout).
+	TimeoutFlag string
 	ServiceName string
 	// Labels are extra labels on every profile, name=value.
 	Labels []string
@@ -40,7 +42,11 @@ type Pusher struct {
 // user got wrong is a *PlanError (ErrNoServer for no URL).
 func PlanPush(req PushRequest) (*Pusher, error) {
 	if req.Timeout < 0 {
-		return nil, planErr(fmt.Errorf("--timeout %v: give how long one profile may take, such as 30s", req.Timeout))
+		flag := req.TimeoutFlag
+		if flag == "" {
+			flag = "--timeout"
+		}
+		return nil, planErr(fmt.Errorf("%s %v: give how long one profile may take, such as 30s", flag, req.Timeout))
 	}
 	if req.URL == "" {
 		return nil, planErr(ErrNoServer)
@@ -49,14 +55,13 @@ func PlanPush(req PushRequest) (*Pusher, error) {
 	if err != nil {
 		return nil, planErr(err)
 	}
-	opts := pyroscope.PushOptions{ServiceName: req.ServiceName, Kinds: req.Profile, Labels: map[string]string{}}
-	for _, l := range req.Labels {
-		name, value, ok := strings.Cut(l, "=")
-		if !ok || name == "" {
-			return nil, planErr(fmt.Errorf("--label %q: want name=value", l))
-		}
-		opts.Labels[name] = value
+	// The labels as soak checks them: `--label variant=x` was refused
+	// only once the push had begun (exit 1 after "pushing run…").
+	labels, err := parseLabels(req.Labels, req.ServiceName)
+	if err != nil {
+		return nil, planErr(err)
 	}
+	opts := pyroscope.PushOptions{ServiceName: req.ServiceName, Kinds: req.Profile, Labels: labels}
 	kinds := []string{"wall", "cpu", "mutex", "block"}
 	for _, k := range req.Profile {
 		if pyroscope.ProfileTypes(k) == nil {
@@ -71,6 +76,16 @@ func PlanPush(req PushRequest) (*Pusher, error) {
 		return nil, planErr(fmt.Errorf("--timestamp %q: want profile or now", req.Timestamp))
 	}
 	return &Pusher{c: c, opts: opts}, nil
+}
+
+// Check checks the request's labels against run's, as Push will: a label
+// named like one of its scenario's parameters is a *PlanError, found
+// before anything is sent.
+func (p *Pusher) Check(run *store.Run) error {
+	if _, err := pyroscope.UserLabels(run, p.opts.Labels); err != nil {
+		return planErr(err)
+	}
+	return nil
 }
 
 // URL is the server's URL, without user information.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/perflab/perflab"
@@ -108,7 +107,8 @@ const soakCall = 10 * time.Millisecond
 // stored. A request that cannot run is a *PlanError, found before any case
 // is set up. The result is non-nil once profiling started, with an error
 // too when a case failed or no profile reached the server; when ctx ends,
-// the soak stops after uploading what was made and returns its result
+// the soak stops after uploading what was made (the wall-clock profile of
+// the slice it cut short too), closes every case, and returns its result
 // with no error of its own (the caller knows ctx ended).
 func Soak(ctx context.Context, req SoakRequest, progress func(SoakEvent)) (*SoakResult, error) {
 	if progress == nil {
@@ -137,13 +137,9 @@ func Soak(ctx context.Context, req SoakRequest, progress func(SoakEvent)) (*Soak
 	if err != nil {
 		return nil, planErr(err)
 	}
-	extra := map[string]string{}
-	for _, l := range req.Labels {
-		name, value, ok := strings.Cut(l, "=")
-		if !ok || name == "" {
-			return nil, planErr(fmt.Errorf("--label %q: want name=value", l))
-		}
-		extra[name] = value
+	extra, err := parseLabels(req.Labels, req.ServiceName)
+	if err != nil {
+		return nil, planErr(err)
 	}
 	rules := profiles.DefaultRules()
 	if len(s.Work) > 0 {
@@ -251,6 +247,11 @@ func Soak(ctx context.Context, req SoakRequest, progress func(SoakEvent)) (*Soak
 	res.Stats = sess.Stats()
 	res.Elapsed = time.Since(started)
 	switch {
+	case ctx.Err() != nil:
+		// Interrupted: no error of Soak's own (the caller knows ctx
+		// ended, and `perflab soak` exits 130 after the summary), even
+		// when nothing was sent yet: the summary's stats say so.
+		return res, nil
 	case runErr != nil:
 		return res, runErr
 	case res.Stats.SentTotal() == 0:

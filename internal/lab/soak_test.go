@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,8 +31,20 @@ func init() {
 				return nil, perflab.ErrNotApplicable
 			}},
 			{Name: "boom", New: func(perflab.Params) (perflab.Case, error) { panic("no config") }},
+			{Name: "closer", New: func(p perflab.Params) (perflab.Case, error) {
+				c, err := spin(p)
+				return &closingCase{Case: c}, err
+			}},
 		}})
 }
+
+// soakClosed counts the Close calls of the closer variant's cases.
+var soakClosed atomic.Int32
+
+// closingCase is a case that counts its Close calls in soakClosed.
+type closingCase struct{ perflab.Case }
+
+func (*closingCase) Close() error { soakClosed.Add(1); return nil }
 
 func soakRequest(url string, variants ...string) SoakRequest {
 	return SoakRequest{Scenario: "test-lab-soak", Variants: variants, Threads: []int{2},
@@ -118,5 +131,55 @@ func TestSoakRefusesAndFails(t *testing.T) {
 	}
 	if n := len(f.All()); n != 0 {
 		t.Errorf("%d uploads from soaks that never started", n)
+	}
+}
+
+// TestSoakInterrupted: a soak whose ctx ends in the middle of a slice
+// returns its result and no error of its own, even when no profile reached
+// the server (it said "no profile reached" though its doc said no error);
+// the slice cut short still uploads its wall-clock profile, and the case is
+// closed (the interrupted RunUntil abandoned it, so it never was).
+func TestSoakInterrupted(t *testing.T) {
+	up := httptest.NewServer(&pyroscopetest.Ingest{})
+	defer up.Close()
+	down := httptest.NewServer(nil)
+	down.Close()
+	for _, tt := range []struct {
+		name  string
+		url   string
+		walls int64
+	}{
+		{"server up", up.URL, 1},
+		{"server down", down.URL, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			soakClosed.Store(0)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req := soakRequest(tt.url, "closer")
+			req.Duration, req.Slice = time.Minute, 30*time.Second
+			progress := func(e SoakEvent) {
+				if e.Kind == SoakStarted {
+					time.AfterFunc(300*time.Millisecond, cancel)
+				}
+			}
+			start := time.Now()
+			res, err := Soak(ctx, req, progress)
+			if err != nil {
+				t.Fatalf("interrupted soak: %v, want no error of its own", err)
+			}
+			if took := time.Since(start); took > 20*time.Second {
+				t.Errorf("interrupted soak took %v", took)
+			}
+			if res == nil {
+				t.Fatal("no result from a soak that started")
+			}
+			if got := res.Stats.Sent["wall"]; got != tt.walls {
+				t.Errorf("%d wall profiles sent, want %d (the slice cut short): %s", got, tt.walls, res.Stats)
+			}
+			if got := soakClosed.Load(); got != 1 {
+				t.Errorf("the case was closed %d times, want 1", got)
+			}
+		})
 	}
 }

@@ -40,10 +40,34 @@ const (
 // with workerLoop.
 const WorkerFrame = "github.com/perflab/perflab/internal/live.workerLoop"
 
+// ErrInterrupted is wrapped, with the context's error, when the context
+// ended a Run (or New) before it was done. The workers of a Run that
+// stopped within StopGrace have returned, and the case can be closed as
+// usual; otherwise the error is ErrAbandoned, which wraps ErrInterrupted.
+var ErrInterrupted = errors.New("interrupted")
+
 // ErrAbandoned is wrapped, with the context's error, when the context ended
-// while the case's New or its workers were still running: they cannot be
-// killed, so they are left to finish in the background.
-var ErrAbandoned = errors.New("abandoned, left to finish in the background")
+// while the case's New or its workers were still running (past StopGrace):
+// they cannot be killed, so they are left to finish in the background. It
+// wraps ErrInterrupted.
+var ErrAbandoned error = abandoned{}
+
+type abandoned struct{}
+
+func (abandoned) Error() string { return "abandoned, left to finish in the background" }
+func (abandoned) Unwrap() error { return ErrInterrupted }
+
+// StopGrace is how long RunUntil waits, once its context ended, for the
+// workers to return before it abandons them. Its workers check the
+// context between calls, so they return within one (about 10 ms under
+// soak): the case is then closed as usual (abandoning every interrupted
+// RunUntil left Ctrl-C during perflab soak leaking every case's state,
+// issue 24 review), while a worker that hangs holds Ctrl-C no longer than
+// this. Run and RunTotal do not wait: their workers run their n to the
+// end whatever the context says, seconds for a calibration step, and
+// waiting for them took SIGTERM during calibration from 9 ms to 511 ms
+// (TestSignalsStopRun; issue 14 wants Ctrl-C at once).
+var StopGrace = 500 * time.Millisecond
 
 var bgctx = context.Background()
 
@@ -227,10 +251,11 @@ type Meter struct {
 // returns the wall time from releasing them to the last one finishing.
 // Goroutines are started and parked before the clock starts.
 //
-// When ctx ends first (Ctrl-C, SIGTERM), Run is abandoned: it stops waiting
-// and returns an error wrapping ErrAbandoned. Worker goroutines cannot be
-// killed; they finish their n operations in the background (issue 14: a
-// 5 s repetition, or a worker that hangs, kept Ctrl-C waiting). A panic in a
+// When ctx ends first (Ctrl-C, SIGTERM), Run is abandoned unless its
+// workers have just finished: it stops waiting and returns an error
+// wrapping ErrAbandoned. Worker goroutines cannot be killed; they finish
+// their n operations in the background (issue 14: a 5 s repetition, or a
+// worker that hangs, kept Ctrl-C waiting). A panic in a
 // worker is its Run's error. The clock is read by the goroutine the last
 // worker wakes, so waiting for ctx adds no wake-up to the timed region.
 func (c *Case) Run(ctx context.Context, n int, m *Meter) (time.Duration, error) {
@@ -252,10 +277,13 @@ func (c *Case) RunTotal(ctx context.Context, total int, m *Meter) (time.Duration
 	return d, err
 }
 
-// RunUntil runs every worker in calls of n operations until end (or until
-// ctx ends, which abandons the Run as Run's does), and returns the
-// operations done and the wall time they took. n sizes a call (Calibrate):
-// a worker stops at most one call after end.
+// RunUntil runs every worker in calls of n operations until end, and
+// returns the operations done and the wall time they took. n sizes a call
+// (Calibrate): a worker stops at most one call after end. When ctx ends
+// first, each worker stops after its call: RunUntil waits StopGrace for
+// them and returns the operations done so far with an error wrapping
+// ErrInterrupted, the case still closable; workers not back by then are
+// abandoned as Run's are (ErrAbandoned).
 func (c *Case) RunUntil(ctx context.Context, n int, end time.Time) (int64, time.Duration, error) {
 	if end.IsZero() {
 		return 0, 0, errors.New("live: RunUntil needs an end time")
@@ -297,13 +325,27 @@ func (c *Case) run(ctx context.Context, ops func(i int) int, end time.Time, m *M
 	}
 	t0 = time.Now()
 	close(start)
+	var interrupted error
 	select {
 	case <-finished:
 	case <-stop:
-		c.abandoned = true
-		return time.Since(t0), 0, fmt.Errorf("run %w: %w", ErrAbandoned, ctx.Err())
+		wait := StopGrace
+		if end.IsZero() {
+			wait = 0 // Run's workers do not check stop (see StopGrace)
+		}
+		grace := time.NewTimer(wait)
+		defer grace.Stop()
+		select {
+		case <-finished:
+			// The workers saw stop (or ended their n) and returned:
+			// what they did counts, and the case can be closed.
+			interrupted = fmt.Errorf("run %w: %w", ErrInterrupted, ctx.Err())
+		case <-grace.C:
+			c.abandoned = true
+			return time.Since(t0), 0, fmt.Errorf("run %w: %w", ErrAbandoned, ctx.Err())
+		}
 	}
-	if m != nil && m.After != nil {
+	if m != nil && m.After != nil && interrupted == nil {
 		m.After()
 	}
 	var total int64
@@ -317,7 +359,7 @@ func (c *Case) run(ctx context.Context, ops func(i int) int, end time.Time, m *M
 	if len(errs) > 0 {
 		return d, total, errs[0]
 	}
-	return d, total, nil
+	return d, total, interrupted
 }
 
 // result is one worker's: padded so that workers finishing together do

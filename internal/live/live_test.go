@@ -17,6 +17,7 @@ type counter struct {
 	ops     atomic.Int64
 	panicAt int64 // panic once ops reach it; 0: never
 	block   chan struct{}
+	sleep   time.Duration // each Run call takes at least this
 	_       [40]byte
 }
 
@@ -24,6 +25,7 @@ func (w *counter) Run(n int) {
 	if w.block != nil {
 		<-w.block
 	}
+	time.Sleep(w.sleep)
 	if w.panicAt > 0 && w.ops.Load()+int64(n) >= w.panicAt {
 		panic("boom in Run")
 	}
@@ -143,15 +145,61 @@ func TestLifecycle(t *testing.T) {
 			ops:    0, closes: 0,
 		},
 		{
-			name:    "cancelled RunUntil stops",
+			// Its workers return within a call of stop: what they did
+			// is counted, and the case closed (it was abandoned, so a
+			// Ctrl-C during soak leaked every case's state).
+			name:    "cancelled RunUntil stops, counts and closes",
 			threads: 2,
 			run: func(ctx context.Context, c *Case) (int64, error) {
-				_, _, err := c.RunUntil(ctx, 5, time.Now().Add(time.Hour))
+				ops, _, err := c.RunUntil(ctx, 5, time.Now().Add(time.Hour))
+				if c.Abandoned() {
+					t.Error("Abandoned() = true after a RunUntil whose workers stopped")
+				}
+				return ops, err
+			},
+			cancel: 20 * time.Millisecond,
+			runErr: "run interrupted",
+			ops:    -1, closes: 1,
+		},
+		{
+			// The call in flight when ctx ends takes 100 ms more, within
+			// StopGrace: waited for and counted.
+			name:    "cancelled RunUntil waits for the call in flight",
+			threads: 2,
+			worker:  func(int) *counter { return &counter{sleep: 100 * time.Millisecond} },
+			run: func(ctx context.Context, c *Case) (int64, error) {
+				ops, _, err := c.RunUntil(ctx, 3, time.Now().Add(time.Hour))
+				if c.Abandoned() {
+					t.Error("Abandoned() = true after a RunUntil whose workers returned within StopGrace")
+				}
+				return ops, err
+			},
+			cancel: 20 * time.Millisecond,
+			runErr: "run interrupted",
+			ops:    6, closes: 1,
+		},
+		{
+			// Run's workers do not check stop: it does not wait for
+			// them (Ctrl-C at once, issue 14), even when they would end
+			// within StopGrace.
+			name:    "cancelled Run does not wait",
+			threads: 2,
+			worker:  func(int) *counter { return &counter{sleep: 200 * time.Millisecond} },
+			run: func(ctx context.Context, c *Case) (int64, error) {
+				before := c.Counts()["events"]
+				_, err := c.Run(ctx, 3, nil)
+				if got := c.Counts()["events"] - before; got != 0 {
+					t.Errorf("cancelled Run returned after its workers did %d ops, want before they finished", got)
+				}
+				// Let the abandoned workers end, for the count below.
+				for deadline := time.Now().Add(10 * time.Second); c.Counts()["events"]-before < 6 && time.Now().Before(deadline); {
+					time.Sleep(10 * time.Millisecond)
+				}
 				return 0, err
 			},
 			cancel: 20 * time.Millisecond,
 			runErr: "run abandoned",
-			ops:    -1, closes: 0,
+			ops:    6, closes: 0,
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -199,11 +247,17 @@ func TestLifecycle(t *testing.T) {
 			if tt.runErr == "run abandoned" && !errors.Is(err, ErrAbandoned) || tt.runErr == "run abandoned" && !errors.Is(err, context.Canceled) {
 				t.Errorf("errors.Is(%v, ErrAbandoned and context.Canceled) = false", err)
 			}
+			if tt.runErr == "run interrupted" && (!errors.Is(err, ErrInterrupted) || errors.Is(err, ErrAbandoned) || !errors.Is(err, context.Canceled)) {
+				t.Errorf("err %v: want ErrInterrupted and context.Canceled, not ErrAbandoned", err)
+			}
+			if errors.Is(err, ErrAbandoned) && !errors.Is(err, ErrInterrupted) {
+				t.Errorf("errors.Is(%v, ErrInterrupted) = false for an abandoned run", err)
+			}
 			if tt.ops >= 0 {
 				if got := c.Counts()["events"] - before; got != tt.ops {
 					t.Errorf("counted %d ops, want %d", got, tt.ops)
 				}
-			} else if tt.runErr == "" {
+			} else if tt.runErr == "" || tt.runErr == "run interrupted" {
 				if ops <= 0 || c.Counts()["events"]-before != ops {
 					t.Errorf("RunUntil said %d ops, Counters counted %d", ops, c.Counts()["events"]-before)
 				}

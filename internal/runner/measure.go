@@ -99,6 +99,10 @@ type liveCase struct {
 // during a case's New or a repetition (live.ErrAbandoned).
 var errAbandoned = live.ErrAbandoned
 
+// errInterrupted is wrapped when the run ended a repetition, whether its
+// workers returned within live.StopGrace or were abandoned.
+var errInterrupted = live.ErrInterrupted
+
 // repResult is one timed repetition.
 type repResult struct {
 	ops     int64

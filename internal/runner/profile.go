@@ -56,7 +56,9 @@ func (r *Runner) profile(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := r.profileCase(i, want); errors.Is(err, errAbandoned) {
+		// Interrupted, the profiling window's workers returned or were
+		// abandoned (errInterrupted covers both): not a failure.
+		if err := r.profileCase(i, want); errors.Is(err, errInterrupted) {
 			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, store.Warn(store.WarnProfiling, 0, "profiling interrupted: its profiles are not saved"))
 			return err
 		} else if err != nil {
