@@ -55,6 +55,13 @@ func PlanPush(req PushRequest) (*Pusher, error) {
 	if err != nil {
 		return nil, planErr(err)
 	}
+	// The service name as the server checks it: "a b" was refused only
+	// once the push had begun.
+	if req.ServiceName != "" {
+		if err := pyroscope.ValidServiceName(req.ServiceName); err != nil {
+			return nil, planErr(fmt.Errorf("--service-name: %w", err))
+		}
+	}
 	// The labels as soak checks them: `--label variant=x` was refused
 	// only once the push had begun (exit 1 after "pushing run…").
 	labels, err := parseLabels(req.Labels, req.ServiceName)

@@ -26,6 +26,7 @@ func TestPlanPush(t *testing.T) {
 		{"bad label", func(r *PushRequest) { r.Labels = []string{"novalue"} }, `--label "novalue": want name=value`},
 		{"dashed label sent valid", func(r *PushRequest) { r.Labels = []string{"ci-job=x"} }, ""},
 		{"label perflab sets", func(r *PushRequest) { r.Labels = []string{"variant=x"} }, `label "variant": perflab labels every profile with variant`},
+		{"service name with a space", func(r *PushRequest) { r.ServiceName = "a b" }, `--service-name: invalid service name "a b"`},
 		{"label perflab sets, dashed", func(r *PushRequest) { r.Labels = []string{"run-id=x"} }, `label "run-id": perflab labels every profile with run_id`},
 		{"label the server sets", func(r *PushRequest) { r.Labels = []string{"service_name=x"} }, "--service-name"},
 		{"one label twice", func(r *PushRequest) { r.Labels = []string{"a-b=x", "a_b=y"} }, "both sent as a_b"},

@@ -186,7 +186,7 @@ func (b *Background) Upload(kind, service string, labels map[string]string, p *p
 }
 
 func (b *Background) upload(kind, service string, labels map[string]string, p *profile.Profile, start, end time.Time) error {
-	if err := validServiceName(service); err != nil {
+	if err := ValidServiceName(service); err != nil {
 		return err
 	}
 	p = p.Copy()

@@ -132,7 +132,7 @@ func ProfileTypes(kind string) []string {
 
 // Push uploads one profile and returns how many attempts it took.
 func (c *Client) Push(ctx context.Context, u Upload) (int, error) {
-	if err := validServiceName(u.ServiceName); err != nil {
+	if err := ValidServiceName(u.ServiceName); err != nil {
 		return 0, err
 	}
 	p := u.Profile.Copy()
@@ -261,9 +261,9 @@ func LabelName(s string) string {
 	return s
 }
 
-// validServiceName applies the server's rule for application names
+// ValidServiceName applies the server's rule for application names
 // (flameql.ValidateAppName): letters, digits and "_.-/".
-func validServiceName(s string) error {
+func ValidServiceName(s string) error {
 	if s == "" {
 		return fmt.Errorf("empty service name")
 	}

@@ -243,7 +243,7 @@ func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, op
 		opts.ServiceName = DefaultServiceName
 	}
 	sum := Summary{URL: c.URL(), RunID: run.ID, ServiceName: opts.ServiceName}
-	if err := validServiceName(opts.ServiceName); err != nil {
+	if err := ValidServiceName(opts.ServiceName); err != nil {
 		return sum, err
 	}
 	extra, err := userLabels(run, opts.Labels)
