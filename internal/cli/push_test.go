@@ -56,7 +56,7 @@ func TestPushErrors(t *testing.T) {
 		{"long label", []string{"push", "-o", dir, "--url", down.URL, "--label", "note=" + strings.Repeat("n", 3000)}, 2, `label "note"`},
 		{"negative timeout", []string{"push", "-o", dir, "--url", down.URL, "--timeout", "-1s"}, 2, "--timeout -1s"},
 		{"bad kind", []string{"push", "-o", dir, "--url", down.URL, "--profile", "heap"}, 2, `--profile "heap"`},
-		{"bad service", []string{"push", "-o", dir, "--url", down.URL, "--service-name", "a b"}, 1, "invalid service name"},
+		{"bad service", []string{"push", "-o", dir, "--url", down.URL, "--service-name", "a b"}, 2, "--service-name: invalid service name"},
 		{"no runs", []string{"push", "-o", empty, "--url", down.URL}, 2, "no runs in"},
 		{"no profiles", []string{"push", "-o", dir, "--url", down.URL, "--profile", "wall"}, 1, "no stored profiles to push"},
 		{"server down", []string{"push", "-o", dir, "--url", down.URL}, 1, "(the run is still stored; `perflab push"},

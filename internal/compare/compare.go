@@ -12,13 +12,3 @@
 // compare`, the web UI's compare page and the run table's verdicts all call
 // it; internal/report renders its results.
 package compare
-
-// HigherIsBetter lists units where a bigger number is an improvement.
-var HigherIsBetter = map[string]bool{"ops/s": true, "hits/op": true, "MB/s": true}
-
-// ZeroFloor is, for a unit, how much a metric must rise from nothing (a
-// base median of 0, where a relative threshold says nothing) for the rise
-// to count: a sync.Pool refilled after each repetition's GC allocates
-// 0.001 B/op, which is not a regression against 0. The interval of the
-// rise must lie above it. Units not listed count any rise.
-var ZeroFloor = map[string]float64{"B/op": 1, "allocs/op": 0.01}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/perflab/perflab/internal/units"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -89,7 +90,7 @@ type Result struct {
 	Significant bool
 	Verdict     Verdict
 	// UnderZeroFloor says the change is a significant rise from a base of
-	// 0 that ZeroFloor keeps from counting: Verdict is Same.
+	// 0 that the unit's ZeroFloor (internal/units) keeps from counting: Verdict is Same.
 	UnderZeroFloor bool
 	// shiftLo is the lower bound of the shift's interval in the metric's
 	// own units, B less A, where the base is 0 (and no log was taken):
@@ -252,13 +253,13 @@ func verdictOf(r *Result, opts Options) Verdict {
 	// The shift's interval, not B's median's: benchmath gives a median no
 	// interval below six repetitions (−Inf), which would hide any rise.
 	// With a base of 0 no log was taken, so shiftLo is in the unit.
-	if up && r.ASum.Center == 0 && r.shiftLo < ZeroFloor[r.Unit] {
+	if up && r.ASum.Center == 0 && r.shiftLo < zeroFloor(r.Unit) {
 		up, r.UnderZeroFloor = false, true
 	}
 	if !up && !down {
 		return Same // significant, but not beyond the threshold
 	}
-	if up == HigherIsBetter[r.Unit] {
+	if up == units.HigherBetter(r.Unit) {
 		return Better
 	}
 	return Worse
@@ -382,4 +383,10 @@ func Regressed(cs []Comparison) bool {
 		}
 	}
 	return false
+}
+
+// zeroFloor is unit's internal/units ZeroFloor.
+func zeroFloor(unit string) float64 {
+	u, _ := units.Lookup(unit)
+	return u.ZeroFloor
 }

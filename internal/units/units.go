@@ -35,6 +35,12 @@ type Unit struct {
 	Standard bool
 	// HigherBetter says a larger value is better (throughput).
 	HigherBetter bool
+	// ZeroFloor is how much the metric must rise from nothing (a base
+	// median of 0, where a relative threshold says nothing) for the rise
+	// to count: a sync.Pool refilled after each repetition's GC allocates
+	// 0.001 B/op, which is not a regression against 0. Zero counts any
+	// rise.
+	ZeroFloor float64
 }
 
 // table is in the order tables show units; a scenario's own metrics follow
@@ -46,8 +52,8 @@ var table = []Unit{
 	{Name: "cpu-sec/op", Label: "cpu/op", Headline: true},
 	{Name: "ops/s", Label: "ops/s", Headline: true, Standard: true, HigherBetter: true},
 	{Name: "MB/s", Label: "MB/s", Bench: true, Headline: true, HigherBetter: true},
-	{Name: "B/op", Label: "B/op", Bench: true, Headline: true, Standard: true},
-	{Name: "allocs/op", Label: "allocs/op", Bench: true, Headline: true, Standard: true},
+	{Name: "B/op", Label: "B/op", Bench: true, Headline: true, Standard: true, ZeroFloor: 1},
+	{Name: "allocs/op", Label: "allocs/op", Bench: true, Headline: true, Standard: true, ZeroFloor: 0.01},
 	{Name: "alloc-MB/s", Label: "alloc MB/s", Bench: true, Standard: true},
 	{Name: "gc/op", Label: "gc/op", Bench: true, Standard: true},
 	{Name: "gc-cpu-%", Label: "gc cpu", Bench: true, Standard: true},
@@ -72,6 +78,15 @@ func Lookup(name string) (Unit, bool) {
 		return table[i], true
 	}
 	return Unit{Name: name, Label: name}, false
+}
+
+// HigherBetter says a larger value of unit is better: the table's
+// throughputs, and the built-in scenarios' own hits/op (a cache's hit
+// rate), which is not in the table because tables order it as a
+// scenario's metric.
+func HigherBetter(unit string) bool {
+	u, _ := Lookup(unit)
+	return u.HigherBetter || unit == "hits/op"
 }
 
 // Known is the table, in its order (a copy).
