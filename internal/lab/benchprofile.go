@@ -157,10 +157,16 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 	tracePath, cpuPath := filepath.Join(dir, "trace.out"), filepath.Join(dir, "cpu.pb.gz")
 	n := profileN(sc, d)
 	start := time.Now()
-	res := runBinary(ctx, c.pkg, exactPattern(c.full), fmt.Sprintf("%dx", n), c.cpu,
+	// The tracer slows what it traces (a contended mutex ran at 0.8 of
+	// untraced): twice the profile's length, and the setup the first
+	// repetition's process paid.
+	res := runBinary(ctx, c.pkg, exactPattern(c.full), fmt.Sprintf("%dx", n), c.cpu, lb.timeout(2*(d+lb.wall)),
 		"-test.trace="+tracePath, "-test.cpuprofile="+cpuPath)
 	elapsed := time.Since(start)
 	r := findResult(res, c)
+	if r == nil && res.timedOut != 0 {
+		return fmt.Errorf("the traced run %s", res.timeoutText())
+	}
 	if r == nil {
 		return fmt.Errorf("the traced run failed: %s", firstLineOf(res.errText()))
 	}

@@ -1,0 +1,104 @@
+package lab
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/store"
+)
+
+func TestCPUPerOp(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		cpu, baseline time.Duration
+		n             int
+		want          float64
+		ok            bool
+	}{
+		{"difference over n-2 ops", 1100 * time.Millisecond, 100 * time.Millisecond, 1002, 1e6, true},
+		{"no ops between them", time.Second, 100 * time.Millisecond, 2, 0, false},
+		{"one op", time.Second, 100 * time.Millisecond, 1, 0, false},
+		{"no baseline", time.Second, 0, 100, 0, false},
+		{"baseline above: noise, not negative", 90 * time.Millisecond, 100 * time.Millisecond, 100, 0, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := cpuPerOp(tt.cpu, tt.baseline, tt.n)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("cpuPerOp(%v, %v, %d) = %v, %v; want %v, %v", tt.cpu, tt.baseline, tt.n, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+// TestBenchCPU: cpu/op is the timed loop's CPU. At -cpu 1 a benchmark on
+// one goroutine that does not allocate uses the CPU it waits for, so its
+// cpu/op is its time/op or a little less (a loaded machine's other
+// processes are in its wall time, never in its CPU). Its setup burns 50
+// ms of CPU in each runN; counted, as the process's CPU over b.N counted
+// it, it is 25-50% of a 200 ms repetition.
+func TestBenchCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs benchmarks")
+	}
+	o := BenchOptions{Dir: "testdata/cpufix", Count: 4, Time: 200 * time.Millisecond, CPU: []int{1}, Seed: 1}
+	p, err := PlanBench(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	runs, err := p.Run(context.Background(), store.Open(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range runs[0].Run.Cases {
+		if c.Status != store.StatusOK {
+			t.Fatalf("%s: %s %s", c.Bench, c.Status, c.Error)
+		}
+		ns, cpu := c.Stats["ns/op"], c.Stats["cpu-ns/op"]
+		t.Logf("%s: time/op %.0f ns, cpu/op %.0f ns (%d of %d repetitions)", c.Bench, ns.Median, cpu.Median, cpu.N, len(c.Reps))
+		if cpu.N != len(c.Reps)-1 {
+			t.Errorf("%s: cpu/op of %d repetitions, want all but the calibrating one of %d", c.Bench, cpu.N, len(c.Reps))
+		}
+		if r := cpu.Median / ns.Median; r > 1.05 || r < 0.5 {
+			t.Errorf("%s: cpu/op %.0f ns is %.2f of time/op %.0f ns, want at most 1.05 (and, at a load that leaves it half a core, 0.5 or more)", c.Bench, cpu.Median, r, ns.Median)
+		}
+	}
+}
+
+// TestBenchTimeout: a benchmark that hangs is a failed case that says it
+// timed out, and the others are measured.
+func TestBenchTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs benchmarks")
+	}
+	defer func(s time.Duration) { timeoutSlack = s }(timeoutSlack)
+	timeoutSlack = 2 * time.Second
+	o := BenchOptions{Dir: "testdata/hang", Count: 2, Time: 10 * time.Millisecond, CPU: []int{1}, Seed: 1}
+	p, err := PlanBench(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	start := time.Now()
+	runs, err := p.Run(context.Background(), store.Open(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("run took %v", time.Since(start))
+	for _, c := range runs[0].Run.Cases {
+		switch c.Bench {
+		case "BenchmarkHang":
+			if c.Status != store.StatusFailed || !strings.Contains(c.Error, "timed out after") {
+				t.Errorf("%s: %s %q, want failed, timed out", c.Bench, c.Status, c.Error)
+			}
+		case "BenchmarkQuick":
+			if c.Status != store.StatusOK || len(c.Reps) != 2 {
+				t.Errorf("%s: %s with %d repetitions, want measured twice", c.Bench, c.Status, len(c.Reps))
+			}
+		default:
+			t.Errorf("case %s", c.Bench)
+		}
+	}
+}
