@@ -163,9 +163,12 @@ func PlanBench(ctx context.Context, o BenchOptions) (_ *BenchPlan, err error) {
 	}
 	p := &BenchPlan{opts: o}
 	for _, b := range without {
-		p.Notes = append(p.Notes, b.ImportPath+": no test files")
+		p.Notes = append(p.Notes, b.noTestsText())
 	}
 	if len(withTests) == 0 {
+		if len(without) == 1 {
+			return nil, planErrorf("%s, so no benchmarks to run", without[0].noTestsText())
+		}
 		return nil, planErrorf("%s: no test files, so no benchmarks to run", strings.Join(o.Packages, " "))
 	}
 	if p.tmp, err = os.MkdirTemp("", "perflab-bench-*"); err != nil {

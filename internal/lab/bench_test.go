@@ -66,7 +66,7 @@ func TestBuildFlags(t *testing.T) {
 		o    BenchOptions
 		want string // the one benchmark, or the error
 	}{
-		{"no flags", BenchOptions{}, "no test files"},
+		{"no flags", BenchOptions{}, "no test files in this build: build constraints exclude race_test.go, tagged_test.go (build with the tags they need, --tags, or --race)"},
 		{"tags", BenchOptions{Tags: "perflabtag"}, "BenchmarkTagged"},
 		{"race", BenchOptions{Race: true}, "BenchmarkRace"},
 		{"gcflags", BenchOptions{Tags: "perflabtag", GCFlags: "-N -l"}, "BenchmarkTagged"},

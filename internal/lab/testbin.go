@@ -34,6 +34,18 @@ type testBinary struct {
 	ImportPath string
 	Dir        string // the package's directory: binaries run there, as go test runs them
 	Path       string // the binary
+	// ignoredTests are its _test.go files that build constraints
+	// leave out of this build (go list's IgnoredGoFiles).
+	ignoredTests []string
+}
+
+// noTestsText says that b has no test files, and, where its _test.go
+// files are all left out by build constraints, which and what to do.
+func (b *testBinary) noTestsText() string {
+	if len(b.ignoredTests) == 0 {
+		return b.ImportPath + ": no test files"
+	}
+	return fmt.Sprintf("%s: no test files in this build: build constraints exclude %s (build with the tags they need, --tags, or --race)", b.ImportPath, strings.Join(b.ignoredTests, ", "))
 }
 
 // goCmd runs the go command in dir and returns its standard output; the
@@ -58,18 +70,23 @@ func goCmd(ctx context.Context, dir string, args ...string) ([]byte, error) {
 // packages that have test files, and says which have none.
 func listPackages(ctx context.Context, dir string, patterns, flags []string) (withTests, without []*testBinary, err error) {
 	args := append([]string{"list"}, flags...)
-	args = append(args, "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}", "--")
+	args = append(args, "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}\t{{join .IgnoredGoFiles \"\\x00\"}}", "--")
 	args = append(args, patterns...)
 	out, err := goCmd(ctx, dir, args...)
 	if err != nil {
 		return nil, nil, planErrorf("go list %s: %v", strings.Join(patterns, " "), err)
 	}
 	for line := range strings.Lines(string(out)) {
-		f := strings.Split(strings.TrimSpace(line), "\t")
-		if len(f) != 4 {
+		f := strings.Split(strings.TrimRight(line, "\n"), "\t")
+		if len(f) != 5 {
 			continue
 		}
 		b := &testBinary{ImportPath: f[0], Dir: f[1]}
+		for name := range strings.SplitSeq(f[4], "\x00") {
+			if strings.HasSuffix(name, "_test.go") {
+				b.ignoredTests = append(b.ignoredTests, name)
+			}
+		}
 		if f[2] == "0" && f[3] == "0" {
 			without = append(without, b)
 			continue
