@@ -120,3 +120,21 @@ func TestShortPath(t *testing.T) {
 		})
 	}
 }
+
+// TestShowBenchCase: `perflab show latest/Mutex` finds a bench run's case
+// by go test's name; a wrong one says what is close and what there is.
+func TestShowBenchCase(t *testing.T) {
+	dir := t.TempDir()
+	st := store.Open(dir)
+	id := storeRun(t, st, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), map[string][]float64{"variant=Mutex/threads=2": {100, 101, 99}})
+	rewriteRun(t, st, id, func(r *store.Run) { r.Cases[0].Threads, r.Cases[0].Bench = 2, "BenchmarkMutex-2" })
+	for _, ref := range []string{"latest/Mutex", "latest/BenchmarkMutex-2", "latest/Mutex-2"} {
+		if out, errs, code := execute(t, "show", ref, "-o", dir); code != 0 || !strings.Contains(out, "Mutex") {
+			t.Errorf("show %s: exit %d\n%s%s", ref, code, out, errs)
+		}
+	}
+	_, errs, code := execute(t, "show", "latest/Mutx", "-o", dir)
+	if code == 0 || !strings.Contains(errs, "did you mean Mutex?") || !strings.Contains(errs, "its cases: BenchmarkMutex-2") {
+		t.Errorf("show latest/Mutx: exit %d, %s", code, errs)
+	}
+}
