@@ -165,6 +165,9 @@ func TestBench(t *testing.T) {
 		if c.Threads != 2 || c.Budget == nil || c.Window == nil || c.Profiles["wall"] == "" || c.Profiles["cpu"] == "" || c.Flame == "" {
 			t.Errorf("%s: threads %d budget %v window %v profiles %v flame %q", name, c.Threads, c.Budget, c.Window, c.Profiles, c.Flame)
 		}
+		if c.BudgetTrust == nil {
+			t.Errorf("%s: the budget was not judged (runner.Judge), as a scenario's is", name)
+		}
 		for _, f := range c.Profiles {
 			if _, err := os.Stat(filepath.Join(runs[0].Dir, f)); err != nil {
 				t.Error(err)

@@ -102,3 +102,29 @@ func TestBenchTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchJudge: a bench budget is judged as a scenario's: a profiling
+// window whose time/op is far off the timed interval is untrusted, the
+// `?` of the table; one within it is trusted.
+func TestBenchJudge(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		windowNs  float64
+		untrusted bool
+	}{
+		{"window within the interval", 104, false},
+		{"window 60% off", 160, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := &store.Case{
+				Stats:  map[string]store.Stat{"ns/op": {N: 10, Median: 100, MedianLo: 95, MedianHi: 105}},
+				Budget: map[string]float64{"work": 90, "lock": 10},
+				Window: &store.Window{NsPerOp: tt.windowNs, Running: 0.9, CPUSamples: 200},
+			}
+			judgeBudget(sc)
+			if sc.BudgetTrust == nil || sc.BudgetTrust.Untrusted() != tt.untrusted {
+				t.Errorf("trust %+v, want untrusted %v", sc.BudgetTrust, tt.untrusted)
+			}
+		})
+	}
+}

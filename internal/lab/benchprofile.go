@@ -232,6 +232,7 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 	}
 	if ns, ok := sc.Stats["ns/op"]; ok {
 		sc.Budget = runner.Budget(wall.Profile, lb.rule, ns.Median)
+		judgeBudget(sc)
 	}
 	buf.Reset()
 	title := fmt.Sprintf("%s %s — wall clock, benchmark goroutines (run %s)", lb.run.Package, c.goName(), lb.run.ID)
@@ -244,6 +245,14 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 	}
 	sc.Flame = rel
 	return nil
+}
+
+// judgeBudget judges a bench case's budget as perflab run judges a
+// scenario's: a window whose time/op is off the timed interval, or a
+// split on too few CPU samples, marks it untrusted (? in the table).
+// Bench reads no kernel context-switch records, so none were lost.
+func judgeBudget(sc *store.Case) {
+	sc.BudgetTrust = runner.Judge(sc, false)
 }
 
 // benchWindow summarises the profiling run: its own time/op, as the
@@ -261,6 +270,7 @@ func benchWindow(w *wallclock.Result, byState map[string]int64, ops int64, nsPer
 	}
 	if t > 0 {
 		out.Running = float64(byState["running"]) / float64(t)
+		out.HelpedRunning = float64(w.HelpedRunning) / float64(t)
 		out.Runnable = float64(byState["runnable"]) / float64(t)
 		out.Blocked = float64(byState["blocked"]) / float64(t)
 		out.Syscall = float64(byState["syscall"]) / float64(t)
