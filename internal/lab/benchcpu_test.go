@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,12 +38,16 @@ func TestCPUPerOp(t *testing.T) {
 // cpu/op is its time/op or a little less (a loaded machine's other
 // processes are in its wall time, never in its CPU). Its setup burns 50
 // ms of CPU in each runN; counted, as the process's CPU over b.N counted
-// it, it is 25-50% of a 200 ms repetition.
+// it, it is a fifth of a 500 ms repetition (at 200 ms the old way read
+// 1.45 of time/op). What is left is the jitter of a process's start and
+// exit over the repetition's ops: three runs of both here, at a load of
+// 4-5, gave single repetitions 0.87-1.07 of their time/op, medians
+// 0.89-1.02.
 func TestBenchCPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs benchmarks")
 	}
-	o := BenchOptions{Dir: "testdata/cpufix", Count: 4, Time: 200 * time.Millisecond, CPU: []int{1}, Seed: 1}
+	o := BenchOptions{Dir: "testdata/cpufix", Count: 4, Time: 500 * time.Millisecond, CPU: []int{1}, Seed: 1}
 	p, err := PlanBench(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -61,8 +66,21 @@ func TestBenchCPU(t *testing.T) {
 		if cpu.N != len(c.Reps)-1 {
 			t.Errorf("%s: cpu/op of %d repetitions, want all but the calibrating one of %d", c.Bench, cpu.N, len(c.Reps))
 		}
-		if r := cpu.Median / ns.Median; r > 1.05 || r < 0.5 {
-			t.Errorf("%s: cpu/op %.0f ns is %.2f of time/op %.0f ns, want at most 1.05 (and, at a load that leaves it half a core, 0.5 or more)", c.Bench, cpu.Median, r, ns.Median)
+		// Each repetition's cpu/op against its own time/op: the machine's
+		// drift between repetitions (590 against 650 ns/op) moves both.
+		var ratios []float64
+		for _, rep := range c.Reps {
+			if v, ok := rep.Metrics["cpu-ns/op"]; ok {
+				ratios = append(ratios, v/rep.Metrics["ns/op"])
+			}
+		}
+		slices.Sort(ratios)
+		t.Logf("%s: cpu/op over time/op by repetition %.3f", c.Bench, ratios)
+		if len(ratios) == 0 {
+			continue
+		}
+		if r := ratios[len(ratios)/2]; r > 1.05 || r < 0.5 {
+			t.Errorf("%s: cpu/op is %.2f of time/op (median of its repetitions), want at most 1.05 (and, at a load that leaves it half a core, 0.5 or more)", c.Bench, r)
 		}
 	}
 }

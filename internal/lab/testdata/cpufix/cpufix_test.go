@@ -6,15 +6,19 @@ package cpufix
 import (
 	"crypto/sha256"
 	"testing"
-	"time"
 )
 
 var sink [32]byte
 
-// spin hashes for d of wall time: setup that costs CPU.
-func spin(d time.Duration) {
+// setupHashes is about 50 ms of hashing here: a fixed amount of work,
+// not a wall time, whose CPU a busy machine would shorten by whatever
+// part of it the process spent descheduled.
+const setupHashes = 80000
+
+// spin is setup that costs CPU: setupHashes hashes.
+func spin() {
 	buf := make([]byte, 1024)
-	for start := time.Now(); time.Since(start) < d; {
+	for range setupHashes {
 		sink = sha256.Sum256(buf)
 	}
 }
@@ -22,7 +26,7 @@ func spin(d time.Duration) {
 // BenchmarkSetupLoop burns 50 ms of CPU before b.ResetTimer, in each of
 // testing's runN calls, then hashes in a b.N loop.
 func BenchmarkSetupLoop(b *testing.B) {
-	spin(50 * time.Millisecond)
+	spin()
 	buf := make([]byte, 1024)
 	b.ResetTimer()
 	for range b.N {
@@ -32,7 +36,7 @@ func BenchmarkSetupLoop(b *testing.B) {
 
 // BenchmarkSetupBLoop does the same with b.Loop, which runs once.
 func BenchmarkSetupBLoop(b *testing.B) {
-	spin(50 * time.Millisecond)
+	spin()
 	buf := make([]byte, 1024)
 	for b.Loop() {
 		sink = sha256.Sum256(buf)
