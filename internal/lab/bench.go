@@ -356,7 +356,9 @@ type BenchRun struct {
 // the testing package's b.N=1 run (84 and 139 ms here under a load average
 // of 15 on two cores); the first repetition's b.N is reused
 // (-benchtime=Nx), so the ramp-up go test repeats for every -count is paid
-// once. Measured against go test -count=10 on the fixture's three Mutex
+// once. Each case also runs baselineRuns processes at -benchtime=2x
+// after its first repetition, for cpu/op (benchcpu.go): three more
+// starts, and three more of its setup. Measured against go test -count=10 on the fixture's three Mutex
 // and Hash/size=1024 benchmarks at -benchtime 200ms, alternating, three
 // pairs: 11.3, 17.4, 17.0 s against 13.0, 16.4, 17.2 s, and ns/op
 // intervals of the same width (±20–93% against ±25–74%, the load's). At

@@ -79,8 +79,10 @@ func TestBenchCPU(t *testing.T) {
 		if len(ratios) == 0 {
 			continue
 		}
-		if r := ratios[len(ratios)/2]; r > 1.05 || r < 0.5 {
-			t.Errorf("%s: cpu/op is %.2f of time/op (median of its repetitions), want at most 1.05 (and, at a load that leaves it half a core, 0.5 or more)", c.Bench, r)
+		// Below, only what no load explains: beside go test -race of
+		// three packages on two cores it got under half a core (0.44-0.63).
+		if r := ratios[len(ratios)/2]; r > 1.05 || r < 0.25 {
+			t.Errorf("%s: cpu/op is %.2f of time/op (median of its repetitions), want at most 1.05 (and above 0.25: a loaded machine lowers it, but not to nothing)", c.Bench, r)
 		}
 	}
 }
