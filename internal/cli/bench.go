@@ -11,6 +11,7 @@ import (
 
 	"github.com/perflab/perflab/internal/lab"
 	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -157,6 +158,15 @@ func runBench(ctx context.Context, io *IO, o *BenchOptions) error {
 		Log: benchLog(io),
 	}
 	plan, err := lab.PlanBench(ctx, lo)
+	if err != nil && ctx.Err() != nil {
+		// Not "context canceled": what ended it, and that nothing ran.
+		by := ""
+		var sig *signalError
+		if errors.As(context.Cause(ctx), &sig) {
+			by = " " + sig.Error()
+		}
+		return &ExitError{Code: exitInterrupted, Err: fmt.Errorf("interrupted%s while building and listing the benchmarks: nothing was measured or saved", by)}
+	}
 	var pe *lab.PlanError
 	if errors.As(err, &pe) {
 		return usagef(err)
@@ -205,8 +215,8 @@ func runBench(ctx context.Context, io *IO, o *BenchOptions) error {
 		fmt.Fprintf(io.Err, "perflab: saved %s\n  benchstat %s\n  perflab show %s\n", r.Dir, filepath.Join(r.Dir, store.ResultsFile), showArgs)
 	}
 	if runErr != nil {
-		if ctx.Err() != nil {
-			return &ExitError{Code: 130, Err: runErr}
+		if errors.Is(runErr, runner.ErrInterrupted) {
+			return &ExitError{Code: exitInterrupted, Err: runErr}
 		}
 		return runErr
 	}
@@ -258,19 +268,34 @@ func writeBenchTable(w io.Writer, run *store.Run, wide, verbose bool) {
 	}
 }
 
-// benchLog prints the plan's and run's progress to stderr: each line on
-// a terminal, overwritten; elsewhere only the start of each phase.
+// benchLog prints the plan's and run's progress to stderr. On a terminal
+// each line overwrites the last. Elsewhere (a CI log, a file) a line says
+// what phase began: each package built and listed, each round (not the
+// benchmark that happens to run first in it, which read as if it were
+// the only one) with the time so far, and each profiling run.
 func benchLog(io *IO) func(string) {
 	last := ""
+	start := time.Now()
 	return func(line string) {
 		if io.ErrIsTerminal {
 			fmt.Fprintf(io.Err, "\r\033[K%s", line)
 			return
 		}
 		phase, _, _ := strings.Cut(line, ":")
-		if f := strings.Fields(phase); len(f) > 0 && (f[0] == "building" || phase != last) {
-			fmt.Fprintln(io.Err, "perflab:", line)
+		key := line
+		switch f := strings.Fields(phase); {
+		case len(f) == 2 && f[0] == "listing":
+			// "listing pkg.BenchmarkX": once per package.
+			pkg, _, _ := strings.Cut(f[1], ".")
+			key = "listing the benchmarks of " + pkg
+			line = key
+		case len(f) == 2 && f[0] == "round":
+			key = phase
+			line = fmt.Sprintf("%s (%s so far)", phase, time.Since(start).Round(time.Second))
 		}
-		last = phase
+		if key != last {
+			fmt.Fprintln(io.Err, "perflab:", report.SafeText(line))
+		}
+		last = key
 	}
 }

@@ -175,3 +175,26 @@ func TestBenchCommand(t *testing.T) {
 		t.Errorf("results.txt lacks go test's name (no -1 at -cpu 1): %v\n%s", err, res)
 	}
 }
+
+// TestBenchLog: on a pipe, progress is a line per phase: each package
+// built and listed once, each round once (not named for the benchmark
+// that ran first in it), each profiling run.
+func TestBenchLog(t *testing.T) {
+	var buf bytes.Buffer
+	log := benchLog(&IO{Err: &buf})
+	for _, l := range []string{
+		"building example.com/a", "listing a.BenchmarkX", "listing a.BenchmarkY",
+		"round 1/2: BenchmarkX", "round 1/2: BenchmarkY", "round 2/2: BenchmarkY", "round 2/2: BenchmarkX",
+		"profiling 1/2: BenchmarkX", "profiling 2/2: BenchmarkY",
+	} {
+		log(l)
+	}
+	want := []string{
+		"perflab: building example.com/a", "perflab: listing the benchmarks of a",
+		"perflab: round 1/2 (0s so far)", "perflab: round 2/2 (0s so far)",
+		"perflab: profiling 1/2: BenchmarkX", "perflab: profiling 2/2: BenchmarkY",
+	}
+	if got := strings.Split(strings.TrimSpace(buf.String()), "\n"); !slices.Equal(got, want) {
+		t.Errorf("progress on a pipe:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

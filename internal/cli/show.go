@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
@@ -75,12 +77,53 @@ func listRuns(io *IO, st *store.Store) error {
 		fmt.Fprintf(io.Err, "no runs in %s\n", st.Root)
 		return nil
 	}
+	// The widths of the columns but the scenario's, which gets what is
+	// left of 80: a bench run's scenario is its package's import path,
+	// which ran the listing to 130 columns. The commit is git's short
+	// hash, seven digits (git log --oneline's), for the same reason.
+	idW, casesW, statusW, commitW := len("ID"), len("CASES"), len("STATUS"), len("COMMIT")
+	for _, r := range runs {
+		idW = max(idW, utf8.RuneCountInString(r.ID))
+		casesW = max(casesW, len(fmt.Sprint(len(r.Cases))))
+		statusW = max(statusW, utf8.RuneCountInString(report.ListStatus(r)))
+		commitW = max(commitW, min(7, utf8.RuneCountInString(report.Safe(r.Env.Commit))))
+	}
+	scenarioW := max(minScenarioWidth, 80-4*2-idW-casesW-statusW-commitW)
 	tw := tabwriter.NewWriter(io.Out, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSCENARIO\tCASES\tSTATUS\tCOMMIT")
 	for _, r := range runs {
 		status := report.ListStatus(r)
 		// The scenario and commit are read from run.json: escaped.
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.12s\n", r.ID, report.Safe(r.Scenario), len(r.Cases), status, report.Safe(r.Env.Commit))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.7s\n", r.ID, shortPath(report.Safe(r.Scenario), scenarioW), len(r.Cases), status, report.Safe(r.Env.Commit))
 	}
 	return tw.Flush()
+}
+
+// minScenarioWidth is the least a listing's scenario column is cut to.
+const minScenarioWidth = 10
+
+// shortPath fits an import path into width columns: its last elements,
+// as many as fit after "…/" (".../testdata/benchfix"), or, where the last
+// alone is too long, its start and "…".
+func shortPath(s string, width int) string {
+	if utf8.RuneCountInString(s) <= width {
+		return s
+	}
+	parts := strings.Split(s, "/")
+	tail := ""
+	for i := len(parts) - 1; i > 0; i-- {
+		next := parts[i]
+		if tail != "" {
+			next += "/" + tail
+		}
+		if utf8.RuneCountInString(next)+2 > width {
+			break
+		}
+		tail = next
+	}
+	if tail != "" {
+		return "…/" + tail
+	}
+	r := []rune(s)
+	return string(r[:width-1]) + "…"
 }

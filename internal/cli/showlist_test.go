@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/store"
 )
@@ -72,4 +73,68 @@ func TestShowCaseGolden(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	golden(t, "show-case.golden", out)
+}
+
+// TestShowListWidth: a bench run's scenario, its package's import path,
+// is cut to its last elements so the listing fits 80 columns.
+func TestShowListWidth(t *testing.T) {
+	dir := t.TempDir()
+	st := store.Open(dir)
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	id := storeRun(t, st, t0, map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99}, "variant=sum256/keys=128/threads=1": {90, 91, 89}})
+	const pkg = "github.com/perflab/perflab/internal/lab/testdata/benchfix"
+	rewriteRun(t, st, id, func(r *store.Run) {
+		r.Scenario, r.Package = pkg, pkg
+		r.Env.Commit = "0123456789abcdef0123456789abcdef01234567"
+		r.Cases[0].Status, r.Cases[0].Reps = store.StatusFailed, nil
+	})
+	out, errs, code := execute(t, "show", "--list", "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("%d columns: %q", n, l)
+		}
+	}
+	if !strings.Contains(out, "…/benchfix") {
+		t.Errorf("listing does not end the path with its last elements:\n%s", out)
+	}
+}
+
+func TestShortPath(t *testing.T) {
+	for _, tt := range []struct {
+		name, s string
+		width   int
+		want    string
+	}{
+		{"fits", "a/b/c", 5, "a/b/c"},
+		{"last elements", "github.com/x/y/testdata/benchfix", 20, "…/testdata/benchfix"},
+		{"last alone", "github.com/x/y/testdata/benchfix", 12, "…/benchfix"},
+		{"cut", "github.com/x/averyverylongname", 10, "github.co…"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := shortPath(tt.s, tt.width); got != tt.want || utf8.RuneCountInString(got) > tt.width {
+				t.Errorf("shortPath(%q, %d) = %q, want %q", tt.s, tt.width, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestShowBenchCase: `perflab show latest/Mutex` finds a bench run's case
+// by go test's name; a wrong one says what is close and what there is.
+func TestShowBenchCase(t *testing.T) {
+	dir := t.TempDir()
+	st := store.Open(dir)
+	id := storeRun(t, st, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), map[string][]float64{"variant=Mutex/threads=2": {100, 101, 99}})
+	rewriteRun(t, st, id, func(r *store.Run) { r.Cases[0].Threads, r.Cases[0].Bench = 2, "BenchmarkMutex-2" })
+	for _, ref := range []string{"latest/Mutex", "latest/BenchmarkMutex-2", "latest/Mutex-2"} {
+		if out, errs, code := execute(t, "show", ref, "-o", dir); code != 0 || !strings.Contains(out, "Mutex") {
+			t.Errorf("show %s: exit %d\n%s%s", ref, code, out, errs)
+		}
+	}
+	_, errs, code := execute(t, "show", "latest/Mutx", "-o", dir)
+	if code == 0 || !strings.Contains(errs, "did you mean Mutex?") || !strings.Contains(errs, "its cases: BenchmarkMutex-2") {
+		t.Errorf("show latest/Mutx: exit %d, %s", code, errs)
+	}
 }

@@ -182,3 +182,30 @@ func TestSIGTERMStopsServe(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s", c.code, c.stderr())
 	}
 }
+
+// TestSIGINTStopsBench: Ctrl-C in perflab bench's rounds saves the run
+// with perflab run's note, says so as perflab run does (not "context
+// canceled"), and exits 130.
+func TestSIGINTStopsBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts perflab processes")
+	}
+	dir := filepath.Join(t.TempDir(), "runs")
+	c := startChild(t, "bench", "../lab/testdata/benchfix", "-bench", "Hash/size=64/^loop$", "--cpu", "1",
+		"--count", "5", "--time", "300ms", "--profile", "none", "-o", dir)
+	c.waitLine(t, regexp.MustCompile(`^perflab: round 2/5 `), 60*time.Second)
+	c.signalAndWait(t, os.Interrupt, 10*time.Second)
+	if c.code != 130 {
+		t.Errorf("exit %d, want 130\n%s", c.code, c.stderr())
+	}
+	if errs := c.stderr(); strings.Contains(errs, "context canceled") || !strings.Contains(errs, "interrupted: the rounds measured so far are saved") {
+		t.Errorf("stderr does not say what perflab run says:\n%s", errs)
+	}
+	run, err := store.Open(dir).Load(store.Latest)
+	if err != nil {
+		t.Fatalf("run not saved: %v\n%s", err, c.stderr())
+	}
+	if want := "interrupted by SIGINT in round 2/5"; run.Complete || run.Note != want {
+		t.Errorf("complete=%v note=%q, want incomplete, %q", run.Complete, run.Note, want)
+	}
+}

@@ -163,9 +163,12 @@ func PlanBench(ctx context.Context, o BenchOptions) (_ *BenchPlan, err error) {
 	}
 	p := &BenchPlan{opts: o}
 	for _, b := range without {
-		p.Notes = append(p.Notes, b.ImportPath+": no test files")
+		p.Notes = append(p.Notes, b.noTestsText())
 	}
 	if len(withTests) == 0 {
+		if len(without) == 1 {
+			return nil, planErrorf("%s, so no benchmarks to run", without[0].noTestsText())
+		}
 		return nil, planErrorf("%s: no test files, so no benchmarks to run", strings.Join(o.Packages, " "))
 	}
 	if p.tmp, err = os.MkdirTemp("", "perflab-bench-*"); err != nil {
@@ -191,7 +194,6 @@ func PlanBench(ctx context.Context, o BenchOptions) (_ *BenchPlan, err error) {
 			p.Unbuilt = append(p.Unbuilt, BuildFailure{ImportPath: b.ImportPath, Err: err})
 			continue
 		}
-		b.startupCPU(ctx)
 		names, err := b.topLevel(ctx)
 		if err != nil {
 			return nil, err
@@ -209,7 +211,9 @@ func PlanBench(ctx context.Context, o BenchOptions) (_ *BenchPlan, err error) {
 				continue
 			}
 			o.Log(fmt.Sprintf("listing %s.%s", path.Base(b.ImportPath), name))
-			pr := b.probe(ctx, name, pattern.forTop(name), o.CPU[0])
+			// An op's length is not known yet: the probe runs one of each
+			// sub-benchmark, and may take as long as a repetition's setup.
+			pr := b.probe(ctx, name, pattern.forTop(name), o.CPU[0], processTimeout(o.Time+timeoutSlack))
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -261,7 +265,7 @@ func (pkg *benchPackage) add(pr probed, cpus []int) {
 		}
 		variant, params, order := splitBenchName(name)
 		for _, cpu := range cpus {
-			c := &benchCase{pkg: pkg.bin, full: name, cpu: cpu, variant: variant, params: params, order: order}
+			c := &benchCase{pkg: pkg.bin, full: name, cpu: cpu, variant: variant, params: params, order: order, probeWall: pr.wall}
 			if !slices.Contains(pr.names, name) {
 				c.failed = pr.failed[name]
 				if c.failed == "" {
@@ -316,8 +320,21 @@ type liveBench struct {
 	rule *profiles.Rules
 	// n is the b.N of the first repetition, which the others run again
 	// (-benchtime=Nx): the testing package's ramp-up to -benchtime,
-	// run1 and two to four growing runN calls, is then paid once.
-	n int
+	// run1 and two to four growing runN calls, is then paid once; and
+	// their process's CPU differs from the baseline's (CPU at 2x) by
+	// n-2 ops (see benchcpu.go). wall is how long the first took.
+	n    int
+	wall time.Duration
+	// baseline is the CPU of the case's process at 2x, hasBaseline
+	// whether it was measured.
+	baseline    time.Duration
+	hasBaseline bool
+}
+
+// timeout is the timeout of a process of the case expected to take about
+// expect.
+func (lb *liveBench) timeout(expect time.Duration) time.Duration {
+	return processTimeout(expect)
 }
 
 // BenchRun is one package's stored run and where it went.
@@ -339,7 +356,9 @@ type BenchRun struct {
 // the testing package's b.N=1 run (84 and 139 ms here under a load average
 // of 15 on two cores); the first repetition's b.N is reused
 // (-benchtime=Nx), so the ramp-up go test repeats for every -count is paid
-// once. Measured against go test -count=10 on the fixture's three Mutex
+// once. Each case also runs baselineRuns processes at -benchtime=2x
+// after its first repetition, for cpu/op (benchcpu.go): three more
+// starts, and three more of its setup. Measured against go test -count=10 on the fixture's three Mutex
 // and Hash/size=1024 benchmarks at -benchtime 200ms, alternating, three
 // pairs: 11.3, 17.4, 17.0 s against 13.0, 16.4, 17.2 s, and ns/op
 // intervals of the same width (±20–93% against ±25–74%, the load's). At
@@ -382,17 +401,24 @@ func (p *BenchPlan) Run(ctx context.Context, st *store.Store) ([]*BenchRun, erro
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0))
 	order := slices.Clone(live)
+	// where the run is, for its note if the context ends it.
+	where := ""
+	stop := func() ([]*BenchRun, error) { return p.interrupted(ctx, runs, writers, where) }
 	for round := 1; round <= o.Count; round++ {
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		where = fmt.Sprintf("in round %d/%d", round, o.Count)
 		for _, lb := range order {
-			if err := ctx.Err(); err != nil {
-				return p.finish(runs, writers, err)
+			if ctx.Err() != nil {
+				return stop()
 			}
 			if lb.sc.Status == store.StatusFailed {
 				continue
 			}
 			o.Log(fmt.Sprintf("round %d/%d: %s", round, o.Count, lb.c.goName()))
 			lb.repetition(ctx)
+			if ctx.Err() != nil {
+				return stop() // in this round: its repetition was cut
+			}
 		}
 		for _, w := range writers {
 			if err := w.Checkpoint(); err != nil {
@@ -401,18 +427,23 @@ func (p *BenchPlan) Run(ctx context.Context, st *store.Store) ([]*BenchRun, erro
 		}
 	}
 	if o.Profile {
-		for i, lb := range live {
-			if err := ctx.Err(); err != nil {
-				return p.finish(runs, writers, err)
+		// Only the cases the rounds measured are profiled, and counted.
+		var profiled []*liveBench
+		for _, lb := range live {
+			if lb.sc.Status == store.StatusOK {
+				profiled = append(profiled, lb)
 			}
-			if lb.sc.Status != store.StatusOK {
-				continue
+		}
+		for i, lb := range profiled {
+			if ctx.Err() != nil {
+				return stop()
 			}
-			o.Log(fmt.Sprintf("profiling %d/%d: %s", i+1, len(live), lb.c.goName()))
+			where = fmt.Sprintf("while profiling case %d/%d", i+1, len(profiled))
+			o.Log(fmt.Sprintf("profiling %d/%d: %s", i+1, len(profiled), lb.c.goName()))
 			w := writers[slices.IndexFunc(runs, func(r *BenchRun) bool { return r.Run == lb.run })]
 			if err := lb.profile(ctx, w, p.tmp, o.ProfileTime); err != nil {
 				if ctx.Err() != nil {
-					return p.finish(runs, writers, ctx.Err())
+					return stop()
 				}
 				lb.sc.Warnings = append(lb.sc.Warnings, store.Warn(store.WarnProfiling, 0, "profiling: "+err.Error()))
 			}
@@ -427,13 +458,39 @@ func (p *BenchPlan) Run(ctx context.Context, st *store.Store) ([]*BenchRun, erro
 	return p.finish(runs, writers, nil)
 }
 
+// interrupted commits every run, marked incomplete with the note perflab
+// run gives ("interrupted by SIGINT in round 3/10"), and returns
+// runner.ErrInterrupted with what ended it. By what is the context's
+// cause, where one was given (the CLI's is the signal, "by SIGINT").
+func (p *BenchPlan) interrupted(ctx context.Context, runs []*BenchRun, writers []*store.Writer, where string) ([]*BenchRun, error) {
+	by := ""
+	cause := context.Cause(ctx)
+	if cause != nil && cause != ctx.Err() {
+		by = cause.Error()
+	}
+	for _, r := range runs {
+		w := where
+		if !r.Run.Measured() {
+			w = "before any case was measured"
+		}
+		r.Run.Note = store.InterruptedNote(by, w)
+	}
+	err := runner.ErrInterrupted
+	if by != "" {
+		err = fmt.Errorf("%w (%v)", runner.ErrInterrupted, cause)
+	}
+	return p.finish(runs, writers, err)
+}
+
 // finish commits every run, marking them incomplete if err ended them.
 func (p *BenchPlan) finish(runs []*BenchRun, writers []*store.Writer, err error) ([]*BenchRun, error) {
 	for i, r := range runs {
 		r.Run.Finished = time.Now().UTC()
 		if err != nil {
 			r.Run.Complete = false
-			r.Run.Note = "interrupted: " + err.Error()
+			if r.Run.Note == "" {
+				r.Run.Note = err.Error()
+			}
 		}
 		dir, cerr := writers[i].Commit()
 		writers[i] = nil
@@ -510,10 +567,14 @@ func idSafe(s string) string {
 func (lb *liveBench) repetition(ctx context.Context) {
 	c := lb.c
 	benchtime := fmt.Sprintf("%dx", lb.n)
+	// The first repetition ramps up to -benchtime (up to about twice it)
+	// after the probe's setup; the others run the b.N it chose.
+	expect := lb.wall
 	if lb.n == 0 {
 		benchtime = (time.Duration(lb.run.Config.Time)).String()
+		expect = 3*time.Duration(lb.run.Config.Time) + c.probeWall
 	}
-	res := runBinary(ctx, c.pkg, exactPattern(c.full), benchtime, c.cpu)
+	res := runBinary(ctx, c.pkg, exactPattern(c.full), benchtime, c.cpu, lb.timeout(expect))
 	if ctx.Err() != nil {
 		return
 	}
@@ -521,6 +582,9 @@ func (lb *liveBench) repetition(ctx context.Context) {
 	if r == nil {
 		lb.sc.Status = store.StatusFailed
 		lb.sc.Error = res.failed[c.full]
+		if res.timedOut != 0 {
+			lb.sc.Error = res.timeoutText()
+		}
 		if lb.sc.Error == "" {
 			lb.sc.Error = res.errText()
 		}
@@ -528,9 +592,6 @@ func (lb *liveBench) repetition(ctx context.Context) {
 			lb.sc.Error = "the benchmark printed no result"
 		}
 		return
-	}
-	if lb.n == 0 {
-		lb.n = r.Iters
 	}
 	// The binary's own "cpu:" line (the processor's brand string), not
 	// /proc/cpuinfo's model name: benchstat splits its tables by every
@@ -541,12 +602,18 @@ func (lb *liveBench) repetition(ctx context.Context) {
 		lb.run.Env.CPU = cpu
 	}
 	m := metrics(r)
-	// The process's CPU time less what starting one costs, per op: the
-	// benchmark's CPU, its GC's included, as a scenario's cpu/op is. It
-	// also holds the testing package's b.N=1 run and its runtime.GC calls,
-	// a fraction of a millisecond.
-	if r.Iters > 0 && res.cpu > 0 {
-		m["cpu-ns/op"] = float64(max(0, res.cpu-c.pkg.startCPU).Nanoseconds()) / float64(r.Iters)
+	if lb.n == 0 {
+		// The calibration: its process's CPU holds the ramp-up's runs,
+		// so it has no cpu/op; the baseline the later ones are taken
+		// against is measured now, at the same point of the rounds.
+		lb.n, lb.wall = r.Iters, res.wall
+		if lb.n > 2 {
+			lb.baseline, lb.hasBaseline = lb.cpuBaseline(ctx)
+		}
+	} else if lb.hasBaseline && r.Iters == lb.n {
+		if v, ok := cpuPerOp(res.cpu, lb.baseline, r.Iters); ok {
+			m["cpu-ns/op"] = v
+		}
 	}
 	lb.sc.Reps = append(lb.sc.Reps, store.Rep{Ops: int64(r.Iters), Metrics: m})
 	summarise(lb.sc)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
 	"golang.org/x/perf/benchfmt"
 )
@@ -65,7 +66,7 @@ func TestBuildFlags(t *testing.T) {
 		o    BenchOptions
 		want string // the one benchmark, or the error
 	}{
-		{"no flags", BenchOptions{}, "no test files"},
+		{"no flags", BenchOptions{}, "no test files in this build: build constraints exclude race_test.go, tagged_test.go (build with the tags they need, --tags, or --race)"},
 		{"tags", BenchOptions{Tags: "perflabtag"}, "BenchmarkTagged"},
 		{"race", BenchOptions{Race: true}, "BenchmarkRace"},
 		{"gcflags", BenchOptions{Tags: "perflabtag", GCFlags: "-N -l"}, "BenchmarkTagged"},
@@ -164,6 +165,9 @@ func TestBench(t *testing.T) {
 		if c.Threads != 2 || c.Budget == nil || c.Window == nil || c.Profiles["wall"] == "" || c.Profiles["cpu"] == "" || c.Flame == "" {
 			t.Errorf("%s: threads %d budget %v window %v profiles %v flame %q", name, c.Threads, c.Budget, c.Window, c.Profiles, c.Flame)
 		}
+		if c.BudgetTrust == nil {
+			t.Errorf("%s: the budget was not judged (runner.Judge), as a scenario's is", name)
+		}
 		for _, f := range c.Profiles {
 			if _, err := os.Stat(filepath.Join(runs[0].Dir, f)); err != nil {
 				t.Error(err)
@@ -185,7 +189,7 @@ func TestBench(t *testing.T) {
 	defer f.Close()
 	// go test's own cpu line, so benchstat compares the file with plain
 	// go test output in one table instead of splitting them.
-	want := runBinary(context.Background(), p.pkgs[0].bin, "^BenchmarkHash$/^size=64$/^loop$", "1x", 1).results
+	want := runBinary(context.Background(), p.pkgs[0].bin, "^BenchmarkHash$/^size=64$/^loop$", "1x", 1, time.Minute).results
 	if len(want) != 1 || want[0].GetConfig("cpu") != run.Env.CPU {
 		t.Errorf("run's cpu %q, go test's %v", run.Env.CPU, want)
 	}
@@ -297,12 +301,14 @@ func TestBench(t *testing.T) {
 }
 
 // TestBenchInterrupted: a run ended by its context is stored with what it
-// measured, marked incomplete with why.
+// measured, marked incomplete with the note perflab run gives: by what
+// (the context's cause) and where.
 func TestBenchInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs benchmarks")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancelCause := context.WithCancelCause(context.Background())
+	cancel := func() { cancelCause(errors.New("by SIGINT")) }
 	defer cancel()
 	o := BenchOptions{
 		Dir: "testdata/benchfix", Bench: "Hash/size=64/^loop$", Count: 5, Time: 5 * time.Millisecond, CPU: []int{1},
@@ -319,8 +325,8 @@ func TestBenchInterrupted(t *testing.T) {
 	defer p.Close()
 	st := store.Open(t.TempDir())
 	runs, err := p.Run(ctx, st)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Run: %v, want context.Canceled", err)
+	if !errors.Is(err, runner.ErrInterrupted) || !strings.HasSuffix(err.Error(), "(by SIGINT)") {
+		t.Fatalf("Run: %v, want runner.ErrInterrupted (by SIGINT)", err)
 	}
 	if len(runs) != 1 || runs[0].Dir == "" {
 		t.Fatalf("runs %+v: want the run stored", runs)
@@ -329,8 +335,8 @@ func TestBenchInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Complete || !strings.Contains(run.Note, "interrupted") {
-		t.Errorf("complete %v note %q: want incomplete, saying so", run.Complete, run.Note)
+	if want := "interrupted by SIGINT in round 3/5"; run.Complete || run.Note != want {
+		t.Errorf("complete %v note %q: want incomplete, %q", run.Complete, run.Note, want)
 	}
 	// Round 3 was cut before its repetition ran: two were kept.
 	if c := run.Cases[0]; len(c.Reps) != 2 || c.Status != store.StatusOK {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // benchCase is one benchmark of a test binary at one -cpu value: a case of
@@ -21,6 +22,9 @@ type benchCase struct {
 	// failed is why the case could not be measured at all (it failed or
 	// panicked when listed); "" if it can be.
 	failed string
+	// probeWall is how long the probe of its top-level benchmark took:
+	// its setup, for the first repetition's timeout.
+	probeWall time.Duration
 }
 
 // splitBenchName turns a go test benchmark name (without its -cpu suffix)

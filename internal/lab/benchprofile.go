@@ -157,10 +157,16 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 	tracePath, cpuPath := filepath.Join(dir, "trace.out"), filepath.Join(dir, "cpu.pb.gz")
 	n := profileN(sc, d)
 	start := time.Now()
-	res := runBinary(ctx, c.pkg, exactPattern(c.full), fmt.Sprintf("%dx", n), c.cpu,
+	// The tracer slows what it traces (a contended mutex ran at 0.8 of
+	// untraced): twice the profile's length, and the setup the first
+	// repetition's process paid.
+	res := runBinary(ctx, c.pkg, exactPattern(c.full), fmt.Sprintf("%dx", n), c.cpu, lb.timeout(2*(d+lb.wall)),
 		"-test.trace="+tracePath, "-test.cpuprofile="+cpuPath)
 	elapsed := time.Since(start)
 	r := findResult(res, c)
+	if r == nil && res.timedOut != 0 {
+		return fmt.Errorf("the traced run %s", res.timeoutText())
+	}
 	if r == nil {
 		return fmt.Errorf("the traced run failed: %s", firstLineOf(res.errText()))
 	}
@@ -226,6 +232,7 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 	}
 	if ns, ok := sc.Stats["ns/op"]; ok {
 		sc.Budget = runner.Budget(wall.Profile, lb.rule, ns.Median)
+		judgeBudget(sc)
 	}
 	buf.Reset()
 	title := fmt.Sprintf("%s %s — wall clock, benchmark goroutines (run %s)", lb.run.Package, c.goName(), lb.run.ID)
@@ -238,6 +245,14 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 	}
 	sc.Flame = rel
 	return nil
+}
+
+// judgeBudget judges a bench case's budget as perflab run judges a
+// scenario's: a window whose time/op is off the timed interval, or a
+// split on too few CPU samples, marks it untrusted (? in the table).
+// Bench reads no kernel context-switch records, so none were lost.
+func judgeBudget(sc *store.Case) {
+	sc.BudgetTrust = runner.Judge(sc, false)
 }
 
 // benchWindow summarises the profiling run: its own time/op, as the
@@ -255,6 +270,7 @@ func benchWindow(w *wallclock.Result, byState map[string]int64, ops int64, nsPer
 	}
 	if t > 0 {
 		out.Running = float64(byState["running"]) / float64(t)
+		out.HelpedRunning = float64(w.HelpedRunning) / float64(t)
 		out.Runnable = float64(byState["runnable"]) / float64(t)
 		out.Blocked = float64(byState["blocked"]) / float64(t)
 		out.Syscall = float64(byState["syscall"]) / float64(t)

@@ -34,10 +34,18 @@ type testBinary struct {
 	ImportPath string
 	Dir        string // the package's directory: binaries run there, as go test runs them
 	Path       string // the binary
-	// startCPU is the CPU time the binary takes to start and exit with
-	// no benchmark to run: what a repetition's process costs besides its
-	// benchmark (see startupCPU).
-	startCPU time.Duration
+	// ignoredTests are its _test.go files that build constraints
+	// leave out of this build (go list's IgnoredGoFiles).
+	ignoredTests []string
+}
+
+// noTestsText says that b has no test files, and, where its _test.go
+// files are all left out by build constraints, which and what to do.
+func (b *testBinary) noTestsText() string {
+	if len(b.ignoredTests) == 0 {
+		return b.ImportPath + ": no test files"
+	}
+	return fmt.Sprintf("%s: no test files in this build: build constraints exclude %s (build with the tags they need, --tags, or --race)", b.ImportPath, strings.Join(b.ignoredTests, ", "))
 }
 
 // goCmd runs the go command in dir and returns its standard output; the
@@ -62,18 +70,23 @@ func goCmd(ctx context.Context, dir string, args ...string) ([]byte, error) {
 // packages that have test files, and says which have none.
 func listPackages(ctx context.Context, dir string, patterns, flags []string) (withTests, without []*testBinary, err error) {
 	args := append([]string{"list"}, flags...)
-	args = append(args, "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}", "--")
+	args = append(args, "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}\t{{join .IgnoredGoFiles \"\\x00\"}}", "--")
 	args = append(args, patterns...)
 	out, err := goCmd(ctx, dir, args...)
 	if err != nil {
 		return nil, nil, planErrorf("go list %s: %v", strings.Join(patterns, " "), err)
 	}
 	for line := range strings.Lines(string(out)) {
-		f := strings.Split(strings.TrimSpace(line), "\t")
-		if len(f) != 4 {
+		f := strings.Split(strings.TrimRight(line, "\n"), "\t")
+		if len(f) != 5 {
 			continue
 		}
 		b := &testBinary{ImportPath: f[0], Dir: f[1]}
+		for name := range strings.SplitSeq(f[4], "\x00") {
+			if strings.HasSuffix(name, "_test.go") {
+				b.ignoredTests = append(b.ignoredTests, name)
+			}
+		}
 		if f[2] == "0" && f[3] == "0" {
 			without = append(without, b)
 			continue
@@ -98,24 +111,6 @@ func (b *testBinary) build(ctx context.Context, dir, tmp string, n int, flags []
 	return nil
 }
 
-// startupCPU measures b.startCPU: the least CPU time of three runs that
-// start the binary and run nothing, less noisy than their mean (a
-// process's start can only be slowed, by page faults or a busy machine).
-func (b *testBinary) startupCPU(ctx context.Context) {
-	best := time.Duration(-1)
-	for range 3 {
-		cmd := exec.CommandContext(ctx, b.Path, "-test.run=^$", "-test.bench=^$")
-		cmd.Dir = b.Dir
-		if cmd.Run() != nil {
-			return
-		}
-		if c := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(); best < 0 || c < best {
-			best = c
-		}
-	}
-	b.startCPU = max(0, best)
-}
-
 // topLevel lists the binary's top-level benchmarks (-test.list).
 func (b *testBinary) topLevel(ctx context.Context) ([]string, error) {
 	cmd := exec.CommandContext(ctx, b.Path, "-test.list=^Benchmark")
@@ -137,6 +132,7 @@ func (b *testBinary) topLevel(ctx context.Context) ([]string, error) {
 type probed struct {
 	names  []string          // benchmarks that gave a result, without -cpu suffix
 	failed map[string]string // benchmarks that failed, with their output
+	wall   time.Duration     // how long the process took
 }
 
 // failRE matches the testing package's line for a failed benchmark.
@@ -146,9 +142,9 @@ var failRE = regexp.MustCompile(`^--- FAIL: (Benchmark\S*)`)
 // pattern selects in it) once at -benchtime=1x: its results name every
 // sub-benchmark, which -test.list does not. A panic ends the process;
 // then top is one failed case.
-func (b *testBinary) probe(ctx context.Context, top, pattern string, cpu int) probed {
-	res := runBinary(ctx, b, pattern, "1x", cpu)
-	p := probed{failed: map[string]string{}}
+func (b *testBinary) probe(ctx context.Context, top, pattern string, cpu int, timeout time.Duration) probed {
+	res := runBinary(ctx, b, pattern, "1x", cpu, timeout)
+	p := probed{failed: map[string]string{}, wall: res.wall}
 	for _, r := range res.results {
 		p.names = append(p.names, stripCPU(r.Name.String(), cpu))
 	}
@@ -157,6 +153,13 @@ func (b *testBinary) probe(ctx context.Context, top, pattern string, cpu int) pr
 	}
 	if len(p.names) == 0 && len(p.failed) == 0 && res.err != nil {
 		p.failed[top] = res.errText()
+	}
+	if res.timedOut != 0 {
+		// Whatever had not finished is the one that hangs: a sub-benchmark
+		// that gave a result does not, but it cannot be run without its
+		// parent's code either, so all of top is failed.
+		p.names = nil
+		p.failed = map[string]string{top: res.timeoutText()}
 	}
 	return p
 }
@@ -182,6 +185,31 @@ type binaryRun struct {
 	err    error         // the process's exit error
 	output []byte        // all of it, stdout and stderr interleaved
 	cpu    time.Duration // the process's CPU time, user and system
+	wall   time.Duration // how long it ran
+	// timedOut is the timeout that ended the process, 0 if none did.
+	timedOut time.Duration
+}
+
+// timeoutSlack is what a process may take beyond three times what it is
+// expected to (see processTimeout); tests shorten it.
+var timeoutSlack = 30 * time.Second
+
+// processTimeout is the -test.timeout of a test binary's process that
+// should take about expect: three times that, for a loaded machine's
+// swings (wall time ±30% between rounds here, more when a GC regime
+// changes), and timeoutSlack. Without one a benchmark that hangs stalls
+// perflab bench for ever; with it, it is a failed case and the others
+// run.
+func processTimeout(expect time.Duration) time.Duration {
+	return 3*expect + timeoutSlack
+}
+
+// timedOutRE matches the testing package's panic at -test.timeout.
+var timedOutRE = regexp.MustCompile(`(?m)^panic: test timed out after `)
+
+// timeoutText says that the process ran out of time, and where it was.
+func (r *binaryRun) timeoutText() string {
+	return fmt.Sprintf("timed out after %v: the benchmark hangs, or takes far longer than its calibration (the first repetition, or --time) said it would", r.timedOut)
 }
 
 // errText is the part of the output that says what went wrong: from a
@@ -218,20 +246,30 @@ func (r *binaryRun) errText() string {
 // runBinary runs the benchmarks pattern selects once each
 // (-test.count=1) for benchtime, with allocation figures on as go test
 // -benchmem gives them, and reads the results with benchfmt.
-func runBinary(ctx context.Context, b *testBinary, pattern, benchtime string, cpu int, extra ...string) *binaryRun {
+//
+// The process has timeout (see processTimeout) as its -test.timeout, at
+// which the testing package panics with every goroutine's stack; should
+// that not end it, it is killed timeoutSlack later.
+func runBinary(ctx context.Context, b *testBinary, pattern, benchtime string, cpu int, timeout time.Duration, extra ...string) *binaryRun {
 	args := []string{
 		"-test.run=^$", "-test.bench=" + pattern, "-test.count=1",
 		"-test.benchtime=" + benchtime, "-test.benchmem",
-		"-test.cpu=" + fmt.Sprint(cpu), "-test.timeout=0",
+		"-test.cpu=" + fmt.Sprint(cpu), "-test.timeout=" + timeout.String(),
 	}
-	cmd := exec.CommandContext(ctx, b.Path, append(args, extra...)...)
+	kill, cancel := context.WithTimeout(ctx, timeout+timeoutSlack)
+	defer cancel()
+	cmd := exec.CommandContext(kill, b.Path, append(args, extra...)...)
 	cmd.Dir = b.Dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
 	err := cmd.Run()
-	r := &binaryRun{err: err, output: out.Bytes(), failed: map[string]string{}}
+	r := &binaryRun{err: err, output: out.Bytes(), failed: map[string]string{}, wall: time.Since(start)}
 	if cmd.ProcessState != nil {
 		r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	if ctx.Err() == nil && (kill.Err() != nil || timedOutRE.Match(r.output)) {
+		r.timedOut = timeout
 	}
 	rd := benchfmt.NewReader(bytes.NewReader(r.output), b.ImportPath)
 	for rd.Scan() {

@@ -770,9 +770,9 @@ func (s *Store) Resolve(ref string) (*Ref, error) {
 	}
 	out := &Ref{Store: s, Run: run}
 	if name != "" {
-		c, ok := run.Case(name)
-		if !ok {
-			return nil, fmt.Errorf("run %s has %w %q", run.ID, ErrNoCase, name)
+		c, err := run.FindCase(name)
+		if err != nil {
+			return nil, err
 		}
 		out.Case = c
 	}
@@ -821,9 +821,8 @@ func resolvePath(ref string) (run *Run, c *Case, st *Store, ok bool, err error) 
 		return nil, nil, nil, true, err
 	}
 	if name != "" {
-		var found bool
-		if c, found = run.Case(name); !found {
-			return nil, nil, nil, true, fmt.Errorf("run %s has %w %q", run.ID, ErrNoCase, name)
+		if c, err = run.FindCase(name); err != nil {
+			return nil, nil, nil, true, err
 		}
 	}
 	return run, c, st, true, nil
