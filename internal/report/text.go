@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -57,7 +58,7 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 	} else {
 		tw.linef("%s", head)
 	}
-	machine := fmt.Sprintf("cpu: %s  GOMAXPROCS=%d GOGC=%s", run.Env.CPU, run.Env.GOMAXPROCS, run.Env.GOGC)
+	machine := fmt.Sprintf("cpu: %s  GOMAXPROCS=%d GOGC=%s", strings.TrimSpace(run.Env.CPU), run.Env.GOMAXPROCS, run.Env.GOGC)
 	if run.Env.Commit != "" {
 		dirty := ""
 		if run.Env.Dirty {
@@ -241,6 +242,13 @@ func (rep *Run) timingTable(g *Group, wide bool, opts TextOptions) *table {
 		rate.cells = append(rate.cells, r.Cell("alloc-MB/s"))
 		for i, u := range rep.Metrics {
 			extra[i].cells = append(extra[i].cells, r.Cell(u))
+		}
+	}
+	// An optional column no case has a figure for is not shown, nor
+	// named as left out: a perflab bench run has no allocation rate.
+	for _, c := range t.cols {
+		if c.optional != "" && !slices.ContainsFunc(c.cells, func(s string) bool { return s != "" }) {
+			c.hidden = true
 		}
 	}
 	return t
