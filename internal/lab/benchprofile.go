@@ -259,7 +259,7 @@ func judgeBudget(sc *store.Case) {
 // testing package timed it with the tracer on, and the benchmark
 // goroutines' time by state.
 func benchWindow(w *wallclock.Result, byState map[string]int64, ops int64, nsPerOp float64) *store.Window {
-	out := &store.Window{Ops: ops, NsPerOp: nsPerOp, CPUSamples: w.CPUSamples, Goroutines: w.Goroutines}
+	out := &store.Window{Ops: ops, NsPerOp: nsPerOp, CPUSamples: w.CPUSamples, HelperSamples: w.HelperSamples, Goroutines: w.Goroutines}
 	out.Seconds = nsPerOp * float64(ops) / 1e9
 	if ops > 0 {
 		out.BackgroundGCNsPerOp = float64(w.BackgroundGC.Nanoseconds()) / float64(ops)
