@@ -154,7 +154,10 @@ func TestHandler(t *testing.T) {
 }
 
 func TestStart(t *testing.T) {
-	timingtest.Require(t)
+	// Under -race the windows counted the two workers 1.5–1.75× the
+	// window, not 2× (9 of 12 runs, on this commit and on aa69a34 alike,
+	// on a quiet machine; 0 of 4 without it).
+	timingtest.RequireNoRace(t, "the wall windows count the workers 1.5–1.75× their length, not 2×")
 	f := &pyroscopetest.Ingest{}
 	srv := httptest.NewServer(f)
 	defer srv.Close()

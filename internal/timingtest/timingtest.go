@@ -23,3 +23,14 @@ func Require(t testing.TB) {
 		t.Skip("timing-sensitive: its figures hold on a quiet machine only; make test runs it (" + Env + "=1)")
 	}
 }
+
+// RequireNoRace is Require for a test whose figures do not hold under the
+// race detector either; why says what it does to them. make test runs
+// these without -race (its "timing without the race detector" line).
+func RequireNoRace(t testing.TB, why string) {
+	t.Helper()
+	Require(t)
+	if raceEnabled {
+		t.Skip("timing-sensitive, and not under the race detector: " + why + "; make test runs it without -race")
+	}
+}

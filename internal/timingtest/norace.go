@@ -1,0 +1,5 @@
+//go:build !race
+
+package timingtest
+
+const raceEnabled = false
