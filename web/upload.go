@@ -368,6 +368,7 @@ const maxRulesBytes = store.MaxCompiledBytes
 
 var (
 	errTwoFiles        = errors.New("the form has two files named \"profile\"; send one")
+	errCutShort        = errors.New("the upload was cut short: the connection ended inside the file")
 	errTooManyPatterns = fmt.Errorf("the work patterns are refused: at most %d patterns, %d KiB a field and %d KiB in all", store.MaxClassificationRules, store.MaxPatternBytes>>10, store.MaxClassificationBytes>>10)
 )
 
@@ -388,6 +389,7 @@ func (s *Server) readBody(ctx context.Context, r io.Reader, l *lease) ([]byte, e
 	var total, chunked int64 // bytes read; the chunks' capacity, charged to l
 	var held int64           // of s.bodies
 	defer func() { s.bodies.Add(-held) }()
+	er := &endReader{r: r}
 	for size := int64(64 << 10); ; size = min(2*size, maxBodyChunk) {
 		n := min(size, limit+1-total) // one byte past the limit tells it is over
 		if s.bodies.Add(n) > s.mem.limit/4 {
@@ -400,13 +402,20 @@ func (s *Server) readBody(ctx context.Context, r io.Reader, l *lease) ([]byte, e
 		}
 		chunked += n
 		c := make([]byte, n)
-		m, err := io.ReadFull(r, c)
+		m, err := io.ReadFull(er, c)
 		chunks = append(chunks, c[:m])
 		if total += int64(m); total > limit {
 			return nil, errTooLarge
 		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
+		if (err == io.EOF || err == io.ErrUnexpectedEOF) && er.ended {
 			break
+		}
+		if err == io.ErrUnexpectedEOF {
+			// The connection ended inside the file: a client that left
+			// (ReadFull says the same of a file's last short chunk, so
+			// the part's own end is what tells them apart). Parsing what
+			// came would hold the budget for a profile nobody waits for.
+			return nil, errCutShort
 		}
 		if err != nil {
 			return nil, err
@@ -424,6 +433,21 @@ func (s *Server) readBody(ctx context.Context, r io.Reader, l *lease) ([]byte, e
 	}
 	l.shrink(l.size() - chunked)
 	return buf, nil
+}
+
+// endReader notes whether its reader ended cleanly (io.EOF: a multipart
+// part at its boundary).
+type endReader struct {
+	r     io.Reader
+	ended bool
+}
+
+func (e *endReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		e.ended = true
+	}
+	return n, err
 }
 
 // maxBodyChunk is the largest step in which an upload's body is charged
