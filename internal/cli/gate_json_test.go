@@ -60,12 +60,12 @@ func TestGateJSON(t *testing.T) {
 				rewriteRun(t, st, head, tt.edit)
 			}
 			args := append([]string{"compare", base, head, "-o", dir, "--json"}, tt.args...)
-			out, errs, code := execute(t, args...)
+			out, _, _ := execute(t, args...)
 			var plain struct{ Gate json.RawMessage }
 			if err := json.Unmarshal([]byte(out), &plain); err != nil || plain.Gate != nil {
 				t.Errorf("without --fail-on: %v, gate %s (want none)", err, plain.Gate)
 			}
-			out, errs, code = execute(t, append(args, "--fail-on", "regression")...)
+			out, errs, code := execute(t, append(args, "--fail-on", "regression")...)
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\n%s", code, tt.code, errs)
 			}
