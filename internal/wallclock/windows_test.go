@@ -88,12 +88,12 @@ func logWindows(t *testing.T, r io.Reader) []Window {
 	}
 }
 
-// TestWindows: with Windows, a counted goroutine's time outside them is
-// left out (a benchmark's setup while its timer is stopped), its time
-// inside kept.
-func TestWindows(t *testing.T) {
-	timingtest.Require(t)
-	const d = 40 * time.Millisecond
+// traceGo runs start, which starts one goroutine that calls wg.Done when
+// it ends, with the tracer and the CPU profiler on, and returns the trace.
+// Unlike traced, the goroutine is start's own: no region, no other
+// goroutine, its root the function start names.
+func traceGo(t *testing.T, start func(wg *sync.WaitGroup)) []byte {
+	t.Helper()
 	var tb, cb bytes.Buffer
 	if err := pprof.StartCPUProfile(&cb); err != nil {
 		t.Fatal(err)
@@ -104,23 +104,33 @@ func TestWindows(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go windowedWorker(d, &wg)
+	start(&wg)
 	wg.Wait()
 	rtrace.Stop()
 	pprof.StopCPUProfile()
+	return tb.Bytes()
+}
 
-	ws := logWindows(t, bytes.NewReader(tb.Bytes()))
+// TestWindows: with Windows, a counted goroutine's time outside them is
+// left out (a benchmark's setup while its timer is stopped), its time
+// inside kept.
+func TestWindows(t *testing.T) {
+	timingtest.Require(t)
+	const d = 40 * time.Millisecond
+	tb := traceGo(t, func(wg *sync.WaitGroup) { go windowedWorker(d, wg) })
+
+	ws := logWindows(t, bytes.NewReader(tb))
 	if len(ws) != 2 {
 		t.Fatalf("%d windows in the trace, want 2", len(ws))
 	}
 	const pkg = "github.com/perflab/perflab/internal/wallclock."
 	opts := Options{AllGoroutines: true, Roots: []string{pkg + "windowedWorker"}}
-	all, err := FromTrace(bytes.NewReader(tb.Bytes()), opts)
+	all, err := FromTrace(bytes.NewReader(tb), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.Windows = ws
-	in, err := FromTrace(bytes.NewReader(tb.Bytes()), opts)
+	in, err := FromTrace(bytes.NewReader(tb), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,23 +169,10 @@ func rootsFanOut(d time.Duration, done *sync.WaitGroup) {
 func TestRootsHelpers(t *testing.T) {
 	timingtest.Require(t)
 	const d = 80 * time.Millisecond
-	var tb, cb bytes.Buffer
-	if err := pprof.StartCPUProfile(&cb); err != nil {
-		t.Fatal(err)
-	}
-	if err := rtrace.Start(&tb); err != nil {
-		pprof.StopCPUProfile()
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go rootsFanOut(d, &wg)
-	wg.Wait()
-	rtrace.Stop()
-	pprof.StopCPUProfile()
+	tb := traceGo(t, func(wg *sync.WaitGroup) { go rootsFanOut(d, wg) })
 
 	const pkg = "github.com/perflab/perflab/internal/wallclock."
-	res, err := FromTrace(bytes.NewReader(tb.Bytes()), Options{AllGoroutines: true, Roots: []string{pkg + "rootsFanOut"}})
+	res, err := FromTrace(bytes.NewReader(tb), Options{AllGoroutines: true, Roots: []string{pkg + "rootsFanOut"}})
 	if err != nil {
 		t.Fatal(err)
 	}
