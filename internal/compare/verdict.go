@@ -253,7 +253,7 @@ func verdictOf(r *Result, opts Options) Verdict {
 	// The shift's interval, not B's median's: benchmath gives a median no
 	// interval below six repetitions (−Inf), which would hide any rise.
 	// With a base of 0 no log was taken, so shiftLo is in the unit.
-	if up && r.ASum.Center == 0 && r.shiftLo < zeroFloor(r.Unit) {
+	if up && r.ASum.Center == 0 && r.shiftLo < units.ZeroFloor(r.Unit) {
 		up, r.UnderZeroFloor = false, true
 	}
 	if !up && !down {
@@ -383,10 +383,4 @@ func Regressed(cs []Comparison) bool {
 		}
 	}
 	return false
-}
-
-// zeroFloor is unit's internal/units ZeroFloor.
-func zeroFloor(unit string) float64 {
-	u, _ := units.Lookup(unit)
-	return u.ZeroFloor
 }

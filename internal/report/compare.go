@@ -165,7 +165,7 @@ func verdictText(r compare.Result, opts compare.Options) string {
 	}
 	if r.Significant {
 		if r.UnderZeroFloor {
-			return "~ (under " + Value(zeroFloor(r.Unit), r.Unit) + " " + r.Unit + ")"
+			return "~ (under " + Value(units.ZeroFloor(r.Unit), r.Unit) + " " + r.Unit + ")"
 		}
 		return fmt.Sprintf("~ (not beyond %s)", pctPlain(opts.Threshold))
 	}
@@ -471,10 +471,4 @@ func WriteCompareJSON(w io.Writer, c *Comparison) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
-}
-
-// zeroFloor is unit's internal/units ZeroFloor.
-func zeroFloor(unit string) float64 {
-	u, _ := units.Lookup(unit)
-	return u.ZeroFloor
 }

@@ -89,6 +89,12 @@ func HigherBetter(unit string) bool {
 	return u.HigherBetter || unit == "hits/op"
 }
 
+// ZeroFloor is unit's Unit.ZeroFloor, 0 for a unit the table does not know.
+func ZeroFloor(unit string) float64 {
+	u, _ := Lookup(unit)
+	return u.ZeroFloor
+}
+
 // Known is the table, in its order (a copy).
 func Known() []Unit { return append([]Unit(nil), table...) }
 
