@@ -65,9 +65,10 @@ func TestRoots(t *testing.T) {
 		t.Errorf("allSpinner: %v, want most of %v", got, d)
 	}
 	for root, got := range byRoot {
-		// A CPU sample the profiler could not unwind (runtime._System)
-		// says nothing of its root.
-		if root != pkg+"rootsParent" && root != pkg+"allSpinner" && !pseudoFrame(root) && got > 0 {
+		// A CPU sample the profiler could not unwind (runtime._System),
+		// or whose unwinding stopped short (truncatedRoot: racecall,
+		// seen here under -race 1 run in 3), says nothing of its root.
+		if root != pkg+"rootsParent" && root != pkg+"allSpinner" && !pseudoFrame(root) && !truncatedRoot[root] && got > 0 {
 			t.Errorf("%s counted %v: not a root", root, got)
 		}
 	}
