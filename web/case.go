@@ -68,11 +68,29 @@ func (s *Server) loadCase(w http.ResponseWriter, r *http.Request) (*store.Run, *
 	}
 	name := r.PathValue("case")
 	c, ok := run.Case(name)
-	if !ok {
-		s.fail(w, r, http.StatusNotFound, "Run %s has no case %q.", run.ID, name)
+	if ok {
+		return run, c, true
+	}
+	// A name typed as the CLI takes it (a bench case by go test's name,
+	// "BenchmarkMutex-2" or "Mutex"): sent to the case's own address, so
+	// that every page and cache knows a case by one name.
+	c, err := run.FindCase(name)
+	if err != nil {
+		s.fail(w, r, http.StatusNotFound, "Run %s: %v.", run.ID, err)
 		return nil, nil, false
 	}
-	return run, c, true
+	// The route matched /runs/{id}/cases/{case}[/rest]: the escaped
+	// path's fifth segment is the case.
+	parts := strings.SplitN(r.URL.EscapedPath(), "/", 6)
+	to := "/runs/" + url.PathEscape(run.ID) + "/cases/" + url.PathEscape(store.Slug(c.Name))
+	if len(parts) == 6 {
+		to += "/" + parts[5]
+	}
+	if r.URL.RawQuery != "" {
+		to += "?" + r.URL.RawQuery
+	}
+	http.Redirect(w, r, to, http.StatusFound)
+	return nil, nil, false
 }
 
 // caseKind picks the profile kind a request asks for (?kind=), defaulting

@@ -1,0 +1,67 @@
+package web
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/store"
+)
+
+// TestBenchCaseNames: a bench run's case answers, on every case route, to
+// go test's names as the CLI takes them (perflab show RUN BenchmarkX-2),
+// by a redirect to the case's own address; a name that matches none is a
+// 404 that says the closest.
+func TestBenchCaseNames(t *testing.T) {
+	root := t.TempDir()
+	st := store.Open(root)
+	started := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	r := &store.Run{ID: store.NewID(started, "bench"), Scenario: "bench", Started: started, Finished: started.Add(time.Minute), Complete: true}
+	w, err := st.Create(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "pkg=example.com/m/Mutex/size=64/threads=2"
+	r.Cases = []store.Case{{Name: name, Bench: "BenchmarkMutex/size=64-2", Variant: "Mutex", Threads: 2, Status: store.StatusOK,
+		Params: map[string]string{"size": "64"}, Profiles: map[string]string{}}}
+	if err := w.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(root, Options{MaxUpload: 1 << 20, Logf: t.Logf}))
+	t.Cleanup(srv.Close)
+	own := "/runs/" + r.ID + "/cases/" + url.PathEscape(store.Slug(name))
+	for _, tt := range []struct {
+		typed, rest, query string
+	}{
+		{"BenchmarkMutex/size=64-2", "", ""},
+		{"Mutex/size=64-2", "", "kind=cpu"},
+		{"Mutex/size=64", "/flame.json", "kind=cpu&type=samples"},
+	} {
+		path := "/runs/" + r.ID + "/cases/" + url.PathEscape(tt.typed) + tt.rest
+		if tt.query != "" {
+			path += "?" + tt.query
+		}
+		status, h, _ := get(t, srv.URL+path)
+		want := own + tt.rest
+		if tt.query != "" {
+			want += "?" + tt.query
+		}
+		if status != http.StatusFound || h.Get("Location") != want {
+			t.Errorf("GET %s: %d to %q, want %d to %q", path, status, h.Get("Location"), http.StatusFound, want)
+		}
+	}
+	status, _, body := get(t, srv.URL+"/runs/"+r.ID+"/cases/Mutx")
+	if status != http.StatusNotFound || !strings.Contains(body, "Mutex") {
+		t.Errorf("GET an unknown case: %d, want 404 naming the closest case:\n%s", status, body)
+	}
+	// The page the redirect names is the case's.
+	if status, _, body := get(t, srv.URL+own); status != http.StatusOK || !strings.Contains(body, "Mutex") {
+		t.Errorf("GET %s: %d\n%s", own, status, body)
+	}
+}
