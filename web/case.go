@@ -12,14 +12,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles/flame"
 )
 
 type caseView struct {
-	Run        *store.Run
-	Case       *store.Case
+	Run        *model.Run
+	Case       *model.Case
 	Slug       string
 	Base       string // URL of the case page, without query
 	Params     string
@@ -61,7 +62,7 @@ type profileView struct {
 }
 
 // loadCase resolves {id} and {case}; it writes the error page itself.
-func (s *Server) loadCase(w http.ResponseWriter, r *http.Request) (*store.Run, *store.Case, bool) {
+func (s *Server) loadCase(w http.ResponseWriter, r *http.Request) (*model.Run, *model.Case, bool) {
 	run, ok := s.loadRun(w, r)
 	if !ok {
 		return nil, nil, false
@@ -95,7 +96,7 @@ func (s *Server) loadCase(w http.ResponseWriter, r *http.Request) (*store.Run, *
 
 // caseKind picks the profile kind a request asks for (?kind=), defaulting
 // to the first the case has.
-func caseKind(r *http.Request, c *store.Case) (string, error) {
+func caseKind(r *http.Request, c *model.Case) (string, error) {
 	kinds := profileKinds(c)
 	k := r.URL.Query().Get("kind")
 	if k == "" {
@@ -113,7 +114,7 @@ func caseKind(r *http.Request, c *store.Case) (string, error) {
 // caseTree returns what is built from the kind profile of case c in run
 // for sample type typ ("" for the default), from the cache or built under
 // the server's memory budget, and the function to call when done with it.
-func (s *Server) caseTree(ctx context.Context, run *store.Run, c *store.Case, kind, typ string) (*built, func(), int, error) {
+func (s *Server) caseTree(ctx context.Context, run *model.Run, c *model.Case, kind, typ string) (*built, func(), int, error) {
 	f, size, key, err := s.openProfile(run.ID, c.Profiles[kind])
 	if err != nil {
 		return nil, nil, profileStatus(err), s.profileErr(c, kind, run, err)
@@ -161,7 +162,7 @@ func profileStatus(err error) int {
 	return http.StatusUnprocessableEntity
 }
 
-func (s *Server) profileErr(c *store.Case, kind string, run *store.Run, err error) error {
+func (s *Server) profileErr(c *model.Case, kind string, run *model.Run, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("the %s profile of %s is missing from run %s", kind, c.Name, run.ID)
@@ -183,7 +184,7 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	}
 	typ := r.URL.Query().Get("type")
 	status := http.StatusOK
-	slug := store.Slug(c.Name)
+	slug := model.Slug(c.Name)
 	base := "/runs/" + run.ID + "/cases/" + slug
 	v := caseView{Run: run, Case: c, Slug: slug, Base: base, Params: paramString(run, c), Kind: kind, Kinds: profileKinds(c), Budget: caseBudget(c)}
 	for _, m := range report.BuildCase(c).Metrics {
@@ -198,7 +199,7 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	if warn := rules.warning; warn != "" {
 		// A copy: the cached run is shared between requests.
 		cc := *c
-		cc.Warnings = append(slices.Clip(c.Warnings), store.Warn(store.WarnOther, 0, warn))
+		cc.Warnings = append(slices.Clip(c.Warnings), model.Warn(model.WarnOther, 0, warn))
 		v.Case = &cc
 	}
 	for _, p := range v.Budget {
@@ -266,14 +267,14 @@ func escapePath(rel string) string {
 
 // compareCandidates lists what a case can be compared with: the other
 // cases of its run, then the same case in other runs of the scenario.
-func (s *Server) compareCandidates(run *store.Run, c *store.Case) []caseOption {
+func (s *Server) compareCandidates(run *model.Run, c *model.Case) []caseOption {
 	var out []caseOption
 	for _, o := range run.Cases {
 		if len(out) == maxPickerCases {
 			break // the others by URL: /compare?a=…&b=RUN/CASE
 		}
 		if o.Name != c.Name {
-			out = append(out, caseOption{Value: run.ID + "/" + store.Slug(o.Name), Label: o.Name})
+			out = append(out, caseOption{Value: run.ID + "/" + model.Slug(o.Name), Label: o.Name})
 		}
 	}
 	runs, _, _ := s.runs.list()
@@ -283,7 +284,7 @@ func (s *Server) compareCandidates(run *store.Run, c *store.Case) []caseOption {
 			continue
 		}
 		if _, ok := o.Case(c.Name); ok {
-			out = append(out, caseOption{Value: o.ID + "/" + store.Slug(c.Name), Label: "run " + o.ID})
+			out = append(out, caseOption{Value: o.ID + "/" + model.Slug(c.Name), Label: "run " + o.ID})
 			if n++; n == 20 {
 				break
 			}
@@ -295,8 +296,8 @@ func (s *Server) compareCandidates(run *store.Run, c *store.Case) []caseOption {
 // caseProfileRequest is one profile of one case, as a request names it,
 // with what is built from it.
 type caseProfileRequest struct {
-	run  *store.Run
-	c    *store.Case
+	run  *model.Run
+	c    *model.Case
 	kind string
 	b    *built
 	done func() // to call when done with b
@@ -336,7 +337,7 @@ func (s *Server) loadCaseProfile(w http.ResponseWriter, r *http.Request, asJSON 
 
 // filename names a download of this profile: RUN-CASE-KIND.ext.
 func (q caseProfileRequest) filename(ext string) string {
-	return q.run.ID + "-" + store.Slug(q.c.Name) + "-" + q.kind + ext
+	return q.run.ID + "-" + model.Slug(q.c.Name) + "-" + q.kind + ext
 }
 
 func (s *Server) caseFlameJSON(w http.ResponseWriter, r *http.Request) {

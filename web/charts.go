@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
-	"github.com/perflab/perflab/internal/store"
 )
 
 // Charts are laid out here in SVG user units and drawn by the templates in
@@ -116,7 +116,7 @@ func tickLabel(v float64, unit string) string {
 }
 
 // variantColors gives each variant of a run one colour for all its charts.
-func variantColors(run *store.Run) map[string]string {
+func variantColors(run *model.Run) map[string]string {
 	colors := map[string]string{}
 	for _, c := range run.Cases {
 		if _, ok := colors[c.Variant]; !ok {
@@ -266,7 +266,7 @@ func budgetChart(rows []caseRow) stackChart {
 
 // scalingCharts draws ops/s against goroutine count, one chart per
 // parameter combination that was measured at several thread counts.
-func scalingCharts(run *store.Run, colors map[string]string) []lineChart {
+func scalingCharts(run *model.Run, colors map[string]string) []lineChart {
 	type point struct {
 		threads int
 		ops     float64

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/lab"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles/flame"
@@ -50,8 +51,8 @@ type layoutLink struct {
 }
 
 type compareSide struct {
-	Run  *store.Run
-	Case *store.Case
+	Run  *model.Run
+	Case *model.Case
 	URL  string
 }
 
@@ -90,7 +91,7 @@ func (s *Server) side(ref string) (*compareSide, int, error) {
 	if !ok {
 		return nil, http.StatusNotFound, fmt.Errorf("run %s has no case %q", run.ID, slug)
 	}
-	return &compareSide{Run: run, Case: c, URL: "/runs/" + run.ID + "/cases/" + store.Slug(c.Name)}, http.StatusOK, nil
+	return &compareSide{Run: run, Case: c, URL: "/runs/" + run.ID + "/cases/" + model.Slug(c.Name)}, http.StatusOK, nil
 }
 
 func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
@@ -190,8 +191,8 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 //   - any two measured cases.
 //
 // It returns "", "" when there are not two measured cases.
-func defaultPair(runs []*store.Run) (a, b string) {
-	var pool []*store.Run
+func defaultPair(runs []*model.Run) (a, b string) {
+	var pool []*model.Run
 	for _, complete := range []bool{true, false} {
 		for _, r := range runs {
 			if r.Complete == complete && slices.ContainsFunc(r.Cases, measured) {
@@ -205,7 +206,7 @@ func defaultPair(runs []*store.Run) (a, b string) {
 	if len(pool) == 0 {
 		return "", ""
 	}
-	ref := func(r *store.Run, c *store.Case) string { return r.ID + "/" + store.Slug(c.Name) }
+	ref := func(r *model.Run, c *model.Case) string { return r.ID + "/" + model.Slug(c.Name) }
 	newest := pool[0]
 	for _, older := range pool[1:] {
 		if older.Scenario != newest.Scenario {
@@ -241,7 +242,7 @@ func defaultPair(runs []*store.Run) (a, b string) {
 // one variant took the quadratic search minutes): the first such pair's
 // base is the first case of its group, so one pass finds, per group, its
 // first case and that case's first partner.
-func variantPair(run *store.Run) (a, b *store.Case) {
+func variantPair(run *model.Run) (a, b *model.Case) {
 	type pair struct{ x, y int }
 	groups := map[string]*pair{}
 	best := -1
@@ -270,7 +271,7 @@ func variantPair(run *store.Run) (a, b *store.Case) {
 }
 
 // measured reports whether a case has results to compare.
-func measured(c store.Case) bool { return c.Status == store.StatusOK }
+func measured(c model.Case) bool { return c.Status == model.StatusOK }
 
 // caseGroups offers the cases of the newest runs, and of the runs being
 // compared, for the two pickers: at most maxPickerCases of each run (the
@@ -281,7 +282,7 @@ func (s *Server) caseGroups(sides ...*compareSide) (groups []optionGroup, capped
 		runs = runs[:10]
 	}
 	for _, side := range sides {
-		if side != nil && !slices.ContainsFunc(runs, func(r *store.Run) bool { return r.ID == side.Run.ID }) {
+		if side != nil && !slices.ContainsFunc(runs, func(r *model.Run) bool { return r.ID == side.Run.ID }) {
 			runs = append(runs, side.Run)
 		}
 	}
@@ -301,7 +302,7 @@ func (s *Server) caseGroups(sides ...*compareSide) (groups []optionGroup, capped
 			if !measured(c) {
 				label += " · " + string(c.Status)
 			}
-			g.Options = append(g.Options, caseOption{Value: run.ID + "/" + store.Slug(c.Name), Label: label})
+			g.Options = append(g.Options, caseOption{Value: run.ID + "/" + model.Slug(c.Name), Label: label})
 		}
 		if n := len(run.Cases); n > maxPickerCases {
 			g.Label += fmt.Sprintf(" (first %d of %d cases)", maxPickerCases, n)

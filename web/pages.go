@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 )
@@ -31,7 +32,7 @@ type runsView struct {
 }
 
 type runRow struct {
-	*store.Run
+	*model.Run
 	Machine string
 	Failed  int
 }
@@ -54,7 +55,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		}
 		row := runRow{Run: run, Machine: machine(run.Env)}
 		for _, c := range run.Cases {
-			if c.Status == store.StatusFailed {
+			if c.Status == model.StatusFailed {
 				row.Failed++
 			}
 		}
@@ -67,7 +68,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "runs", v)
 }
 
-func machine(e store.Env) string {
+func machine(e model.Env) string {
 	var parts []string
 	if e.Hostname != "" {
 		parts = append(parts, e.Hostname)
@@ -84,7 +85,7 @@ func machine(e store.Env) string {
 // loadRun resolves the {id} of a request. "latest" redirects to the newest
 // run's own URL so that what the user bookmarks stays put. It writes the
 // error page itself and returns ok=false on any problem.
-func (s *Server) loadRun(w http.ResponseWriter, r *http.Request) (*store.Run, bool) {
+func (s *Server) loadRun(w http.ResponseWriter, r *http.Request) (*model.Run, bool) {
 	id := r.PathValue("id")
 	if id == store.Latest {
 		run, err := s.runs.latest()
@@ -108,7 +109,7 @@ func (s *Server) loadRun(w http.ResponseWriter, r *http.Request) (*store.Run, bo
 }
 
 // run loads run id and says which status a failure deserves.
-func (s *Server) run(id string) (*store.Run, int, error) {
+func (s *Server) run(id string) (*model.Run, int, error) {
 	if !store.ValidID(id) {
 		return nil, http.StatusBadRequest, fmt.Errorf("%q is not a valid run id: ids are letters, digits, '.', '-' and '_'", id)
 	}
@@ -146,7 +147,7 @@ func (s *Server) run(id string) (*store.Run, int, error) {
 // ---- one run ----------------------------------------------------------
 
 type runView struct {
-	Run *store.Run
+	Run *model.Run
 	// Report is the run's report, the model this page lays out.
 	Report     *report.Run
 	HasResults bool
@@ -186,7 +187,7 @@ type caseGroup struct {
 }
 
 type caseRow struct {
-	Case *store.Case
+	Case *model.Case
 	// Warnings are the case's own warnings (report.Caution and above),
 	// shown under the group's table, with a mark on the row.
 	Warnings []report.Warning
@@ -339,7 +340,7 @@ type budgetPart struct {
 func budgetParts(b map[string]float64) []budgetPart { return colored(report.BudgetOf(b)) }
 
 // caseBudget colours the report's budget of a case (report.Budget).
-func caseBudget(c *store.Case) []budgetPart { return colored(report.Budget(c)) }
+func caseBudget(c *model.Case) []budgetPart { return colored(report.Budget(c)) }
 
 func colored(rp []report.BudgetPart) []budgetPart {
 	var parts []budgetPart
@@ -368,7 +369,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 // the CLI's table renders too) as the run page: the groups, rows, verdicts,
 // warnings and notes are the report's; what is decided here is layout
 // (column widths, charts, colours).
-func buildRunView(run *store.Run) runView {
+func buildRunView(run *model.Run) runView {
 	rep := report.Build(run)
 	v := runView{Run: run, Report: rep, Machine: machine(run.Env), Units: report.TableUnits(run.Cases), Load: rep.Machine}
 	for _, w := range rep.Warnings {
@@ -390,7 +391,7 @@ func buildRunView(run *store.Run) runView {
 		for ri := range rg.Rows {
 			rr := &rg.Rows[ri]
 			c := rr.Case
-			row := caseRow{Case: c, Slug: store.Slug(c.Name), Kinds: profileKinds(c)}
+			row := caseRow{Case: c, Slug: model.Slug(c.Name), Kinds: profileKinds(c)}
 			for _, w := range rr.Warnings {
 				if w.ShownByDefault() {
 					row.Warnings = append(row.Warnings, w)
@@ -426,7 +427,7 @@ func buildRunView(run *store.Run) runView {
 		g.Budget = budgetChart(g.Rows)
 	}
 	if x, y := variantPair(run); x != nil {
-		v.CompareA, v.CompareB = run.ID+"/"+store.Slug(x.Name), run.ID+"/"+store.Slug(y.Name)
+		v.CompareA, v.CompareB = run.ID+"/"+model.Slug(x.Name), run.ID+"/"+model.Slug(y.Name)
 	} else if len(v.Cases) > 1 {
 		v.CompareA, v.CompareB = v.Cases[0].Value, v.Cases[1].Value
 	}
@@ -439,9 +440,9 @@ func buildRunView(run *store.Run) runView {
 
 // kindOrder is the order profile kinds are offered in: the store's one
 // list.
-var kindOrder = store.ProfileKinds
+var kindOrder = model.ProfileKinds
 
-func profileKinds(c *store.Case) []string {
+func profileKinds(c *model.Case) []string {
 	var out []string
 	for _, k := range kindOrder {
 		if c.Profiles[k] != "" {

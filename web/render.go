@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
-	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/textsafe"
 	"github.com/perflab/perflab/internal/units"
 )
@@ -34,7 +34,7 @@ var funcs = template.FuncMap{
 	"fmtValue":    fmtValue,
 	"fmtTime":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"pct":         func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
-	"slug":        store.Slug,
+	"slug":        model.Slug,
 	"short":       func(s string, n int) string { return shorten(s, n) },
 	"breakable":   breakable,
 	"query":       func(k, v string) template.URL { return template.URL(k + "=" + url.QueryEscape(v)) },
@@ -127,7 +127,7 @@ func shorten(s string, n int) string {
 
 // paramString renders a case's parameters (without variant and threads)
 // as "keys=128 key=ssk", in the scenario's order (internal/report.Params).
-func paramString(run *store.Run, c *store.Case) string {
+func paramString(run *model.Run, c *model.Case) string {
 	var parts []string
 	for _, p := range report.Params(run, c) {
 		parts = append(parts, p.Name+"="+p.Value)
@@ -141,16 +141,16 @@ func paramString(run *store.Run, c *store.Case) string {
 const skippedNote = "not measured (the run stopped before this case ran)"
 
 // statusNote says what became of a case that has no results, opening with
-// its store.Status word as the CLI's table does (internal/report writes
+// its model.Status word as the CLI's table does (internal/report writes
 // "skipped", "failed: …", "n/a: …"), so both name a case alike; "" for a
 // measured case.
-func statusNote(c *store.Case) string {
+func statusNote(c *model.Case) string {
 	switch c.Status {
-	case store.StatusOK:
+	case model.StatusOK:
 		return ""
-	case store.StatusSkipped:
+	case model.StatusSkipped:
 		return string(c.Status) + ": " + skippedNote
-	case store.StatusNotApplicable:
+	case model.StatusNotApplicable:
 		if c.Error != "" {
 			return "n/a at these parameters: " + c.Error
 		}

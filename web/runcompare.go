@@ -7,6 +7,7 @@ import (
 
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/lab"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/units"
@@ -18,7 +19,7 @@ import (
 // `perflab compare RUN --base VARIANT` and `perflab compare RUN RUN`
 // print, laid out as a page.
 type runCompareView struct {
-	Run *store.Run
+	Run *model.Run
 	// Base is the base variant, With the other run ("" for the other).
 	Base, With string
 	// A and B name the sides as the comparison does.

@@ -3,7 +3,7 @@ package compare
 import (
 	"math"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // This file is where stored runs meet the statistics: a stored case
@@ -12,7 +12,7 @@ import (
 // Pair is two stored cases to compare, A the baseline.
 type Pair struct {
 	Label string
-	A, B  *store.Case
+	A, B  *model.Case
 	// Paired says the two cases were measured in the same rounds of one
 	// run, so their repetitions pair by index (perflab interleaves every
 	// case once per round): a paired test resists drift in machine load.
@@ -21,8 +21,8 @@ type Pair struct {
 
 // Samples returns c's per-repetition values of unit, in measured order:
 // none for a case that was not measured (failed, skipped, n/a).
-func Samples(c *store.Case, unit string) []float64 {
-	if c.Status != store.StatusOK {
+func Samples(c *model.Case, unit string) []float64 {
+	if c.Status != model.StatusOK {
 		return nil
 	}
 	var out []float64
@@ -59,7 +59,7 @@ func SamplesOf(pairs []Pair, unit string) []SamplePair {
 
 // pairedSamples returns a's and b's values of unit in the rounds where
 // both have one.
-func pairedSamples(a, b *store.Case, unit string) (as, bs []float64) {
+func pairedSamples(a, b *model.Case, unit string) (as, bs []float64) {
 	for i := range a.Reps {
 		x, okA := a.Reps[i].Metrics[unit]
 		y, okB := b.Reps[i].Metrics[unit]

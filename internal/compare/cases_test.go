@@ -6,31 +6,31 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // TestCaseSamples holds the one place a stored case becomes samples: the
 // repetitions in measured order, NaN and missing values left out, nothing
 // from a case that was not measured.
 func TestCaseSamples(t *testing.T) {
-	reps := func(xs ...float64) []store.Rep {
-		var out []store.Rep
+	reps := func(xs ...float64) []model.Rep {
+		var out []model.Rep
 		for _, x := range xs {
-			out = append(out, store.Rep{Ops: 1, Metrics: map[string]float64{"ns/op": x}})
+			out = append(out, model.Rep{Ops: 1, Metrics: map[string]float64{"ns/op": x}})
 		}
 		return out
 	}
-	nan := store.Rep{Ops: 1, Metrics: map[string]float64{"ns/op": math.NaN()}}
-	other := store.Rep{Ops: 1, Metrics: map[string]float64{"B/op": 8}}
+	nan := model.Rep{Ops: 1, Metrics: map[string]float64{"ns/op": math.NaN()}}
+	other := model.Rep{Ops: 1, Metrics: map[string]float64{"B/op": 8}}
 	for _, tt := range []struct {
 		name string
-		c    store.Case
+		c    model.Case
 		want []float64
 	}{
-		{"measured", store.Case{Status: store.StatusOK, Reps: reps(3, 1, 2)}, []float64{3, 1, 2}},
-		{"NaN and missing left out", store.Case{Status: store.StatusOK, Reps: append(reps(3), nan, other, reps(4)[0])}, []float64{3, 4}},
-		{"failed", store.Case{Status: store.StatusFailed, Reps: reps(3, 1)}, nil},
-		{"n/a", store.Case{Status: store.StatusNotApplicable}, nil},
+		{"measured", model.Case{Status: model.StatusOK, Reps: reps(3, 1, 2)}, []float64{3, 1, 2}},
+		{"NaN and missing left out", model.Case{Status: model.StatusOK, Reps: append(reps(3), nan, other, reps(4)[0])}, []float64{3, 4}},
+		{"failed", model.Case{Status: model.StatusFailed, Reps: reps(3, 1)}, nil},
+		{"n/a", model.Case{Status: model.StatusNotApplicable}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := Samples(&tt.c, "ns/op"); !slices.Equal(got, tt.want) {
@@ -46,16 +46,16 @@ func TestCaseSamples(t *testing.T) {
 func TestOneIsTestOfSamples(t *testing.T) {
 	a := []float64{100, 101, 99, 100, 102, 98, 100, 101}
 	b := []float64{120, 121, 119, 122, 118, 120, 121, 119}
-	caseOf := func(st store.Status, xs []float64) *store.Case {
-		c := &store.Case{Status: st}
+	caseOf := func(st model.Status, xs []float64) *model.Case {
+		c := &model.Case{Status: st}
 		for _, x := range xs {
-			c.Reps = append(c.Reps, store.Rep{Ops: 1, Metrics: map[string]float64{"ns/op": x}})
+			c.Reps = append(c.Reps, model.Rep{Ops: 1, Metrics: map[string]float64{"ns/op": x}})
 		}
 		return c
 	}
 	got := One([]Pair{
-		{Label: "x", A: caseOf(store.StatusOK, a), B: caseOf(store.StatusOK, b), Paired: true},
-		{Label: "failed", A: caseOf(store.StatusOK, a), B: caseOf(store.StatusFailed, b), Paired: true},
+		{Label: "x", A: caseOf(model.StatusOK, a), B: caseOf(model.StatusOK, b), Paired: true},
+		{Label: "failed", A: caseOf(model.StatusOK, a), B: caseOf(model.StatusFailed, b), Paired: true},
 	}, "ns/op", Options{})
 	want := Test("ns/op", []SamplePair{{Label: "x", A: a, B: b, Paired: true}}, Options{})
 	if len(got.Results) != 1 || fmt.Sprint(got.Results[0]) != fmt.Sprint(want.Results[0]) {
@@ -68,20 +68,20 @@ func TestOneIsTestOfSamples(t *testing.T) {
 func TestSamplesOfPaired(t *testing.T) {
 	nan := math.NaN()
 	miss := math.Inf(-1) // marks a repetition without the unit
-	caseOf := func(xs ...float64) *store.Case {
-		c := &store.Case{Status: store.StatusOK}
+	caseOf := func(xs ...float64) *model.Case {
+		c := &model.Case{Status: model.StatusOK}
 		for _, x := range xs {
 			m := map[string]float64{"ns/op": x}
 			if x == miss {
 				m = map[string]float64{"B/op": 8}
 			}
-			c.Reps = append(c.Reps, store.Rep{Ops: 1, Metrics: m})
+			c.Reps = append(c.Reps, model.Rep{Ops: 1, Metrics: m})
 		}
 		return c
 	}
 	for _, tt := range []struct {
 		name   string
-		a, b   *store.Case
+		a, b   *model.Case
 		paired bool
 		wantA  []float64
 		wantB  []float64

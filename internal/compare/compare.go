@@ -7,7 +7,7 @@
 //
 // The statistics (Test, stats.go) take plain samples, []float64 per side;
 // stored runs meet them at the edge (cases.go: One and Metrics take
-// store.Case pairs and hand their repetitions over; pairs.go and gate.go
+// model.Case pairs and hand their repetitions over; pairs.go and gate.go
 // pair and judge stored runs). The CLI's `perflab
 // compare`, the web UI's compare page and the run table's verdicts all call
 // it; internal/report renders its results.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // ProblemKind says why a gate could not judge a case or a metric.
@@ -63,7 +63,7 @@ type Gate struct {
 func (g Gate) Pass() bool { return len(g.Regressions) == 0 && len(g.Problems) == 0 }
 
 // known are the statuses a run can give a case.
-var known = map[store.Status]bool{store.StatusOK: true, store.StatusFailed: true, store.StatusSkipped: true, store.StatusNotApplicable: true}
+var known = map[model.Status]bool{model.StatusOK: true, model.StatusFailed: true, model.StatusSkipped: true, model.StatusNotApplicable: true}
 
 // Judge judges the comparisons cs of pairing p on units for a gate.
 // nameA and nameB name the sides in advice (run ids), or are empty for
@@ -86,9 +86,9 @@ func Judge(p Pairing, cs []Comparison, units []string, nameA, nameB string) Gate
 	for _, rc := range p.Involved {
 		c, what := rc.Case, "case "+rc.Case.Name+" of run "+rc.Run
 		switch {
-		case c.Status == store.StatusFailed:
+		case c.Status == model.StatusFailed:
 			add(ProblemFailed, what, c.Name, "failed: %s", firstLine(c.Error))
-		case c.Status == store.StatusSkipped:
+		case c.Status == model.StatusSkipped:
 			add(ProblemFailed, what, c.Name, "was not measured (skipped)")
 		case !known[c.Status]:
 			add(ProblemFailed, what, c.Name, "has status %q, which perflab does not know", c.Status)
@@ -101,10 +101,10 @@ func Judge(p Pairing, cs []Comparison, units []string, nameA, nameB string) Gate
 		add(ProblemMissing, "case "+u, "", "cannot be compared") // u says why in words
 	}
 	for _, pr := range p.Pairs {
-		if pr.A.Status == store.StatusOK && pr.B.Status == store.StatusNotApplicable {
+		if pr.A.Status == model.StatusOK && pr.B.Status == model.StatusNotApplicable {
 			add(ProblemMissing, "case "+pr.Label, pr.Label, "was measured in the base but is n/a in the new run")
 		}
-		if pr.A.Status != store.StatusOK || pr.B.Status != store.StatusOK {
+		if pr.A.Status != model.StatusOK || pr.B.Status != model.StatusOK {
 			continue
 		}
 		if d := missingSamples(pr, units); d != "" {

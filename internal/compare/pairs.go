@@ -1,6 +1,6 @@
 package compare
 
-import "github.com/perflab/perflab/internal/store"
+import "github.com/perflab/perflab/internal/model"
 
 // Pairing is the cases two sides share, and what kept others from a pair:
 // what a gate needs besides the rows, since a case that was not compared
@@ -27,14 +27,14 @@ type Pairing struct {
 // RunCase is a case and the id of the run it is in.
 type RunCase struct {
 	Run  string
-	Case *store.Case
+	Case *model.Case
 }
 
 // PairRuns pairs the cases of runs a and b by name, in a's order, with an
 // index by name: linear in cases. (A search of b per case of a made
 // 2,000/8,000/30,000 cases take 0.9/10/139 s; issue 26.) paired says a
 // and b are the same run, whose repetitions pair by round.
-func PairRuns(a, b *store.Run, paired bool) Pairing {
+func PairRuns(a, b *model.Run, paired bool) Pairing {
 	var p Pairing
 	ia, da := index(a)
 	ib, db := index(b)
@@ -68,8 +68,8 @@ func PairRuns(a, b *store.Run, paired bool) Pairing {
 
 // index maps each case name of r to its first case, and lists the names
 // that occur more than once, each once.
-func index(r *store.Run) (map[string]*store.Case, []string) {
-	m := make(map[string]*store.Case, len(r.Cases))
+func index(r *model.Run) (map[string]*model.Case, []string) {
+	m := make(map[string]*model.Case, len(r.Cases))
 	var dups []string
 	seen := map[string]bool{}
 	for i := range r.Cases {
@@ -85,7 +85,7 @@ func index(r *store.Run) (map[string]*store.Case, []string) {
 }
 
 // involved lists the cases of runs, each once (a and b may be one run).
-func involved(runs ...*store.Run) []RunCase {
+func involved(runs ...*model.Run) []RunCase {
 	var out []RunCase
 	for j, r := range runs {
 		if j > 0 && r == runs[0] {
@@ -103,10 +103,10 @@ func involved(runs ...*store.Run) []RunCase {
 // order. The repetitions pair by round: the runner ran every case once
 // per round. A group the base variant has twice is a duplicate; a case
 // whose group has no base case is unmatched.
-func PairVariants(run *store.Run, base string, key func(*store.Case) string) Pairing {
+func PairVariants(run *model.Run, base string, key func(*model.Case) string) Pairing {
 	var p Pairing
 	_, p.Duplicates = index(run)
-	bases := map[string]*store.Case{}
+	bases := map[string]*model.Case{}
 	seen := map[string]bool{}
 	for i := range run.Cases {
 		c := &run.Cases[i]

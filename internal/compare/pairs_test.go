@@ -4,13 +4,13 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
-func runOf(id string, names ...string) *store.Run {
-	r := &store.Run{ID: id}
+func runOf(id string, names ...string) *model.Run {
+	r := &model.Run{ID: id}
 	for _, n := range names {
-		r.Cases = append(r.Cases, store.Case{Name: n, Status: store.StatusOK})
+		r.Cases = append(r.Cases, model.Case{Name: n, Status: model.StatusOK})
 	}
 	return r
 }

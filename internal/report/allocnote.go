@@ -3,7 +3,7 @@ package report
 import (
 	"fmt"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // disagreeFactor is how far apart (as a ratio) the change in allocation
@@ -29,11 +29,11 @@ const minNoteBytes = 1
 // a bigger buffer made the rate jump while B/op grew only by three buffers.
 // B/op is the cost of one operation; the rate is what the collector sees
 // per second.
-func allocNotes(group string, cases []*store.Case) []string {
-	var base *store.Case
+func allocNotes(group string, cases []*model.Case) []string {
+	var base *model.Case
 	var notes []string
 	for _, c := range cases {
-		if c.Status != store.StatusOK {
+		if c.Status != model.StatusOK {
 			continue
 		}
 		rate, bop, ops := c.Stats["alloc-MB/s"].Median, c.Stats["B/op"].Median, c.Stats["ops/s"].Median

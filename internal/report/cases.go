@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/units"
 	"github.com/perflab/perflab/profiles"
 )
@@ -30,7 +30,7 @@ type Cell struct {
 }
 
 // StatCell is the cell of unit in stats.
-func StatCell(stats map[string]store.Stat, unit string) Cell {
+func StatCell(stats map[string]model.Stat, unit string) Cell {
 	st, ok := stats[unit]
 	if !ok || st.N == 0 {
 		return Cell{Text: "—"}
@@ -53,24 +53,24 @@ func StatCell(stats map[string]store.Stat, unit string) Cell {
 
 // HasCI reports whether a stat has a confidence interval for its median;
 // the store reads an unknown bound as ±Inf.
-func HasCI(st store.Stat) bool {
+func HasCI(st model.Stat) bool {
 	return !math.IsInf(st.MedianLo, 0) && !math.IsInf(st.MedianHi, 0) && !math.IsNaN(st.MedianLo) && !math.IsNaN(st.MedianHi)
 }
 
 // TimeStat returns a case's time per operation and its unit: ns/op from
 // the runner, or sec/op from older or imported runs.
-func TimeStat(c *store.Case) (store.Stat, string, bool) {
+func TimeStat(c *model.Case) (model.Stat, string, bool) {
 	for _, u := range []string{"ns/op", "sec/op"} {
 		if st, ok := c.Stats[u]; ok && st.N > 0 {
 			return st, u, true
 		}
 	}
-	return store.Stat{}, "", false
+	return model.Stat{}, "", false
 }
 
 // Throughput is a case's operations per second: the runner's ops/s if it
 // recorded one, else the inverse of the median time/op.
-func Throughput(c *store.Case) (float64, bool) {
+func Throughput(c *model.Case) (float64, bool) {
 	if st, ok := c.Stats["ops/s"]; ok && st.N > 0 {
 		return st.Median, true
 	}
@@ -84,7 +84,7 @@ func Throughput(c *store.Case) (float64, bool) {
 }
 
 // Units is every unit the cases measured, in the unit table's order.
-func Units(cases []store.Case) []string {
+func Units(cases []model.Case) []string {
 	set := map[string]bool{}
 	var out []string
 	for _, c := range cases {
@@ -103,7 +103,7 @@ func Units(cases []store.Case) []string {
 // metrics that are zero in every case (no allocations anywhere, say):
 // columns of zeros hide the ones that differ. A case's page lists them
 // all (Units).
-func TableUnits(cases []store.Case) []string {
+func TableUnits(cases []model.Case) []string {
 	var out []string
 	for _, u := range Units(cases) {
 		if known, ok := units.Lookup(u); ok && !known.Headline {
@@ -122,9 +122,9 @@ func TableUnits(cases []store.Case) []string {
 // SharedUnits are the units two cases both measured that a comparison of
 // them tests: all but ops/s and the allocation rate, which are time/op
 // and B/op again (testing them would be the same test twice).
-func SharedUnits(a, b *store.Case) []string {
+func SharedUnits(a, b *model.Case) []string {
 	var out []string
-	for _, u := range Units([]store.Case{*a, *b}) {
+	for _, u := range Units([]model.Case{*a, *b}) {
 		if u == "ops/s" || u == "alloc-MB/s" {
 			continue
 		}
@@ -148,7 +148,7 @@ type BudgetPart struct {
 // their display order, then any others (a user's rules), sorted; nil
 // without a budget. The shares split the case's median time/op: the
 // runner scales the budget to it, and every page says so.
-func Budget(c *store.Case) []BudgetPart {
+func Budget(c *model.Case) []BudgetPart {
 	parts := BudgetOf(c.Budget)
 	if st, ok := c.Stats["ns/op"]; ok {
 		for i := range parts {
@@ -220,15 +220,15 @@ type Metric struct {
 // Case is what one case says: every metric it measured and its time
 // budget. The web's case page lays it out.
 type Case struct {
-	Case    *store.Case
+	Case    *model.Case
 	Metrics []Metric
 	Budget  []BudgetPart
 }
 
 // BuildCase makes the report of one case.
-func BuildCase(c *store.Case) *Case {
+func BuildCase(c *model.Case) *Case {
 	rc := &Case{Case: c, Budget: Budget(c)}
-	for _, u := range Units([]store.Case{*c}) {
+	for _, u := range Units([]model.Case{*c}) {
 		rc.Metrics = append(rc.Metrics, Metric{Unit: u, Label: MetricName(u), Cell: StatCell(c.Stats, u)})
 	}
 	return rc

@@ -6,20 +6,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 func TestStatCell(t *testing.T) {
 	inf := math.Inf(1)
 	for _, tt := range []struct {
 		name      string
-		stats     map[string]store.Stat
+		stats     map[string]model.Stat
 		text, err string
 	}{
 		{"not measured", nil, "—", ""},
-		{"interval", map[string]store.Stat{"ns/op": {N: 10, Median: 200, MedianLo: 190, MedianHi: 206, Min: 180, Max: 230}}, "200.0ns", "±5%"},
-		{"too few for an interval", map[string]store.Stat{"ns/op": {N: 3, Median: 200, MedianLo: -inf, MedianHi: inf, Min: 190, Max: 210}}, "200.0ns", "±∞"},
-		{"every repetition the same", map[string]store.Stat{"ns/op": {N: 10, Median: 200, MedianLo: 200, MedianHi: 200, Min: 200, Max: 200}}, "200.0ns", ""},
+		{"interval", map[string]model.Stat{"ns/op": {N: 10, Median: 200, MedianLo: 190, MedianHi: 206, Min: 180, Max: 230}}, "200.0ns", "±5%"},
+		{"too few for an interval", map[string]model.Stat{"ns/op": {N: 3, Median: 200, MedianLo: -inf, MedianHi: inf, Min: 190, Max: 210}}, "200.0ns", "±∞"},
+		{"every repetition the same", map[string]model.Stat{"ns/op": {N: 10, Median: 200, MedianLo: 200, MedianHi: 200, Min: 200, Max: 200}}, "200.0ns", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := StatCell(tt.stats, "ns/op")
@@ -34,10 +34,10 @@ func TestStatCell(t *testing.T) {
 }
 
 func TestUnitsOfCases(t *testing.T) {
-	st := func(median float64) store.Stat { return store.Stat{N: 1, Median: median, Max: median} }
-	cases := []store.Case{
-		{Stats: map[string]store.Stat{"hits/op": st(1), "B/op": st(0), "ns/op": st(5), "gc/op": st(1), "allocs/op": st(0)}},
-		{Stats: map[string]store.Stat{"ns/op": st(6), "allocs/op": st(2), "ops/s": st(1)}},
+	st := func(median float64) model.Stat { return model.Stat{N: 1, Median: median, Max: median} }
+	cases := []model.Case{
+		{Stats: map[string]model.Stat{"hits/op": st(1), "B/op": st(0), "ns/op": st(5), "gc/op": st(1), "allocs/op": st(0)}},
+		{Stats: map[string]model.Stat{"ns/op": st(6), "allocs/op": st(2), "ops/s": st(1)}},
 	}
 	if got, want := Units(cases), []string{"ns/op", "ops/s", "B/op", "allocs/op", "gc/op", "hits/op"}; !slices.Equal(got, want) {
 		t.Errorf("Units = %q, want %q", got, want)
@@ -55,8 +55,8 @@ func TestUnitsOfCases(t *testing.T) {
 // categories' order with a user's own after, and its text names the two
 // largest shares.
 func TestBudget(t *testing.T) {
-	c := &store.Case{
-		Stats:  map[string]store.Stat{"ns/op": {N: 5, Median: 400}},
+	c := &model.Case{
+		Stats:  map[string]model.Stat{"ns/op": {N: 5, Median: 400}},
 		Budget: map[string]float64{"lock": 50, "work": 30, "mine": 20, "gc": 0},
 	}
 	got := Budget(c)
@@ -67,7 +67,7 @@ func TestBudget(t *testing.T) {
 	if got, want := BudgetText(got), "lock 50% · work 30%"; got != want {
 		t.Errorf("BudgetText = %q, want %q", got, want)
 	}
-	if got := Budget(&store.Case{}); got != nil {
+	if got := Budget(&model.Case{}); got != nil {
 		t.Errorf("no budget: %v", got)
 	}
 }
@@ -75,17 +75,17 @@ func TestBudget(t *testing.T) {
 func TestThroughput(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
-		stats map[string]store.Stat
+		stats map[string]model.Stat
 		want  float64
 		ok    bool
 	}{
-		{"ops/s recorded", map[string]store.Stat{"ops/s": {N: 3, Median: 7}, "ns/op": {N: 3, Median: 1}}, 7, true},
-		{"from ns/op", map[string]store.Stat{"ns/op": {N: 3, Median: 250}}, 4e6, true},
-		{"from sec/op", map[string]store.Stat{"sec/op": {N: 3, Median: 0.5}}, 2, true},
+		{"ops/s recorded", map[string]model.Stat{"ops/s": {N: 3, Median: 7}, "ns/op": {N: 3, Median: 1}}, 7, true},
+		{"from ns/op", map[string]model.Stat{"ns/op": {N: 3, Median: 250}}, 4e6, true},
+		{"from sec/op", map[string]model.Stat{"sec/op": {N: 3, Median: 0.5}}, 2, true},
 		{"nothing", nil, 0, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := Throughput(&store.Case{Stats: tt.stats})
+			got, ok := Throughput(&model.Case{Stats: tt.stats})
 			if got != tt.want || ok != tt.ok {
 				t.Errorf("Throughput = %v %v, want %v %v", got, ok, tt.want, tt.ok)
 			}
@@ -97,10 +97,10 @@ func TestThroughput(t *testing.T) {
 // message from run.json reaches the terminal without its control
 // characters.
 func TestWriteCaseText(t *testing.T) {
-	c := &store.Case{Name: "variant=evil\x1b[31m/keys=1", Status: store.StatusFailed, Error: "panic: \x1b]0;owned\x07boom\nstack…",
-		Warnings: []store.Warning{store.Warn(store.WarnOther, 0, "odd \x1b[2J figure")}}
+	c := &model.Case{Name: "variant=evil\x1b[31m/keys=1", Status: model.StatusFailed, Error: "panic: \x1b]0;owned\x07boom\nstack…",
+		Warnings: []model.Warning{model.Warn(model.WarnOther, 0, "odd \x1b[2J figure")}}
 	var b strings.Builder
-	if err := WriteCaseText(&b, &store.Run{ID: "r1"}, BuildCase(c), 80); err != nil {
+	if err := WriteCaseText(&b, &model.Run{ID: "r1"}, BuildCase(c), 80); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

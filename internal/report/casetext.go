@@ -4,14 +4,14 @@ import (
 	"io"
 	"strings"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // WriteCaseText renders one case of run for a terminal (`perflab show
 // RUN/CASE`), fitting cols columns (default 80): its status, every metric
 // it measured with its interval, its time budget and its warnings. The
 // web's case page lays out the same Case.
-func WriteCaseText(w io.Writer, run *store.Run, rc *Case, cols int) error {
+func WriteCaseText(w io.Writer, run *model.Run, rc *Case, cols int) error {
 	if cols <= 0 {
 		cols = 80
 	}
@@ -23,7 +23,7 @@ func WriteCaseText(w io.Writer, run *store.Run, rc *Case, cols int) error {
 		status += " (incomplete)"
 	}
 	tw.linef("%s", status)
-	if c.Status != store.StatusOK {
+	if c.Status != model.StatusOK {
 		msg := string(c.Status)
 		if c.Error != "" {
 			msg += ": " + firstLine(c.Error)

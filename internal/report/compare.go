@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/compare"
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/units"
 )
 
@@ -54,8 +54,8 @@ const (
 
 // loadDiffers says whether two runs' machines were busy differently enough
 // during their rounds to explain a difference in their times.
-func loadDiffers(a, b *store.Run) bool {
-	peak := func(r *store.Run) (load, steal float64) {
+func loadDiffers(a, b *model.Run) bool {
+	peak := func(r *model.Run) (load, steal float64) {
 		for _, rd := range r.Rounds {
 			load, steal = math.Max(load, rd.Load1), math.Max(steal, rd.Steal)
 		}
@@ -71,7 +71,7 @@ func loadDiffers(a, b *store.Run) bool {
 
 // EnvWarnings lists how two runs' machines and settings differ, each a
 // reason their numbers may differ that is not the code.
-func EnvWarnings(a, b *store.Run) []string {
+func EnvWarnings(a, b *model.Run) []string {
 	var out []string
 	diff := func(what, x, y string) {
 		if x != y {
@@ -93,7 +93,7 @@ func EnvWarnings(a, b *store.Run) []string {
 	if ma != "" && mb != "" && loadDiffers(a, b) {
 		out = append(out, fmt.Sprintf("machine load: %s vs %s", ma, mb))
 	}
-	for _, r := range []*store.Run{a, b} {
+	for _, r := range []*model.Run{a, b} {
 		if !r.Complete {
 			out = append(out, fmt.Sprintf("run %s is incomplete: %s", r.ID, r.Why()))
 		}
@@ -104,7 +104,7 @@ func EnvWarnings(a, b *store.Run) []string {
 // ContentionWarnings says, for each of the runs a comparison rests on
 // (once each), when other programs used maxOthers or more of its CPUs in
 // some round: its wall times are contended, and so is any verdict on them.
-func ContentionWarnings(runs ...*store.Run) []string {
+func ContentionWarnings(runs ...*model.Run) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range runs {
@@ -121,7 +121,7 @@ func ContentionWarnings(runs ...*store.Run) []string {
 
 // PeakOthers is the most CPUs other programs (or the kernel) used over any
 // span of a run's rounds, and whether the run recorded any.
-func PeakOthers(r *store.Run) (float64, bool) {
+func PeakOthers(r *model.Run) (float64, bool) {
 	peak, ok := 0.0, false
 	for _, rd := range r.Rounds {
 		if rd.Others != nil {
@@ -131,7 +131,7 @@ func PeakOthers(r *store.Run) (float64, bool) {
 	return peak, ok
 }
 
-func commitOf(r *store.Run) string {
+func commitOf(r *model.Run) string {
 	c := r.Env.Commit
 	if len(c) > 12 {
 		c = c[:12]

@@ -4,29 +4,29 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // TestLoadDiffers: the machine-load line is given when the rounds' peak
 // load or steal differ enough to explain a difference in times, not
 // whenever their summaries differ.
 func TestLoadDiffers(t *testing.T) {
-	run := func(steal float64, loads ...float64) *store.Run {
-		r := &store.Run{Complete: true}
+	run := func(steal float64, loads ...float64) *model.Run {
+		r := &model.Run{Complete: true}
 		r.Env.NumCPU = 2
 		for _, l := range loads {
-			r.Rounds = append(r.Rounds, store.Round{Load1: l, Steal: steal})
+			r.Rounds = append(r.Rounds, model.Round{Load1: l, Steal: steal})
 		}
 		return r
 	}
-	others := func(o float64) *store.Run {
+	others := func(o float64) *model.Run {
 		r := run(0, 1.0)
 		r.Rounds[0].Others = &o
 		return r
 	}
 	for _, tt := range []struct {
 		name string
-		a, b *store.Run
+		a, b *model.Run
 		want bool
 	}{
 		{"the same machine, the same work", run(0, 0.8, 1.1), run(0, 1.0, 1.1), false},
@@ -54,16 +54,16 @@ func TestLoadDiffers(t *testing.T) {
 // any, and a run whose rounds had half a CPU or more of them is warned of,
 // as is one with steal.
 func TestMachine(t *testing.T) {
-	run := func(steal, others float64) *store.Run {
-		r := &store.Run{ID: "r1", Complete: true}
+	run := func(steal, others float64) *model.Run {
+		r := &model.Run{ID: "r1", Complete: true}
 		r.Env.NumCPU = 2
 		half := others / 2
-		r.Rounds = []store.Round{{Load1: 1.0, Steal: steal, Others: &half}, {Load1: 1.2, Steal: steal}, {Load1: 1.1, Steal: steal, Others: &others}}
+		r.Rounds = []model.Round{{Load1: 1.0, Steal: steal, Others: &half}, {Load1: 1.2, Steal: steal}, {Load1: 1.1, Steal: steal, Others: &others}}
 		return r
 	}
 	for _, tt := range []struct {
 		name          string
-		run           *store.Run
+		run           *model.Run
 		summary       string
 		warns         []string
 		contentionMsg bool
@@ -72,7 +72,7 @@ func TestMachine(t *testing.T) {
 		{"a little else", run(0, 0.3), "load 1.0–1.2 on 2 CPUs (perflab's workers included), steal up to 0%, other programs up to 0.3 CPUs", nil, false},
 		{"a spinning program", run(0, 0.92), "load 1.0–1.2 on 2 CPUs (perflab's workers included), steal up to 0%, other programs up to 0.9 CPUs", []string{"other programs or the kernel used up to 0.9 of 2 CPUs"}, true},
 		{"stolen and contended", run(0.08, 1.3), "load 1.0–1.2 on 2 CPUs (perflab's workers included), steal up to 8%, other programs up to 1.3 CPUs", []string{"the hypervisor stole up to 8%", "other programs or the kernel used up to 1.3 of 2 CPUs"}, true},
-		{"no rounds", &store.Run{}, "", nil, false},
+		{"no rounds", &model.Run{}, "", nil, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			summary, ws := Machine(tt.run)

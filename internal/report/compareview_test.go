@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/compare"
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // caseWith makes a measured case whose repetitions measured ns/op and
 // B/op as given.
-func caseWith(ns, bytes []float64) *store.Case {
-	c := &store.Case{Status: store.StatusOK, Stats: map[string]store.Stat{"ns/op": {N: len(ns)}, "B/op": {N: len(bytes)}}}
+func caseWith(ns, bytes []float64) *model.Case {
+	c := &model.Case{Status: model.StatusOK, Stats: map[string]model.Stat{"ns/op": {N: len(ns)}, "B/op": {N: len(bytes)}}}
 	for i := range ns {
-		c.Reps = append(c.Reps, store.Rep{Metrics: map[string]float64{"ns/op": ns[i], "B/op": bytes[i]}})
+		c.Reps = append(c.Reps, model.Rep{Metrics: map[string]float64{"ns/op": ns[i], "B/op": bytes[i]}})
 	}
 	return c
 }
@@ -25,7 +25,7 @@ func caseWith(ns, bytes []float64) *store.Case {
 func TestMetricRows(t *testing.T) {
 	tests := []struct {
 		name     string
-		a, b     *store.Case
+		a, b     *model.Case
 		verdicts []string // time/op, B/op
 		warnings []string
 	}{

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/units"
 )
 
@@ -19,7 +19,7 @@ func Number(v float64) string { return units.Number(v) }
 // CI formats a median's interval as benchstat prints it: "±3%", or "±∞"
 // with too few repetitions for one.
 func CI(center, lo, hi float64) string {
-	hw := store.Stat{Median: center, MedianLo: lo, MedianHi: hi}.HalfWidth()
+	hw := model.Stat{Median: center, MedianLo: lo, MedianHi: hi}.HalfWidth()
 	if math.IsInf(hw, 0) {
 		return "±∞"
 	}

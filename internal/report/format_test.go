@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 func TestCount(t *testing.T) {
@@ -41,7 +41,7 @@ func TestTextSingular(t *testing.T) {
 		if st, ok := run.Cases[i].Stats["ns/op"]; ok {
 			st.N = 1
 			run.Cases[i].Stats["ns/op"] = st
-			run.Cases[i].Warnings = append(run.Cases[i].Warnings, store.Warn(store.WarnWideCI, float64(10+i), "wide"))
+			run.Cases[i].Warnings = append(run.Cases[i].Warnings, model.Warn(model.WarnWideCI, float64(10+i), "wide"))
 		}
 	}
 	var b strings.Builder
@@ -88,25 +88,25 @@ func TestMetricNames(t *testing.T) {
 }
 
 func TestListStatus(t *testing.T) {
-	ok := store.Case{Status: store.StatusOK, Reps: []store.Rep{{Ops: 1}}}
-	failed := store.Case{Status: store.StatusFailed}
-	skipped := store.Case{Status: store.StatusSkipped}
+	ok := model.Case{Status: model.StatusOK, Reps: []model.Rep{{Ops: 1}}}
+	failed := model.Case{Status: model.StatusFailed}
+	skipped := model.Case{Status: model.StatusSkipped}
 	for _, tt := range []struct {
 		name       string
 		complete   bool
-		cases      []store.Case
+		cases      []model.Case
 		status     string
 		unmeasured string
 	}{
-		{"complete", true, []store.Case{ok, ok}, "complete", ""},
-		{"one failed", true, []store.Case{ok, failed}, "complete, 1 failed", ""},
-		{"all failed", true, []store.Case{failed, failed, failed}, "failed (all 3 cases)", "all 3 cases failed"},
-		{"its one case failed", true, []store.Case{failed}, "failed", "its one case failed"},
-		{"interrupted", false, []store.Case{ok, skipped}, "incomplete", ""},
-		{"interrupted before measuring", false, []store.Case{skipped, skipped}, "incomplete, empty", "interrupted before any case was measured"},
+		{"complete", true, []model.Case{ok, ok}, "complete", ""},
+		{"one failed", true, []model.Case{ok, failed}, "complete, 1 failed", ""},
+		{"all failed", true, []model.Case{failed, failed, failed}, "failed (all 3 cases)", "all 3 cases failed"},
+		{"its one case failed", true, []model.Case{failed}, "failed", "its one case failed"},
+		{"interrupted", false, []model.Case{ok, skipped}, "incomplete", ""},
+		{"interrupted before measuring", false, []model.Case{skipped, skipped}, "incomplete, empty", "interrupted before any case was measured"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &store.Run{Complete: tt.complete, Cases: tt.cases}
+			r := &model.Run{Complete: tt.complete, Cases: tt.cases}
 			if got := ListStatus(r); got != tt.status {
 				t.Errorf("ListStatus = %q, want %q", got, tt.status)
 			}

@@ -15,15 +15,15 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/compare"
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/units"
 	"github.com/perflab/perflab/profiles"
 )
 
 // Run is the report of one stored run.
 type Run struct {
-	Run *store.Run
-	// Status is "complete" or "INCOMPLETE: <why>" (store.Run.Why).
+	Run *model.Run
+	// Status is "complete" or "INCOMPLETE: <why>" (model.Run.Why).
 	Status string
 	// NoBudget says why some or all cases have no time budget when the
 	// reason is the run's, not the case's: "--profile none", or an
@@ -71,7 +71,7 @@ const maxOthers = 0.5
 
 // Machine summarises the machine's load over a run's rounds, and warns
 // about steal and about other programs' use of the CPUs.
-func Machine(run *store.Run) (summary string, warnings []Warning) {
+func Machine(run *model.Run) (summary string, warnings []Warning) {
 	if len(run.Rounds) == 0 {
 		return "", nil
 	}
@@ -102,7 +102,7 @@ func Machine(run *store.Run) (summary string, warnings []Warning) {
 
 // contention is the warning for a run whose rounds had other programs on
 // maxOthers or more of its CPUs, in some span, and whether there is one.
-func contention(run *store.Run) (string, bool) {
+func contention(run *model.Run) (string, bool) {
 	others, _ := PeakOthers(run)
 	if others < maxOthers {
 		return "", false
@@ -143,7 +143,7 @@ func (g *Group) Title() string {
 
 // Row is one case of a group.
 type Row struct {
-	Case *store.Case
+	Case *model.Case
 	// OK is false for a failed, skipped or n/a case; Message then says
 	// why ("failed: …", "n/a: …").
 	OK      bool
@@ -180,7 +180,7 @@ func (r *Row) Marked(affects Affects, min Severity) bool {
 }
 
 // Stat returns the summary of unit, and whether the case measured it.
-func (r *Row) Stat(unit string) (store.Stat, bool) {
+func (r *Row) Stat(unit string) (model.Stat, bool) {
 	st, ok := r.Case.Stats[unit]
 	return st, ok
 }
@@ -250,7 +250,7 @@ func speed(r float64) string {
 }
 
 // Build makes the report of run.
-func Build(run *store.Run) *Run {
+func Build(run *model.Run) *Run {
 	rep := &Run{Run: run, Status: "complete", Reps: Count(run.Config.Count, "repetition")}
 	// --until adds rounds: say how many the cases got.
 	most := 0
@@ -287,7 +287,7 @@ func Build(run *store.Run) *Run {
 			byKey[key] = gi
 			rep.Groups = append(rep.Groups, g)
 		}
-		row := Row{Case: c, OK: c.Status == store.StatusOK}
+		row := Row{Case: c, OK: c.Status == model.StatusOK}
 		if !row.OK {
 			row.Message = string(c.Status)
 			if c.Error != "" {
@@ -314,7 +314,7 @@ func Build(run *store.Run) *Run {
 			measured++
 		}
 		for _, w := range c.Warnings {
-			if w.Kind == store.WarnWindowDrift && c.BudgetTrust != nil {
+			if w.Kind == model.WarnWindowDrift && c.BudgetTrust != nil {
 				// A judged budget's trust mark says this, with the
 				// tracer's own effect taken out (TrustReason).
 				continue
@@ -341,7 +341,7 @@ func Build(run *store.Run) *Run {
 	verdicts(rep.Groups)
 	for i := range rep.Groups {
 		g := &rep.Groups[i]
-		cases := make([]*store.Case, len(g.Rows))
+		cases := make([]*model.Case, len(g.Rows))
 		for j := range g.Rows {
 			cases[j] = g.Rows[j].Case
 		}
@@ -363,10 +363,10 @@ func Build(run *store.Run) *Run {
 
 // noBudget says why a run's measured cases lack a time budget, when the
 // run is the reason.
-func noBudget(run *store.Run) string {
+func noBudget(run *model.Run) string {
 	measured, budgets := 0, 0
 	for _, c := range run.Cases {
-		if c.Status != store.StatusOK || len(c.Reps) == 0 {
+		if c.Status != model.StatusOK || len(c.Reps) == 0 {
 			continue
 		}
 		measured++
@@ -394,7 +394,7 @@ func verdicts(groups []Group) {
 	var of []*Verdict
 	for i := range groups {
 		g := &groups[i]
-		var ok []*store.Case
+		var ok []*model.Case
 		for _, r := range g.Rows {
 			if st, has := r.Case.Stats["ns/op"]; r.OK && has && st.Median > 0 {
 				ok = append(ok, r.Case)
@@ -432,17 +432,17 @@ func verdicts(groups []Group) {
 
 // GroupKey is the title of the group c belongs to in run: its parameters
 // in the scenario's order and its goroutine count.
-func GroupKey(run *store.Run, c *store.Case) string {
+func GroupKey(run *model.Run, c *model.Case) string {
 	g := Group{Params: Params(run, c), Threads: c.Threads}
 	return g.Title()
 }
 
 // Params returns a case's parameters in the scenario's order: the order
-// run.json records (store.Run.ParamOrder) or, for runs stored before it
+// run.json records (model.Run.ParamOrder) or, for runs stored before it
 // did, the order of the case name's segments, checked against the case's
 // Params so that a variant name containing '/' cannot forge parameters.
 // Parameters neither names follow, sorted.
-func Params(run *store.Run, c *store.Case) []Param {
+func Params(run *model.Run, c *model.Case) []Param {
 	var out []Param
 	used := map[string]bool{}
 	take := func(k string) {
@@ -486,10 +486,10 @@ func firstLine(s string) string {
 // failed", "failed (all 12 cases)", "incomplete" or "incomplete, empty".
 // A run whose every case failed is not "complete": it measured nothing,
 // and `latest` passes it by.
-func ListStatus(r *store.Run) string {
+func ListStatus(r *model.Run) string {
 	failed := 0
 	for _, c := range r.Cases {
-		if c.Status == store.StatusFailed {
+		if c.Status == model.StatusFailed {
 			failed++
 		}
 	}
@@ -513,13 +513,13 @@ func ListStatus(r *store.Run) string {
 // Unmeasured says why a run measured nothing: "all 12 cases failed",
 // "interrupted before any case was measured"; "" when it measured
 // something.
-func Unmeasured(r *store.Run) string {
+func Unmeasured(r *model.Run) string {
 	if r.Measured() {
 		return ""
 	}
 	failed := 0
 	for _, c := range r.Cases {
-		if c.Status == store.StatusFailed {
+		if c.Status == model.StatusFailed {
 			failed++
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 func TestSafe(t *testing.T) {
@@ -39,14 +39,14 @@ func TestSafe(t *testing.T) {
 // columns still line up.
 func TestWriteTextEscapes(t *testing.T) {
 	const evil = "\x1b]0;pwned\x07"
-	st := store.Stat{N: 3, Median: 100, MedianLo: 90, MedianHi: 110, Mean: 100}
-	mk := func(v string) store.Case {
-		return store.Case{Name: "variant=" + v + "/threads=1", Variant: v, Threads: 1, Status: store.StatusOK,
-			Params: map[string]string{}, Stats: map[string]store.Stat{"ns/op": st, "cpu-ns/op": st},
-			Reps: []store.Rep{{Ops: 1}, {Ops: 1}, {Ops: 1}}, Warnings: []store.Warning{store.Warn(store.WarnOther, 0, "warned "+evil)}}
+	st := model.Stat{N: 3, Median: 100, MedianLo: 90, MedianHi: 110, Mean: 100}
+	mk := func(v string) model.Case {
+		return model.Case{Name: "variant=" + v + "/threads=1", Variant: v, Threads: 1, Status: model.StatusOK,
+			Params: map[string]string{}, Stats: map[string]model.Stat{"ns/op": st, "cpu-ns/op": st},
+			Reps: []model.Rep{{Ops: 1}, {Ops: 1}, {Ops: 1}}, Warnings: []model.Warning{model.Warn(model.WarnOther, 0, "warned "+evil)}}
 	}
-	run := &store.Run{ID: "r", Scenario: "s" + evil, Cases: []store.Case{mk("ok"), mk(evil)},
-		Env: store.Env{CPU: "cpu" + evil, GOGC: "100"}}
+	run := &model.Run{ID: "r", Scenario: "s" + evil, Cases: []model.Case{mk("ok"), mk(evil)},
+		Env: model.Env{CPU: "cpu" + evil, GOGC: "100"}}
 	var buf bytes.Buffer
 	if err := WriteText(&buf, Build(run), TextOptions{}); err != nil {
 		t.Fatal(err)

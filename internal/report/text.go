@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/units"
 	"github.com/perflab/perflab/profiles"
 )
@@ -183,7 +183,7 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 var optionalOrder = []string{"alloc MB/s", "ops/s", "MB/s"}
 
 // variantName is a case's name in its group's table and warnings.
-func variantName(c *store.Case) string {
+func variantName(c *model.Case) string {
 	if c.Variant == "" {
 		return c.Name
 	}

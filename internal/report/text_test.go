@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/runner"
-	"github.com/perflab/perflab/internal/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -19,12 +19,12 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // fixture is a small run with what a table must handle: two groups, a
 // budget and a window, a scenario metric, a failed and an n/a case, a
 // hostile variant name and grouped warnings.
-func fixture() *store.Run {
-	run := &store.Run{
+func fixture() *model.Run {
+	run := &model.Run{
 		ID: "20261201-120000-cipher-cache", Scenario: "cipher-cache", Complete: true,
 		Started:    time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
-		Env:        store.Env{GoVersion: "go1.26.8", CPU: "AMD EPYC", GOMAXPROCS: 2, GOGC: "100", Commit: "a38ced349bdd0000", Dirty: true},
-		Config:     store.Config{Count: 6},
+		Env:        model.Env{GoVersion: "go1.26.8", CPU: "AMD EPYC", GOMAXPROCS: 2, GOGC: "100", Commit: "a38ced349bdd0000", Dirty: true},
+		Config:     model.Config{Count: 6},
 		ParamOrder: []string{"keys", "key"},
 	}
 	type v struct {
@@ -32,19 +32,19 @@ func fixture() *store.Run {
 		ns        float64
 		bop, hits float64
 		budget    map[string]float64
-		status    store.Status
+		status    model.Status
 		err       string
 	}
 	for _, th := range []int{1, 4} {
 		for i, vv := range []v{
 			{name: "mutex", ns: 214.7, bop: 70.3, hits: 0.121, budget: map[string]float64{"work": .44, "lock": .04, "alloc": .05, "sched": .01, "other": .46}},
-			{name: "rwmutex", status: store.StatusFailed, err: "worker panicked: boom\nstack…"},
+			{name: "rwmutex", status: model.StatusFailed, err: "worker panicked: boom\nstack…"},
 			{name: "nocache-pool", ns: 96.5, bop: 0.0004, budget: map[string]float64{"work": .96, "gc": .04}},
 			{name: "sum256", ns: 107.6, budget: map[string]float64{"work": .95, "wait": .02, "other": .03}},
-			{name: "sharded", status: store.StatusNotApplicable, err: "no sharding below 256 keys"},
+			{name: "sharded", status: model.StatusNotApplicable, err: "no sharding below 256 keys"},
 		} {
 			params := map[string]string{"keys": "1024", "key": "ssk"}
-			c := store.Case{Variant: vv.name, Params: params, Threads: th, Status: store.StatusOK}
+			c := model.Case{Variant: vv.name, Params: params, Threads: th, Status: model.StatusOK}
 			c.Name = "variant=" + vv.name + "/keys=1024/key=ssk/threads=" + string(rune('0'+th))
 			if vv.status != "" {
 				c.Status, c.Error = vv.status, vv.err
@@ -61,12 +61,12 @@ func fixture() *store.Run {
 				if vv.hits > 0 {
 					m["hits/op"] = vv.hits
 				}
-				c.Reps = append(c.Reps, store.Rep{Ops: 1000, Metrics: m})
+				c.Reps = append(c.Reps, model.Rep{Ops: 1000, Metrics: m})
 				for u, x := range m {
 					series[u] = append(series[u], x)
 				}
 			}
-			c.Stats = map[string]store.Stat{}
+			c.Stats = map[string]model.Stat{}
 			for u, xs := range series {
 				st, warns := runner.Summarise(xs)
 				c.Stats[u] = st
@@ -78,29 +78,29 @@ func fixture() *store.Run {
 			for cat, f := range vv.budget {
 				c.Budget[cat] = f * c.Stats["ns/op"].Median
 			}
-			c.Window = &store.Window{Seconds: 1, NsPerOp: ns, BackgroundGCNsPerOp: vv.bop / 8}
+			c.Window = &model.Window{Seconds: 1, NsPerOp: ns, BackgroundGCNsPerOp: vv.bop / 8}
 			if th == 4 {
-				c.Warnings = append(c.Warnings, store.Warn(store.WarnWindowDrift, float64(10*(i+1)+2), "the profiling window's time/op was +"+string(rune('1'+i))+"2% off the timed median: the budget's shares come from that window"))
+				c.Warnings = append(c.Warnings, model.Warn(model.WarnWindowDrift, float64(10*(i+1)+2), "the profiling window's time/op was +"+string(rune('1'+i))+"2% off the timed median: the budget's shares come from that window"))
 				// Judged budgets: an untrusted one (two reasons, which
 				// wrap), a trusted one, and one with sched worth a line.
 				switch vv.name {
 				case "mutex":
-					c.BudgetTrust = &store.Trust{Reasons: []store.TrustReason{{Kind: store.TracedOff, Value: 1.352, Limit: 1.053}, {Kind: store.FewSamples, Value: 27, Limit: 50}}}
+					c.BudgetTrust = &model.Trust{Reasons: []model.TrustReason{{Kind: model.TracedOff, Value: 1.352, Limit: 1.053}, {Kind: model.FewSamples, Value: 27, Limit: 50}}}
 				case "nocache-pool":
-					c.BudgetTrust = &store.Trust{}
+					c.BudgetTrust = &model.Trust{}
 				case "sum256":
 					med := c.Stats["ns/op"].Median
 					c.Budget = map[string]float64{"work": .80 * med, "wait": .02 * med, "sched": .15 * med, "other": .03 * med}
 					c.SchedBy = map[string]float64{"work": .12 * med, "sched": .02 * med, "alloc": .01 * med}
-					c.BudgetTrust = &store.Trust{Reasons: []store.TrustReason{{Kind: store.TracerEffect, Value: 1.21, Limit: 1.053}}}
+					c.BudgetTrust = &model.Trust{Reasons: []model.TrustReason{{Kind: model.TracerEffect, Value: 1.21, Limit: 1.053}}}
 				}
 			}
 			run.Cases = append(run.Cases, c)
 		}
 	}
-	run.Cases[0].Warnings = append(run.Cases[0].Warnings, store.Warn(store.WarnFewSamples, 27, "the split of running time (work, alloc, other…) rests on 27 CPU samples"))
+	run.Cases[0].Warnings = append(run.Cases[0].Warnings, model.Warn(model.WarnFewSamples, 27, "the split of running time (work, alloc, other…) rests on 27 CPU samples"))
 	run.Env.NumCPU = 2
-	run.Rounds = []store.Round{{Load1: 1.2}, {Load1: 3.4, Steal: 0.08}, {Load1: 2.0, Steal: 0.01}}
+	run.Rounds = []model.Round{{Load1: 1.2}, {Load1: 3.4, Steal: 0.08}, {Load1: 2.0, Steal: 0.01}}
 	return run
 }
 
@@ -122,7 +122,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestTextGolden(t *testing.T) {
-	slices := func() *store.Run {
+	slices := func() *model.Run {
 		run := fixture()
 		run.Config.Trace = "slices"
 		return run
@@ -131,7 +131,7 @@ func TestTextGolden(t *testing.T) {
 		name string
 		opts TextOptions
 		max  int
-		run  func() *store.Run
+		run  func() *model.Run
 	}{
 		{"table-80.txt", TextOptions{}, 80, fixture},
 		{"table-160.txt", TextOptions{Width: 160}, 160, fixture},
@@ -295,7 +295,7 @@ func TestTextIncomplete(t *testing.T) {
 			kept := 0
 			for i := range run.Cases {
 				c := &run.Cases[i]
-				if c.Status != store.StatusOK {
+				if c.Status != model.StatusOK {
 					continue
 				}
 				if tt.budgets >= 0 && kept >= tt.budgets {

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -16,7 +16,7 @@ const UntrustedMark = "?"
 // TrustReason is the short reason a budget cannot be trusted, as the row
 // shows it ("traced 1.35× the timed time/op"); "" for a trusted or unknown
 // budget. Several reasons are joined with "; ".
-func TrustReason(t *store.Trust) string {
+func TrustReason(t *model.Trust) string {
 	if !t.Untrusted() {
 		return ""
 	}
@@ -27,19 +27,19 @@ func TrustReason(t *store.Trust) string {
 	return strings.Join(parts, "; ")
 }
 
-func reasonText(r store.TrustReason) string {
+func reasonText(r model.TrustReason) string {
 	switch r.Kind {
-	case store.TracedOff:
+	case model.TracedOff:
 		return fmt.Sprintf("traced time/op %s the timed", factor(r.Value))
-	case store.TracerEffect:
+	case model.TracerEffect:
 		return fmt.Sprintf("traced %s untraced, round by round", factor(r.Value))
-	case store.FewSamples:
+	case model.FewSamples:
 		return fmt.Sprintf("%.0f CPU samples (want %.0f)", r.Value, r.Limit)
-	case store.RecordsLost:
+	case model.RecordsLost:
 		return fmt.Sprintf("context-switch records lost (CPU wait %.0f%%)", 100*r.Value)
-	case store.HelpersCharged:
+	case model.HelpersCharged:
 		return fmt.Sprintf("%.0f%% charged to helpers' running", 100*r.Value)
-	case store.SharedHelpers:
+	case model.SharedHelpers:
 		return fmt.Sprintf("%.0f%% charged to a pool the workers share", 100*r.Value)
 	}
 	// A kind this binary does not know, from a newer run.json.
@@ -55,7 +55,7 @@ func factor(x float64) string { return fmt.Sprintf("%.2f×", x) }
 // The parts are in profiles.Categories order, those under half a point
 // left out, unplaced last; time with no stack to say (a worker released and waiting for
 // its first CPU) is "unplaced".
-func SchedBy(c *store.Case) string {
+func SchedBy(c *model.Case) string {
 	var total, sched float64
 	for _, v := range c.Budget {
 		total += v

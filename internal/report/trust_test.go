@@ -3,23 +3,23 @@ package report
 import (
 	"testing"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 func TestTrustReason(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
-		trust *store.Trust
+		trust *model.Trust
 		want  string
 	}{
 		{"unknown (an old run)", nil, ""},
-		{"trusted", &store.Trust{}, ""},
-		{"traced off", &store.Trust{Reasons: []store.TrustReason{{Kind: store.TracedOff, Value: 0.8}}}, "traced time/op 0.80× the timed"},
-		{"two reasons", &store.Trust{Reasons: []store.TrustReason{{Kind: store.TracerEffect, Value: 1.214}, {Kind: store.RecordsLost, Value: 0.12}}},
+		{"trusted", &model.Trust{}, ""},
+		{"traced off", &model.Trust{Reasons: []model.TrustReason{{Kind: model.TracedOff, Value: 0.8}}}, "traced time/op 0.80× the timed"},
+		{"two reasons", &model.Trust{Reasons: []model.TrustReason{{Kind: model.TracerEffect, Value: 1.214}, {Kind: model.RecordsLost, Value: 0.12}}},
 			"traced 1.21× untraced, round by round; context-switch records lost (CPU wait 12%)"},
-		{"shared pool", &store.Trust{Reasons: []store.TrustReason{{Kind: store.SharedHelpers, Value: 0.42}}}, "42% charged to a pool the workers share"},
-		{"helpers", &store.Trust{Reasons: []store.TrustReason{{Kind: store.HelpersCharged, Value: 0.55}}}, "55% charged to helpers' running"},
-		{"a kind from a newer perflab", &store.Trust{Reasons: []store.TrustReason{{Kind: "gremlins"}}}, "gremlins"},
+		{"shared pool", &model.Trust{Reasons: []model.TrustReason{{Kind: model.SharedHelpers, Value: 0.42}}}, "42% charged to a pool the workers share"},
+		{"helpers", &model.Trust{Reasons: []model.TrustReason{{Kind: model.HelpersCharged, Value: 0.55}}}, "55% charged to helpers' running"},
+		{"a kind from a newer perflab", &model.Trust{Reasons: []model.TrustReason{{Kind: "gremlins"}}}, "gremlins"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := TrustReason(tt.trust); got != tt.want {
@@ -32,13 +32,13 @@ func TestTrustReason(t *testing.T) {
 func TestSchedByText(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		c    store.Case
+		c    model.Case
 		want string
 	}{
-		{"old run", store.Case{Budget: map[string]float64{"sched": 50, "work": 50}}, ""},
-		{"parts in category order, small ones left out", store.Case{Budget: map[string]float64{"work": 77, "sched": 23},
+		{"old run", model.Case{Budget: map[string]float64{"sched": 50, "work": 50}}, ""},
+		{"parts in category order, small ones left out", model.Case{Budget: map[string]float64{"work": 77, "sched": 23},
 			SchedBy: map[string]float64{"other": 2, "work": 20, "sched": 0.6, "alloc": 0.4}}, "sched 23 pts, of which work 20, other 2, unplaced 1"},
-		{"under half a point", store.Case{Budget: map[string]float64{"work": 1000}, SchedBy: map[string]float64{"work": 1}}, ""},
+		{"under half a point", model.Case{Budget: map[string]float64{"work": 1000}, SchedBy: map[string]float64{"work": 1}}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := SchedBy(&tt.c); got != tt.want {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // Severity ranks a warning: what a reader sees by default.
@@ -49,8 +49,8 @@ const (
 
 // Run-level warning kinds: the report's own, from the run's rounds.
 const (
-	KindSteal      store.WarningKind = "machine-steal"
-	KindContention store.WarningKind = "contention"
+	KindSteal      model.WarningKind = "machine-steal"
+	KindContention model.WarningKind = "contention"
 )
 
 // kindInfo is what the report knows of a kind of warning: how severe it
@@ -75,55 +75,55 @@ func signedPcts(lo, hi float64) string {
 func plain(lo, hi float64) string { return rangeOf(lo, hi, false) }
 func times(lo, hi float64) string { return rangeOf(lo, hi, false) + "×" }
 
-var kinds = map[store.WarningKind]kindInfo{
+var kinds = map[model.WarningKind]kindInfo{
 	// The runner's one sentence (runner.TooFewForInterval), for one case
 	// and for a group: one message about too few repetitions (issue 25).
-	store.WarnFewReps: {Caution, AffectsTime, true, "", "", nil},
-	store.WarnWideCI: {Caution, AffectsTime, true,
+	model.WarnFewReps: {Caution, AffectsTime, true, "", "", nil},
+	model.WarnWideCI: {Caution, AffectsTime, true,
 		"time/op's 95%% interval is wide (±%s): the machine is noisy or the case unstable; use more --count, a quieter machine, or compare cpu/op",
 		"time/op's interval ±%s is wide: a noisy machine or an unstable case", pct},
-	store.WarnTwoSpeeds: {Caution, AffectsTime, true,
+	model.WarnTwoSpeeds: {Caution, AffectsTime, true,
 		"time/op ran at two speeds, %s apart (a lock or scheduler state that flips between repetitions): its median and a comparison mix them; see the repetitions in results.txt",
 		"time/op ran at two speeds, %s apart: the median mixes them (results.txt)", times},
-	store.WarnUntil: {Caution, AffectsTime, false,
+	model.WarnUntil: {Caution, AffectsTime, false,
 		"time/op's interval stayed at ±%s: --until was not reached within --until-max",
 		"--until not reached within --until-max (±%s)", pct},
-	store.WarnInterrupted: {Severe, AffectsTime, false,
+	model.WarnInterrupted: {Severe, AffectsTime, false,
 		"interrupted during setup (calibration or warmup): not measured",
 		"interrupted during setup: not measured", nil},
-	store.WarnAbandoned: {Info, AffectsTime, false,
+	model.WarnAbandoned: {Info, AffectsTime, false,
 		"a repetition was abandoned when the run was interrupted: not counted",
 		"a repetition abandoned at the interrupt: not counted", nil},
-	store.WarnProfiling: {Severe, AffectsBudget, false, "", "", nil},
-	store.WarnWindowDrift: {Caution, AffectsBudget, true,
+	model.WarnProfiling: {Severe, AffectsBudget, false, "", "", nil},
+	model.WarnWindowDrift: {Caution, AffectsBudget, true,
 		"the profiling window's time/op was %s off the timed median: the budget's shares come from that window, which behaved differently",
 		"budget from a profiling window %s off the timed time/op", signedPcts},
-	store.WarnWindowGC: {Caution, AffectsBudget, false,
+	model.WarnWindowGC: {Caution, AffectsBudget, false,
 		"the profiling window ran %s the timed repetitions' GC cycles per op: GC pacing differed, so the budget's gc and alloc shares are off",
 		"gc and alloc shares off: the window ran %s the timed GC cycles/op", times},
-	store.WarnOccupancy: {Info, AffectsBudget, false,
+	model.WarnOccupancy: {Info, AffectsBudget, false,
 		"workers were busy %s of the profiling window (they finished unevenly); the budget splits their busy time",
 		"workers busy %s of the profiling window (uneven finishing)", pct},
-	store.WarnStarved: {Caution, AffectsTime, true,
+	model.WarnStarved: {Caution, AffectsTime, true,
 		"got %s CPUs, fewer than its workers wanted: another process took the cores, so time/op and sched are inflated; compare cpu/op, or use a quieter machine",
 		"got %s CPUs, fewer than it wanted: another process; compare cpu/op", plain},
-	store.WarnWindowContended: {Caution, AffectsBudget, true,
+	model.WarnWindowContended: {Caution, AffectsBudget, true,
 		"another process kept the workers' threads from a CPU in the profiling window, not in the timed rounds: the budget's sched is that process's doing; rerun on a quieter machine",
 		"another process took CPUs in the profiling window: sched inflated", nil},
-	store.WarnWindowSteal: {Caution, AffectsBudget, true,
+	model.WarnWindowSteal: {Caution, AffectsBudget, true,
 		"the hypervisor gave %s of the CPUs' time in the profiling window to other guests: the budget counts what the workers lost as running",
 		"the hypervisor stole %s of the CPUs in the profiling window", pct},
-	store.WarnFewSamples: {Info, AffectsBudget, false,
+	model.WarnFewSamples: {Info, AffectsBudget, false,
 		"the split of running time (work, alloc, other…) rests on %s CPU samples (want 50 or more): use a longer --profile-time; off-CPU shares are exact",
 		"running time split by only %s CPU samples (--profile-time)", plain},
-	store.WarnUntimed: {Caution, AffectsBudget, false,
+	model.WarnUntimed: {Caution, AffectsBudget, false,
 		"%s of the benchmark goroutine's profiled time was outside its timed loop (setup, or StopTimer/StartTimer): the budget describes the whole function",
 		"%s of the profiled time was outside the timed loop: in the budget", pct},
 	KindSteal:      {Caution, AffectsRun, true, "", "", nil},
 	KindContention: {Caution, AffectsRun, true, "", "", nil},
 }
 
-func infoOf(kind store.WarningKind) kindInfo {
+func infoOf(kind model.WarningKind) kindInfo {
 	if k, ok := kinds[kind]; ok {
 		return k
 	}
@@ -135,7 +135,7 @@ func infoOf(kind store.WarningKind) kindInfo {
 // own sentence for one case, the kind's wording with the figures' range
 // for several.
 type Warning struct {
-	Kind     store.WarningKind `json:"kind"`
+	Kind     model.WarningKind `json:"kind"`
 	Severity Severity          `json:"severity"`
 	Affects  Affects           `json:"affects"`
 	Message  string            `json:"message"`
@@ -199,7 +199,7 @@ func (w Warning) String() string {
 type caseWarning struct {
 	group, row int
 	name       string
-	w          store.Warning
+	w          model.Warning
 }
 
 // groupWarnings decides where each case warning is shown. A routine kind
@@ -209,7 +209,7 @@ type caseWarning struct {
 // report does not know) group by their sentence.
 func groupWarnings(all []caseWarning, measured int) (run []Warning, perRow map[[2]int][]Warning) {
 	type key struct {
-		kind store.WarningKind
+		kind model.WarningKind
 		msg  string
 	}
 	byKey := map[key][]caseWarning{}

@@ -5,11 +5,11 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
-func cw(g, r int, name string, kind store.WarningKind, fig float64, msg string) caseWarning {
-	return caseWarning{group: g, row: r, name: name, w: store.Warn(kind, fig, msg)}
+func cw(g, r int, name string, kind model.WarningKind, fig float64, msg string) caseWarning {
+	return caseWarning{group: g, row: r, name: name, w: model.Warn(kind, fig, msg)}
 }
 
 // TestGroupWarnings: a routine kind most cases share is one run line with
@@ -17,12 +17,12 @@ func cw(g, r int, name string, kind store.WarningKind, fig float64, msg string) 
 // wording with the case's sentence as the detail.
 func TestGroupWarnings(t *testing.T) {
 	all := []caseWarning{
-		cw(0, 0, "a", store.WarnWideCI, 16, "time/op confidence interval ±16% is wide: noisy"),
-		cw(0, 1, "b", store.WarnWideCI, 128, "time/op confidence interval ±128% is wide: noisy"),
-		cw(1, 0, "c", store.WarnWideCI, 40, "time/op confidence interval ±40% is wide: noisy"),
-		cw(1, 0, "c", store.WarnWindowDrift, -45, "the profiling window's time/op was -45% off"),
-		cw(1, 1, "d", store.WarnWindowDrift, 12, "the profiling window's time/op was +12% off"),
-		cw(1, 1, "d", store.WarnOther, 0, "something new\nsecond line"),
+		cw(0, 0, "a", model.WarnWideCI, 16, "time/op confidence interval ±16% is wide: noisy"),
+		cw(0, 1, "b", model.WarnWideCI, 128, "time/op confidence interval ±128% is wide: noisy"),
+		cw(1, 0, "c", model.WarnWideCI, 40, "time/op confidence interval ±40% is wide: noisy"),
+		cw(1, 0, "c", model.WarnWindowDrift, -45, "the profiling window's time/op was -45% off"),
+		cw(1, 1, "d", model.WarnWindowDrift, 12, "the profiling window's time/op was +12% off"),
+		cw(1, 1, "d", model.WarnOther, 0, "something new\nsecond line"),
 	}
 	run, perRow := groupWarnings(all, 5)
 	if len(run) != 1 {
@@ -34,7 +34,7 @@ func TestGroupWarnings(t *testing.T) {
 	// Row c has the run's grouped warning (marked, no line of its own)
 	// and its own.
 	c := perRow[[2]int{1, 0}]
-	if len(c) != 2 || !c[0].Grouped || c[0].Kind != store.WarnWideCI || c[1].Grouped || c[1].Kind != store.WarnWindowDrift || c[1].Affects != AffectsBudget {
+	if len(c) != 2 || !c[0].Grouped || c[0].Kind != model.WarnWideCI || c[1].Grouped || c[1].Kind != model.WarnWindowDrift || c[1].Affects != AffectsBudget {
 		t.Fatalf("row c: %+v", c)
 	}
 	c = c[1:]
@@ -54,8 +54,8 @@ func TestGroupWarnings(t *testing.T) {
 // on its rows: it is about those cases, not the machine.
 func TestGroupWarningsFewCases(t *testing.T) {
 	all := []caseWarning{
-		cw(0, 0, "a", store.WarnWideCI, 16, "x"),
-		cw(0, 1, "b", store.WarnWideCI, 20, "y"),
+		cw(0, 0, "a", model.WarnWideCI, 16, "x"),
+		cw(0, 1, "b", model.WarnWideCI, 20, "y"),
 	}
 	run, perRow := groupWarnings(all, 6)
 	if len(run) != 0 || len(perRow) != 2 {
@@ -110,22 +110,22 @@ func TestWarningNamesItsCases(t *testing.T) {
 // its sentence; read back, each gets its kind and figure, so old runs
 // group as new ones do.
 func TestLegacyWarnings(t *testing.T) {
-	var c store.Case
+	var c model.Case
 	in := `{"warnings":["time/op confidence interval ±37% is wide: x","the profiling window's time/op was -44% off the timed median: y","time/op ±9% after 30 rounds: did not reach --until","time/op ran at two speeds: 4 repetitions near 45ns","who knows",{"kind":"starved","figure":0.8,"message":"got 0.80 CPUs"}]}`
 	if err := json.Unmarshal([]byte(in), &c); err != nil {
 		t.Fatal(err)
 	}
-	var got []store.Warning
+	var got []model.Warning
 	for _, w := range c.Warnings {
-		got = append(got, store.Warning{Kind: w.Kind, Figure: w.Figure})
+		got = append(got, model.Warning{Kind: w.Kind, Figure: w.Figure})
 	}
-	want := []store.Warning{
-		{Kind: store.WarnWideCI, Figure: 37},
-		{Kind: store.WarnWindowDrift, Figure: -44},
-		{Kind: store.WarnUntil, Figure: 9},
-		{Kind: store.WarnTwoSpeeds},
-		{Kind: store.WarnOther},
-		{Kind: store.WarnStarved, Figure: 0.8},
+	want := []model.Warning{
+		{Kind: model.WarnWideCI, Figure: 37},
+		{Kind: model.WarnWindowDrift, Figure: -44},
+		{Kind: model.WarnUntil, Figure: 9},
+		{Kind: model.WarnTwoSpeeds},
+		{Kind: model.WarnOther},
+		{Kind: model.WarnStarved, Figure: 0.8},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)

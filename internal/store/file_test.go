@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/model"
 )
 
 // hostileStore returns a store with one good run, "good", holding
@@ -17,8 +19,8 @@ import (
 func hostileStore(t *testing.T) (*Store, string) {
 	t.Helper()
 	s := Open(filepath.Join(t.TempDir(), "runs"))
-	w, err := s.Create(&Run{ID: "good", Scenario: "x", Started: time.Now(),
-		Cases: []Case{{Name: "variant=a", Status: StatusOK, Profiles: map[string]string{"wall": "cases/a/wall.pb.gz"}}}})
+	w, err := s.Create(&model.Run{ID: "good", Scenario: "x", Started: time.Now(),
+		Cases: []model.Case{{Name: "variant=a", Status: model.StatusOK, Profiles: map[string]string{"wall": "cases/a/wall.pb.gz"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +149,7 @@ func TestListSaysWhatItSkips(t *testing.T) {
 	s, _ := hostileStore(t)
 	_, edir := hostileStore(t)
 	os.Symlink(edir, filepath.Join(s.Root, "linked"))
-	w, err := s.Create(&Run{ID: "running", Scenario: "x", Started: time.Now()})
+	w, err := s.Create(&model.Run{ID: "running", Scenario: "x", Started: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +200,7 @@ func TestConcurrentCreate(t *testing.T) {
 		go func() {
 			defer done.Done()
 			start.Wait()
-			w, err := s.Create(&Run{ID: "20261201-090000-upload", Scenario: "upload", Started: time.Now()})
+			w, err := s.Create(&model.Run{ID: "20261201-090000-upload", Scenario: "upload", Started: time.Now()})
 			if err != nil {
 				errs <- err
 				return
@@ -242,7 +244,7 @@ func TestConcurrentCreate(t *testing.T) {
 func TestReclaimHoldsItsID(t *testing.T) {
 	s := Open(filepath.Join(t.TempDir(), "runs"))
 	const id = "20261201-090000-upload"
-	a, err := s.Create(&Run{ID: id, Scenario: "upload", Started: time.Now()})
+	a, err := s.Create(&model.Run{ID: id, Scenario: "upload", Started: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +258,7 @@ func TestReclaimHoldsItsID(t *testing.T) {
 	var b *Writer
 	reclaimHook = func() {
 		reclaimHook = nil
-		if b, err = s.Create(&Run{ID: id, Scenario: "upload", Started: time.Now()}); err != nil {
+		if b, err = s.Create(&model.Run{ID: id, Scenario: "upload", Started: time.Now()}); err != nil {
 			t.Error(err)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/perflab/perflab/internal/model"
 )
 
 // errLocked: another process holds a partial run's lock: it is writing it.
@@ -39,7 +41,7 @@ func abandoned(dir string) bool {
 // still running (ErrBeingWritten), and one whose run.json cannot be read,
 // which it leaves as it was. (issue 26: such rounds could be neither read
 // nor recovered.)
-func (s *Store) Recover(id string) (*Run, error) {
+func (s *Store) Recover(id string) (*model.Run, error) {
 	if !ValidID(id) {
 		return nil, fmt.Errorf("%w %q", ErrInvalidID, id)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/model"
 )
 
 // TestRemove: a run goes whole; a link, a directory without run.json,
@@ -14,7 +16,7 @@ import (
 func TestRemove(t *testing.T) {
 	root := t.TempDir()
 	st := Open(root)
-	w, err := st.Create(&Run{ID: NewID(time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC), "x"), Scenario: "x"})
+	w, err := st.Create(&model.Run{ID: NewID(time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC), "x"), Scenario: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}

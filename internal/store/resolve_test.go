@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/model"
 )
 
 func TestResolve(t *testing.T) {
@@ -15,7 +17,7 @@ func TestResolve(t *testing.T) {
 	// An older run that measured something, then a newer one interrupted
 	// before its first repetition.
 	w := newRun(t, s, t0, "cipher-cache")
-	w.run.Cases = []Case{{Name: "variant=a/threads=1", Status: StatusOK, Reps: []Rep{{Ops: 1}}}}
+	w.run.Cases = []model.Case{{Name: "variant=a/threads=1", Status: model.StatusOK, Reps: []model.Rep{{Ops: 1}}}}
 	if err := w.WriteFile("cases/variant=a,threads=1/wall.pb.gz", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +26,7 @@ func TestResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	w2 := newRun(t, s, t0.Add(time.Hour), "cipher-cache")
-	w2.run.Cases = []Case{{Name: "variant=a/threads=1", Status: StatusSkipped}}
+	w2.run.Cases = []model.Case{{Name: "variant=a/threads=1", Status: model.StatusSkipped}}
 	if _, err := w2.Commit(); err != nil {
 		t.Fatal(err)
 	}

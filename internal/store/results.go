@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/units"
 	"golang.org/x/perf/benchfmt"
 )
@@ -24,7 +25,7 @@ const ResultsFile = "results.txt"
 // follow `go test`: BenchmarkCipherCache/variant=mutex/keys=128/key=ssk/threads=4-2,
 // where the -2 suffix is GOMAXPROCS. The benchmark name and package come
 // from the run (Run.Benchmark, Run.Package), so any binary can rewrite it.
-func WriteResults(w io.Writer, run *Run) error {
+func WriteResults(w io.Writer, run *model.Run) error {
 	bw := benchfmt.NewWriter(w)
 	pkg := run.Package
 	if pkg == "" {
@@ -48,7 +49,7 @@ func WriteResults(w io.Writer, run *Run) error {
 	// benchfmt.Writer writes the "Benchmark" prefix itself.
 	prefix := strings.TrimPrefix(bench, "Benchmark") + "/"
 	for _, c := range run.Cases {
-		if c.Status != StatusOK {
+		if c.Status != model.StatusOK {
 			continue
 		}
 		name := fmt.Sprintf("%s%s-%d", prefix, c.Name, run.Env.GOMAXPROCS)
@@ -87,11 +88,5 @@ func extraUnits(m map[string]float64) []string {
 // "cases/variant=a,threads=1/wall.pb.gz". Every writer and reader of case
 // files names them through it.
 func CaseFile(caseName, file string) string {
-	return "cases/" + Slug(caseName) + "/" + file
+	return "cases/" + model.Slug(caseName) + "/" + file
 }
-
-// ProfileKinds are the profiles a run can store per case, in the order
-// they are offered: wall (the exact wall-clock profile from the execution
-// tracer, behind budgets and flame graphs), cpu, mutex, block, and fgprof
-// (the sampling wall-clock profiler, only when asked for).
-var ProfileKinds = []string{"wall", "cpu", "mutex", "block", "fgprof"}

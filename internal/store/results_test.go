@@ -6,16 +6,18 @@ import (
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/perflab/perflab/internal/model"
 )
 
 func TestWriteResultsReadsBack(t *testing.T) {
-	run := &Run{ID: "r1", Scenario: "cipher-cache", Benchmark: "BenchmarkCipherCache", Env: Env{GOOS: "linux", GOARCH: "amd64", GOMAXPROCS: 2, GOGC: "100", CPU: "x"},
-		Cases: []Case{
-			{Name: "variant=mutex/keys=128/threads=4", Status: StatusOK, Reps: []Rep{
+	run := &model.Run{ID: "r1", Scenario: "cipher-cache", Benchmark: "BenchmarkCipherCache", Env: model.Env{GOOS: "linux", GOARCH: "amd64", GOMAXPROCS: 2, GOGC: "100", CPU: "x"},
+		Cases: []model.Case{
+			{Name: "variant=mutex/keys=128/threads=4", Status: model.StatusOK, Reps: []model.Rep{
 				{Ops: 1000, Metrics: map[string]float64{"ns/op": 123.5, "B/op": 70.25, "hits/op": 0.125, "ops/s": 1}},
 				{Ops: 1000, Metrics: map[string]float64{"ns/op": 120, "B/op": 70, "hits/op": 0.125}},
 			}},
-			{Name: "variant=broken/keys=128/threads=4", Status: StatusFailed},
+			{Name: "variant=broken/keys=128/threads=4", Status: model.StatusFailed},
 		}}
 	var buf bytes.Buffer
 	if err := WriteResults(&buf, run); err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/model"
 )
 
 func TestRedactArgs(t *testing.T) {
@@ -57,7 +59,7 @@ func TestLoadRedactsOldRuns(t *testing.T) {
 		t.Errorf("args %q", r.Config.Args)
 	}
 	// And Create records only redacted args.
-	w, err := s.Create(&Run{ID: "new", Started: time.Now(), Config: Config{Args: []string{"--push", "http://u:hunter2@h"}}})
+	w, err := s.Create(&model.Run{ID: "new", Started: time.Now(), Config: model.Config{Args: []string{"--push", "http://u:hunter2@h"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

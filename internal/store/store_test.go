@@ -3,17 +3,18 @@ package store
 import (
 	"encoding/json"
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/model"
 )
 
 func newRun(t *testing.T, s *Store, started time.Time, scenario string) *Writer {
 	t.Helper()
-	r := &Run{ID: NewID(started, scenario), Scenario: scenario, Started: started}
+	r := &model.Run{ID: NewID(started, scenario), Scenario: scenario, Started: started}
 	w, err := s.Create(r)
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +33,7 @@ func TestCreateCommitListLoad(t *testing.T) {
 	if runs, _, _ := s.List(); len(runs) != 0 {
 		t.Fatalf("partial run listed: %v", runs)
 	}
-	w1.run.Cases = append(w1.run.Cases, Case{Name: "variant=a/threads=1", Status: StatusOK})
+	w1.run.Cases = append(w1.run.Cases, model.Case{Name: "variant=a/threads=1", Status: model.StatusOK})
 	w1.run.Complete = true
 	dir, err := w1.Commit()
 	if err != nil {
@@ -72,7 +73,7 @@ func TestCreateCommitListLoad(t *testing.T) {
 	if err != nil || !r.Complete || len(r.Cases) != 1 {
 		t.Fatalf("Load = %+v, %v", r, err)
 	}
-	if c, ok := r.Case(Slug("variant=a/threads=1")); !ok || c.Status != StatusOK {
+	if c, ok := r.Case(model.Slug("variant=a/threads=1")); !ok || c.Status != model.StatusOK {
 		t.Fatalf("Case by slug: %v %v", c, ok)
 	}
 }
@@ -132,43 +133,15 @@ func TestCreateUnwritable(t *testing.T) {
 		// root ignores permission bits; use a path under a regular file.
 		f := filepath.Join(t.TempDir(), "file")
 		os.WriteFile(f, nil, 0o644)
-		if _, err := Open(filepath.Join(f, "runs")).Create(&Run{ID: "a"}); err == nil {
+		if _, err := Open(filepath.Join(f, "runs")).Create(&model.Run{ID: "a"}); err == nil {
 			t.Fatal("Create under a regular file succeeded")
 		}
 		return
 	}
 	d := t.TempDir()
 	os.Chmod(d, 0o555)
-	if _, err := Open(d).Create(&Run{ID: "a"}); err == nil {
+	if _, err := Open(d).Create(&model.Run{ID: "a"}); err == nil {
 		t.Fatal("Create in read-only dir succeeded")
-	}
-}
-
-func TestSlug(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"variant=mutex/keys=1024/key=ssk/threads=4", "variant=mutex,keys=1024,key=ssk,threads=4"},
-		{"variant=a/p=../../x", "variant=a,p=..,..,x"}, // one path segment: no traversal,
-		{".hidden", "_hidden"},
-	}
-	for _, tt := range tests {
-		if got := Slug(tt.in); got != tt.want {
-			t.Errorf("Slug(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestStatInfinitiesRoundTrip(t *testing.T) {
-	in := Stat{N: 3, Mean: 2, MeanLo: 1, MeanHi: 3, Median: 2, MedianLo: math.Inf(-1), MedianHi: math.Inf(1), Min: 1, Max: 3}
-	b, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out Stat
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	if out != in {
-		t.Fatalf("round trip %+v -> %s -> %+v", in, b, out)
 	}
 }
 
@@ -178,17 +151,17 @@ func TestStatInfinitiesRoundTrip(t *testing.T) {
 func TestClassificationRoundTrip(t *testing.T) {
 	s := Open(filepath.Join(t.TempDir(), "runs"))
 	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	want := &Classification{
+	want := &model.Classification{
 		Work:  []string{`^example\.com/codec\.`},
-		Rules: []Rule{{Category: "lock", Pattern: `^example\.com/spin\.`}, {Category: "other", Pattern: `^cgocall$`, Fallback: true}},
+		Rules: []model.Rule{{Category: "lock", Pattern: `^example\.com/spin\.`}, {Category: "other", Pattern: `^cgocall$`, Fallback: true}},
 	}
 	tests := []struct {
 		name string
-		c    *Classification
+		c    *model.Classification
 		json string // what run.json says, if given: not written through Create
 	}{
 		{name: "recorded", c: want},
-		{name: "empty", c: &Classification{}},
+		{name: "empty", c: &model.Classification{}},
 		{name: "none", c: nil},
 		{name: "old run.json", json: `{"id":"old","scenario":"x","started":"2026-01-02T03:04:05Z","complete":true,` +
 			`"env":{"go_version":"go1.26.8"},"config":{"args":null,"count":1,"time":"1s","warmup":"0s","profile":[],"profile_time":"1s","seed":1},"cases":[]}`},
@@ -223,45 +196,11 @@ func TestClassificationRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	raw, _ := json.Marshal(Config{Classification: want})
+	raw, _ := json.Marshal(model.Config{Classification: want})
 	for _, key := range []string{`"classification":{"work":`, `"rules":[{"category":"lock","pattern":`, `"fallback":true`} {
 		if !strings.Contains(string(raw), key) {
 			t.Errorf("config JSON lacks %s: %s", key, raw)
 		}
-	}
-}
-
-func TestClassificationCheck(t *testing.T) {
-	many := func(n int) []string { return make([]string, n) }
-	rules := func(n int, pattern string) []Rule {
-		out := make([]Rule, n)
-		for i := range out {
-			out[i] = Rule{Category: "lock", Pattern: pattern}
-		}
-		return out
-	}
-	big := strings.Repeat("x", MaxPatternBytes)
-	tests := []struct {
-		name string
-		c    Classification
-		want string // error substring, "" for none
-	}{
-		{"empty", Classification{}, ""},
-		{"at the bounds", Classification{Work: many(MaxClassificationRules), Rules: rules(MaxClassificationRules, "x")}, ""},
-		{"too many work patterns", Classification{Work: many(MaxClassificationRules + 1)}, "257 work patterns"},
-		{"too many rules", Classification{Rules: rules(MaxClassificationRules+1, "x")}, "257 rules"},
-		{"long work pattern", Classification{Work: []string{"a", big + "x"}}, "work pattern 2 is 4097 bytes"},
-		{"long rule", Classification{Rules: []Rule{{Category: "lock", Pattern: big + "x"}}}, "rule 1: pattern is 4097 bytes"},
-		{"long category", Classification{Rules: []Rule{{Category: strings.Repeat("c", 65), Pattern: "x"}}}, "not a category name"},
-		{"too much in all", Classification{Work: []string{big, big, big, big, big, big, big, big}, Rules: rules(9, big)}, "bytes in all"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.c.Check()
-			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
-				t.Errorf("Check() = %v, want %q", err, tt.want)
-			}
-		})
 	}
 }
 

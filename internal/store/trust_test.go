@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/model"
 )
 
 // TestTrustAndSlicesRoundTrip: a case's trust mark, its sched by activity
@@ -17,15 +19,15 @@ func TestTrustAndSlicesRoundTrip(t *testing.T) {
 	s := Open(filepath.Join(t.TempDir(), "runs"))
 	w := newRun(t, s, time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC), "s")
 	w.run.Config.Trace = "slices"
-	in := Case{Name: "variant=a", Variant: "a", Status: StatusOK,
+	in := model.Case{Name: "variant=a", Variant: "a", Status: model.StatusOK,
 		Budget:      map[string]float64{"work": 80, "sched": 20},
 		SchedBy:     map[string]float64{"work": 15, "sched": 5},
-		BudgetTrust: &Trust{Reasons: []TrustReason{{Kind: TracerEffect, Value: 1.21, Limit: 1.05}, {Kind: FewSamples, Value: 31, Limit: 50}}},
-		Window: &Window{Source: "slices", Slices: 10, NsPerOp: 121,
-			Traced:     &Stat{N: 10, Median: 121, MedianLo: 118, MedianHi: 125},
-			TracedReps: []TracedRep{{Round: 1, NsPerOp: 119}, {Round: 3, NsPerOp: 123}},
-			Tracer:     &Stat{N: 10, Median: 1.21, MedianLo: 1.12, MedianHi: 1.3}}}
-	w.run.Cases = []Case{in, {Name: "variant=b", Variant: "b", Status: StatusOK, Budget: map[string]float64{"work": 1}, BudgetTrust: &Trust{}}}
+		BudgetTrust: &model.Trust{Reasons: []model.TrustReason{{Kind: model.TracerEffect, Value: 1.21, Limit: 1.05}, {Kind: model.FewSamples, Value: 31, Limit: 50}}},
+		Window: &model.Window{Source: "slices", Slices: 10, NsPerOp: 121,
+			Traced:     &model.Stat{N: 10, Median: 121, MedianLo: 118, MedianHi: 125},
+			TracedReps: []model.TracedRep{{Round: 1, NsPerOp: 119}, {Round: 3, NsPerOp: 123}},
+			Tracer:     &model.Stat{N: 10, Median: 1.21, MedianLo: 1.12, MedianHi: 1.3}}}
+	w.run.Cases = []model.Case{in, {Name: "variant=b", Variant: "b", Status: model.StatusOK, Budget: map[string]float64{"work": 1}, BudgetTrust: &model.Trust{}}}
 	if _, err := w.Commit(); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +69,7 @@ func TestTrustAndSlicesRoundTrip(t *testing.T) {
 		t.Errorf("old window read as %+v (trace %q): want no slices", c.Window, r.Config.Trace)
 	}
 	// And a trusted budget says so in JSON, distinct from an unknown one.
-	raw, _ := json.Marshal(Case{BudgetTrust: &Trust{}})
+	raw, _ := json.Marshal(model.Case{BudgetTrust: &model.Trust{}})
 	if !strings.Contains(string(raw), `"budget_trust":{}`) {
 		t.Errorf("a trusted budget's JSON: %s", raw)
 	}

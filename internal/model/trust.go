@@ -1,4 +1,4 @@
-package store
+package model
 
 // Trust is the verdict on a case's budget: whether its shares can be read
 // as the timed executions', and if not, why. A nil *Trust (runs made

@@ -1,4 +1,4 @@
-package store
+package model
 
 // Window is what the profiling window of a case measured, from the
 // execution trace of its worker goroutines. The budget's shares come from

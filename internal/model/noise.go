@@ -1,4 +1,4 @@
-package store
+package model
 
 // Round is what the machine was doing during one timed round: the noise a
 // comparison must know about. The runner samples it once a round.
