@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,15 +11,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/lab"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
 	"github.com/perflab/perflab/profiles/flame"
@@ -193,10 +191,8 @@ func (u *upload) build() {
 		tv.View.Types = typeLinks(shape, i, "/upload/"+u.Token+"?")
 		u.Views = append(u.Views, tv)
 	}
-	if len(u.Data) < 2 || u.Data[0] != 0x1f || u.Data[1] != 0x8b {
-		// Stored profiles are gzipped, as Go writes them.
-		u.Data = gzipped(u.Data)
-	}
+	// Stored profiles are gzipped, as Go writes them.
+	u.Data = lab.Gzipped(u.Data)
 	u.Src, u.Prof, u.rules = nil, nil, nil
 }
 
@@ -339,11 +335,7 @@ func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
 		// Read, to refuse what is not a profile; kept on disk, not in
 		// memory (the deferred release gives the lease back).
 		pl.release()
-		u := &upload{Name: orUnnamed(name), Size: len(data), Data: data}
-		if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
-			u.Data = gzipped(data)
-		}
-		s.saveUpload(w, r, u)
+		s.saveUpload(w, r, &upload{Name: orUnnamed(name), Size: len(data), Data: data})
 		return
 	}
 	l.take(pl)
@@ -576,61 +568,14 @@ func (s *Server) uploadSave(w http.ResponseWriter, r *http.Request) {
 }
 
 // saveUpload stores an uploaded profile as a run of the pseudo-scenario
-// "upload" with one case, and redirects to that case.
-// maxCaseName bounds the file-name part of an uploaded profile's case
-// name, in bytes (the slug has one byte per byte), well under the usual
-// 255-byte limit on a directory name.
-const maxCaseName = 100
-
+// "upload" with one case (lab.ImportProfile), and redirects to that case.
 func (s *Server) saveUpload(w http.ResponseWriter, r *http.Request, u *upload) {
-	now := time.Now()
-	name := strings.TrimSuffix(strings.TrimSuffix(u.Name, ".gz"), ".pb")
-	// The case's directory is named after the file: a name of 300
-	// characters made it longer than file systems allow (a 500 and a
-	// partial run left behind).
-	for len(name) > maxCaseName {
-		_, size := utf8.DecodeLastRuneInString(name)
-		name = name[:len(name)-size]
-	}
-	c := store.Case{Name: "profile=" + name, Status: store.StatusOK}
-	slug := store.Slug(c.Name)
-	rel := "cases/" + slug + "/profile.pb.gz"
-	c.Profiles = map[string]string{"profile": rel}
-	run := &store.Run{
-		ID:       store.NewID(now, "upload"),
-		Scenario: "upload",
-		Started:  now,
-		Finished: now,
-		Complete: true,
-		Note:     fmt.Sprintf("uploaded through the web UI from %s (%d bytes)", u.Name, u.Size),
-		Cases:    []store.Case{c},
-	}
-	wr, err := s.store.Create(run)
+	run, err := lab.ImportProfile(s.store, lab.ProfileImport{Name: u.Name, Data: u.Data, Size: u.Size, Via: "the web UI"})
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, "Cannot save the upload: %v", err)
 		return
 	}
-	err = wr.WriteFile(rel, u.Data)
-	if err == nil {
-		_, err = wr.Commit()
-	}
-	if err != nil {
-		// The partial run holds nothing worth keeping.
-		os.RemoveAll(wr.Dir())
-		s.fail(w, r, http.StatusInternalServerError, "Cannot save the upload: %v", err)
-		return
-	}
-	http.Redirect(w, r, "/runs/"+run.ID+"/cases/"+slug, http.StatusSeeOther)
-}
-
-// gzipped returns data gzip-compressed: a pprof reader takes protobuf and
-// text profiles either way.
-func gzipped(data []byte) []byte {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write(data)
-	zw.Close()
-	return buf.Bytes()
+	http.Redirect(w, r, "/runs/"+run.ID+"/cases/"+store.Slug(run.Cases[0].Name), http.StatusSeeOther)
 }
 
 // splitPatterns splits a work field into patterns: one a line, or

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -133,24 +132,26 @@ func compareRun(io *IO, o *CompareOptions) error {
 		// gate must not take for a regression (1).
 		return &ExitError{Code: exitCannotJudge, Err: err}
 	}
-	units, err := metricUnits(o.Metrics, pr.Pairs)
+	units, err := lab.MetricUnits(o.Metrics, pr.Pairs)
 	if err != nil {
 		return usagef(err)
 	}
-	var unmeasured []compare.Problem
+	req := lab.GateRequest{Units: units, Passed: o.passed}
 	for _, u := range lab.Measure(c, pr, units, thr) {
 		if o.metricsSet && !c.Unusable && len(c.Metrics) > 0 {
 			// Named, and a metric perflab knows, but no compared case has
 			// it: say so rather than leave the gate one metric short.
 			c.Warnings = append(c.Warnings, fmt.Sprintf("--metric %s: no compared case measured it (not compared)", report.MetricName(u)))
-			unmeasured = append(unmeasured, compare.Problem{Kind: compare.ProblemUnmeasured, What: report.MetricName(u), Metric: report.MetricName(u), Detail: "named by --metric, but no compared case measured it"})
+			req.Unmeasured = append(req.Unmeasured, u)
 		}
 	}
 	// The gate is judged before the output is written, so that --json
 	// carries its verdict and reasons.
 	var gateErr error
 	if o.FailOn == "regression" {
-		gateErr = judgeGate(c, pr, units, unmeasured, o)
+		g := lab.JudgeGate(c, pr, req)
+		c.Gate = gateReport(g)
+		gateErr = gateError(g)
 	}
 	switch o.Format {
 	case "json":
@@ -171,94 +172,6 @@ func compareRun(io *IO, o *CompareOptions) error {
 		return &ExitError{Code: exitCannotJudge, Err: errors.New("cannot compare: " + c.Reason)}
 	}
 	return gateErr
-}
-
-// judgeGate is compare --fail-on regression's verdict on c: the error
-// that sets the exit code (nil for a pass), with c.Gate set to the same
-// verdict and its reasons for the JSON output.
-func judgeGate(c *report.Comparison, pr compare.Pairing, units []string, unmeasured []compare.Problem, o *CompareOptions) error {
-	switch {
-	case c.Unusable:
-		// compareRun says it whatever the flags; the JSON says it too.
-		c.Gate = cannotGate(exitCannotJudge, report.GateReason{Kind: "unusable", Detail: c.Reason})
-		return nil
-	case c.Incomplete != "":
-		// Shown, but a gate must not pass on a run that did not finish.
-		c.Gate = cannotGate(exitCannotJudge, report.GateReason{Kind: "incomplete", Detail: c.Incomplete})
-		return &ExitError{Code: exitCannotJudge, Err: errors.New("cannot gate on an incomplete run: " + c.Incomplete)}
-	case len(o.passed) > 0:
-		// Nor on an older run that "latest" fell back to: the newest
-		// failed, or cannot be read, and the gate would judge the
-		// one before it.
-		c.Gate = cannotGate(exitCannotJudge)
-		for _, n := range o.passed {
-			c.Gate.Reasons = append(c.Gate.Reasons, report.GateReason{Kind: "latest", Detail: n})
-		}
-		return &ExitError{Code: exitCannotJudge, Err: errors.New("cannot gate on latest: " + strings.Join(o.passed, "; "))}
-	}
-	a, b := c.A, c.B
-	if o.Base != "" || len(pr.Pairs) > 0 && pr.Pairs[0].Paired {
-		a, b = "", "" // one run: advice names no side
-	}
-	g := compare.Judge(pr, c.Metrics, units, a, b)
-	g.Problems = append(g.Problems, unmeasured...)
-	c.Gate = gateReport(g)
-	return gateError(g)
-}
-
-// metricUnits turns --metric's names into run.json units: the names the
-// tables print, time/op and cpu/op, are aliases of ns/op and cpu-ns/op. A
-// name that is neither a unit perflab knows (internal/units) nor measured by any compared
-// case is an error, not a silently empty row: in a CI gate a typo would
-// drop the metric from the gate.
-func metricUnits(names []string, pairs []compare.Pair) ([]string, error) {
-	known := map[string]bool{}
-	valid := []string{}
-	addUnit := func(u string) {
-		if !known[u] {
-			known[u] = true
-			valid = append(valid, report.MetricName(u))
-		}
-	}
-	labels := map[string]bool{}
-	for _, u := range units.Known() {
-		// sec/op and cpu-sec/op share time/op's and cpu/op's labels: one
-		// name each.
-		if !labels[u.Label] {
-			labels[u.Label] = true
-			addUnit(u.Name)
-		}
-	}
-	var extra []string
-	for _, p := range pairs {
-		for _, cs := range []*store.Case{p.A, p.B} {
-			for _, r := range cs.Reps {
-				for u := range r.Metrics {
-					if !known[u] && !slices.Contains(extra, u) {
-						extra = append(extra, u)
-					}
-				}
-			}
-		}
-	}
-	sort.Strings(extra)
-	for _, u := range extra {
-		addUnit(u)
-	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("--metric: name at least one metric: %s", strings.Join(valid, ", "))
-	}
-	var units []string
-	for _, n := range names {
-		u := report.MetricUnit(strings.TrimSpace(n))
-		if !known[u] {
-			return nil, fmt.Errorf("--metric %s: unknown metric %q (want one of %s; ns/op and cpu-ns/op are time/op and cpu/op)", strings.Join(names, ","), n, strings.Join(valid, ", "))
-		}
-		if !slices.Contains(units, u) {
-			units = append(units, u)
-		}
-	}
-	return units, nil
 }
 
 // comparison resolves the references into the pairs to compare and the

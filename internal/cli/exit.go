@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/lab"
 	"github.com/perflab/perflab/internal/report"
 )
 
@@ -30,16 +30,25 @@ const (
 const maxGateLines = 10
 
 // gateError is what compare --fail-on regression returns for gate g: nil
-// when it passes, exit 1 when a row regressed (whatever else), exit 3 when
-// something could not be judged. Either way it lists why.
-func gateError(g compare.Gate) error {
-	if g.Pass() {
+// when it passes (or refuses an unusable comparison, which compareRun
+// says whatever the flags), exit 1 when a row regressed (whatever else),
+// exit 3 when something could not be judged. Either way it lists why.
+func gateError(g *lab.Gate) error {
+	if r := g.Refusal; r != nil {
+		switch r.Kind {
+		case lab.RefusedIncomplete:
+			return &ExitError{Code: exitCannotJudge, Err: errors.New("cannot gate on an incomplete run: " + strings.Join(r.Details, "; "))}
+		case lab.RefusedLatest:
+			return &ExitError{Code: exitCannotJudge, Err: errors.New("cannot gate on latest: " + strings.Join(r.Details, "; "))}
+		}
+		return nil
+	}
+	if g.Verdict == lab.GatePass {
 		return nil
 	}
 	var b strings.Builder
-	code := exitCannotJudge
+	code := gateExits[g.Verdict]
 	if len(g.Regressions) > 0 {
-		code = exitFailed
 		b.WriteString("a compared metric regressed beyond the threshold:")
 		for i, r := range g.Regressions {
 			if i == maxGateLines {
@@ -65,6 +74,9 @@ func gateError(g compare.Gate) error {
 	return &ExitError{Code: code, Err: errors.New(b.String())}
 }
 
+// gateExits are the exit codes of the gate's verdicts.
+var gateExits = map[lab.GateVerdict]int{lab.GatePass: exitOK, lab.GateRegression: exitFailed, lab.GateCannotJudge: exitCannotJudge}
+
 // gateMeanings say compare --fail-on's exit codes in its JSON's gate.
 var gateMeanings = map[int]string{
 	exitOK:          "pass: nothing compared regressed beyond the threshold, and everything was judged",
@@ -74,32 +86,7 @@ var gateMeanings = map[int]string{
 
 // gateReport is gate g as compare --json gives it: the verdict and exit
 // code gateError decides, with every reason, not the first few.
-func gateReport(g compare.Gate) *report.Gate {
-	code := exitOK
-	switch {
-	case len(g.Regressions) > 0:
-		code = exitFailed
-	case len(g.Problems) > 0:
-		code = exitCannotJudge
-	}
-	rg := cannotGate(code)
-	for _, r := range g.Regressions {
-		rg.Reasons = append(rg.Reasons, report.GateReason{Kind: "regressed", Case: r.Label, Metric: r.Unit,
-			Detail: fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%], beyond the threshold", 100*r.Change, 100*r.ChangeLo, 100*r.ChangeHi)})
-	}
-	for _, p := range g.Problems {
-		d := p.Detail
-		if p.Case == "" && p.Metric == "" {
-			d = p.String() // the metric or thing it is about is in What only
-		}
-		rg.Reasons = append(rg.Reasons, report.GateReason{Kind: string(p.Kind), Case: p.Case, Metric: p.Metric, Detail: d})
-	}
-	return rg
-}
-
-// cannotGate is a gate report of exit code code, with the reasons
-// given, for a comparison the gate refuses whole.
-func cannotGate(code int, reasons ...report.GateReason) *report.Gate {
-	verdict := map[int]string{exitOK: "pass", exitFailed: "regression", exitCannotJudge: "cannot judge"}[code]
-	return &report.Gate{Verdict: verdict, Exit: code, Meaning: gateMeanings[code], Reasons: append([]report.GateReason{}, reasons...)}
+func gateReport(g *lab.Gate) *report.Gate {
+	code := gateExits[g.Verdict]
+	return &report.Gate{Verdict: string(g.Verdict), Exit: code, Meaning: gateMeanings[code], Reasons: g.Reasons()}
 }

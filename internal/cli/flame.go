@@ -8,17 +8,12 @@ import (
 	goio "io"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/perflab/perflab"
-	"github.com/perflab/perflab/internal/pyroscope"
+	"github.com/perflab/perflab/internal/lab"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
-	"github.com/perflab/perflab/profiles"
-	"github.com/perflab/perflab/profiles/flame"
 	"github.com/spf13/cobra"
 )
 
@@ -115,7 +110,7 @@ $` + envPyroscopePassword + `, as for perflab push.`,
 	// The default is said in the usage, not as the flag's default, which
 	// pflag would print escaped ({service_name=\"perflab\"}): copied, the
 	// server refuses it.
-	f.StringVar(&opts.Query, "query", "", "with --from-pyroscope: label selector of the profiles to merge (default "+defaultQuery+")")
+	f.StringVar(&opts.Query, "query", "", "with --from-pyroscope: label selector of the profiles to merge (default "+lab.DefaultQuery+")")
 	f.StringVar(&opts.ProfileType, "profile-type", "wall", "with --from-pyroscope: wall, cpu, mutex, block or a full Pyroscope profile type id")
 	f.DurationVar(&opts.Since, "since", time.Hour, "with --from-pyroscope: how far back to read")
 	f.StringVar(&opts.Goroutine, "goroutine", "", "for an execution trace: draw only goroutines started in a function matching this `regexp` (default all)")
@@ -145,76 +140,25 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 	if (o.Out == "" || o.Out == "-") && io.OutIsTerminal && format != "folded" {
 		return usagef(fmt.Errorf("flame writes %s: give -o file.svg (or .html, .folded), or redirect the output", strings.ToUpper(format)))
 	}
-	layout, err := flame.ParseLayout(o.Layout)
-	if err != nil {
-		return usagef(fmt.Errorf("--layout: %w", err))
+	req := lab.FlameRequest{
+		Inputs: o.Inputs, Stdin: io.In, Kind: o.Kind, Diff: o.Diff, Layout: o.Layout, Rules: o.Rules, Work: o.Work,
+		SampleType: o.SampleType, Title: o.Title, Width: o.Width, MinWidth: o.MinWidth, Goroutine: o.Goroutine,
+		// resolve, as show and compare do: "latest" says which newer runs,
+		// that measured nothing, it passed by.
+		Resolve: func(ref string) (*store.Ref, error) { return resolve(io, store.Open(store.Dir("")), ref) },
+		Traced:  func(t lab.TraceInput) { sayTrace(io, t) },
 	}
-	rules := profiles.DefaultRules()
-	if o.Rules != "" {
-		if rules, err = profiles.LoadRules(o.Rules); err != nil {
-			return usagef(err)
-		}
-	}
-	var inputs []*flameInput
 	if o.FromPyroscope != "" {
-		in, err := pyroscopeFlameInput(ctx, o)
-		if err != nil {
-			return err
-		}
-		inputs = append(inputs, in)
+		url, tenant, user, password := pyroscopeServer(o.FromPyroscope, "", "", "")
+		req.Pyroscope = &lab.PyroscopeQuery{URL: url, TenantID: tenant, User: user, Password: password, Query: o.Query, ProfileType: o.ProfileType, Since: o.Since}
 	}
-	if n := countOf(o.Inputs, "-"); n > 1 {
-		return usagef(errors.New("flame: standard input (-) can be only one of the profiles"))
+	fl, err := lab.PlanFlame(ctx, req)
+	if err != nil {
+		return labUsage(err)
 	}
-	var goroutine *regexp.Regexp
-	if o.Goroutine != "" {
-		if goroutine, err = regexp.Compile(o.Goroutine); err != nil {
-			return usagef(fmt.Errorf("--goroutine: %w", err))
-		}
-	}
-	for _, arg := range o.Inputs {
-		// An execution trace is drawn as its exact wall-clock profile.
-		in, isTrace, err := openTraceInput(io, arg, goroutine, rules)
-		if err != nil {
-			return err
-		}
-		if !isTrace {
-			if goroutine != nil {
-				return usagef(fmt.Errorf("--goroutine selects goroutines of an execution trace, and %s is not one", arg))
-			}
-			if in, err = openFlameInput(io, arg, o.Kind); err != nil {
-				return err
-			}
-		}
-		inputs = append(inputs, in)
-	}
-	// --rules first, then what the inputs bring (a stored run's recorded
-	// rules and work patterns, a scenario's), then --work: for a stored
-	// case and no flags, the rules the run was classified with.
-	var user []profiles.Rule
-	var work []string
-	for _, in := range inputs {
-		if in.warning != "" {
-			fmt.Fprintf(io.Err, "perflab: warning: %s\n", report.SafeText(in.warning))
-		}
-		user = append(user, in.user...)
-		work = append(work, in.work...)
-	}
-	work = append(work, o.Work...)
-	if rules, err = rules.WithUser(user...); err != nil {
-		return err // UserRules checked them; not the user's typing
-	}
-	if rules, err = rules.WithWork(work...); err != nil {
-		return usagef(err)
-	}
-	last := inputs[len(inputs)-1]
-	// The tree is only drawn: DrawnOnly keeps the frames the SVG or page
-	// shows (issue 26: a million unique stacks are 25 million frames).
-	opts := flame.Options{Title: o.Title, SampleType: o.SampleType, Rules: rules, Width: o.Width, MinWidth: o.MinWidth, Layout: layout, DrawnOnly: true}
-	if opts.Title == "" {
-		opts.Title = last.title
-		if o.Diff {
-			opts.Title = inputs[0].title + " → " + last.title
+	for _, in := range fl.Inputs {
+		if in.Warning != "" {
+			fmt.Fprintf(io.Err, "perflab: warning: %s\n", report.SafeText(in.Warning))
 		}
 	}
 
@@ -223,21 +167,11 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 	// budget (flame.DefaultMaxOutput, profiles.MaxFolded).
 	write := func(w goio.Writer) error {
 		if format == "folded" {
-			idx, err := last.src.SampleIndex(o.SampleType)
-			if err != nil {
-				return usagef(err)
-			}
-			return last.src.WriteFolded(w, idx)
+			return labUsage(fl.WriteFolded(w))
 		}
-		var t *flame.Tree
-		var err error
-		if o.Diff {
-			t, err = flame.DiffSource(inputs[0].src, last.src, opts)
-		} else {
-			t, err = flame.BuildSource(last.src, opts)
-		}
+		t, err := fl.Tree()
 		if err != nil {
-			return usagef(err)
+			return labUsage(err)
 		}
 		if format == "html" {
 			return t.WriteHTML(w)
@@ -312,204 +246,12 @@ func flameFormat(out, format string) (string, error) {
 	return "", fmt.Errorf("unknown --format %q (svg, html or folded)", format)
 }
 
-// flameInput is a profile to draw, with what is known about where it came
-// from: for a stored run's case, the rules its run was classified with.
-type flameInput struct {
-	src   *flame.Source
-	title string
-	user  []profiles.Rule // rules recorded with a stored run
-	work  []string        // work patterns recorded, or of the scenario
-	// warning says why a stored run's recorded classification was not
-	// used, if it was not.
-	warning string
-}
-
-// classifyAs takes the classification inputs of stored run: those recorded
-// in its run.json, so a run made by another binary (a user's own, with its
-// own scenario) is drawn as it was classified; for a run stored before
-// they were recorded, or when what is recorded is refused (a tampered
-// run.json, a category this version does not know), the work patterns of
-// the scenario if this binary has it.
-func (in *flameInput) classifyAs(run *store.Run) {
-	if c := run.Config.Classification; c != nil {
-		user, err := c.UserRules()
-		if err == nil {
-			in.user, in.work = user, c.Work
-			return
-		}
-		in.warning = fmt.Sprintf("run %s: the classification recorded in run.json is refused (%v); using ", run.ID, err)
-		if _, lerr := perflab.Lookup(run.Scenario); lerr != nil {
-			in.warning += "the built-in rules only (" + run.Scenario + " is not in this binary, so nothing is work)"
-		} else {
-			in.warning += "this binary's work patterns for " + run.Scenario
-		}
+// sayTrace says on stderr what an execution trace held and what of it
+// is drawn.
+func sayTrace(io *IO, t lab.TraceInput) {
+	fmt.Fprintf(io.Err, "perflab: %s: execution trace of %s, %d goroutines (the runtime's and profilers' left out); drawn: %s\n",
+		report.SafeText(t.Name), t.Span.Round(time.Millisecond), t.Goroutines, report.SafeText(t.Drawn))
+	if t.CPUSamples == 0 {
+		fmt.Fprintln(io.Err, "perflab: the trace has no CPU samples, so running time is not split by what ran: trace with the CPU profiler on too (go test -trace t.out -cpuprofile c.out)")
 	}
-	if s, err := perflab.Lookup(run.Scenario); err == nil {
-		in.work = s.Work
-	} else if in.warning == "" {
-		in.warning = "run " + run.ID + " was stored without its classification rules, and " + run.Scenario +
-			" is not in this binary: nothing is work (draw it with the binary that made it, or give --work)"
-	}
-}
-
-// openFlameInput opens a profile file, or a stored case in any form a
-// command takes one (a case directory, "run-dir/case name", ID/CASE,
-// latest/CASE). A stored case's profile is read through its store, by the
-// path its run.json records: the store refuses symbolic links, files that
-// are not regular and paths out of the run, so a tampered run cannot make
-// flame read (or hang on) anything else.
-func openFlameInput(io *IO, arg, kind string) (*flameInput, error) {
-	if arg == "-" {
-		// A profile piped in (curl …/debug/pprof/profile | perflab flame
-		// -): read with the same limits as a file.
-		src, err := flame.ReadSource(io.In, profiles.Limits{})
-		if err != nil {
-			return nil, fmt.Errorf("standard input: %w", err)
-		}
-		return &flameInput{src: src, title: "stdin"}, nil
-	}
-	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
-		// A profile file of a stored run (<run>/cases/<slug>/cpu.pb.gz) is
-		// read through its store and classified with its scenario's work
-		// patterns, like its case.
-		caseDir := filepath.Dir(arg)
-		runDir := filepath.Dir(filepath.Dir(caseDir))
-		if _, err := os.Lstat(filepath.Join(runDir, "run.json")); err == nil && filepath.Base(filepath.Dir(caseDir)) == "cases" {
-			if ref, err := store.Open("").Resolve(runDir); err == nil {
-				rel := "cases/" + filepath.Base(caseDir) + "/" + filepath.Base(arg)
-				src, err := readStoredProfile(ref.Store, ref.Run, rel)
-				if err != nil {
-					return nil, err
-				}
-				in := &flameInput{src: src, title: ref.Run.Scenario + " " + filepath.Base(caseDir) + " (" + filepath.Base(arg) + ")"}
-				in.classifyAs(ref.Run)
-				return in, nil
-			} else if errors.Is(err, store.ErrRefused) {
-				return nil, err
-			}
-		}
-		src, err := readProfileFile(arg)
-		if err != nil {
-			return nil, err
-		}
-		return &flameInput{src: src, title: filepath.Base(arg)}, nil
-	}
-	// resolve, as show and compare do: "latest" says which newer runs,
-	// that measured nothing, it passed by.
-	ref, err := resolve(io, store.Open(store.Dir("")), arg)
-	if err != nil {
-		if errors.Is(err, store.ErrNoRun) || errors.Is(err, store.ErrNoRuns) || errors.Is(err, store.ErrInvalidID) {
-			return nil, usagef(fmt.Errorf("%s: no such profile file, case directory or run case", arg))
-		}
-		if errors.Is(err, store.ErrNoCase) {
-			return nil, usagef(fmt.Errorf("%w (see `perflab show`)", err))
-		}
-		return nil, err
-	}
-	run, c := ref.Run, ref.Case
-	if c == nil {
-		return nil, usagef(fmt.Errorf("%s is a whole run: name a case, e.g. %s/<case> (see `perflab show %s`)", arg, arg, run.ID))
-	}
-	rel, ok := c.Profiles[kind]
-	if !ok {
-		has := mapKeys(c.Profiles)
-		if len(has) == 0 {
-			return nil, fmt.Errorf("case %s has no profiles (a run made with --profile none?)", c.Name)
-		}
-		return nil, fmt.Errorf("case %s has no %s profile%s (it has %s)", c.Name, kind, didYouMean(kind, has), strings.Join(has, ", "))
-	}
-	src, err := readStoredProfile(ref.Store, run, rel)
-	if err != nil {
-		return nil, err
-	}
-	in := &flameInput{src: src, title: run.Scenario + " " + c.Name + " (" + kind + ")"}
-	in.classifyAs(run)
-	return in, nil
-}
-
-// defaultQuery is the label selector --query defaults to: the runs
-// perflab push sent under its default service name.
-const defaultQuery = `{service_name="perflab"}`
-
-// scenarioLabel finds scenario="name" in a label selector.
-var scenarioLabel = regexp.MustCompile(`\bscenario\s*=\s*"([^"]+)"`)
-
-// pyroscopeFlameInput fetches the merged profile; when the selector names
-// one scenario, its work patterns classify the frames as for a lab run.
-func pyroscopeFlameInput(ctx context.Context, o *FlameOptions) (*flameInput, error) {
-	c, err := pyroscopeClient(o.FromPyroscope, "", "", "")
-	if err != nil {
-		return nil, err
-	}
-	if _, err := pyroscope.ParseProfileType(o.ProfileType); err != nil {
-		return nil, usagef(err)
-	}
-	if o.Since <= 0 {
-		return nil, usagef(fmt.Errorf("--since %v: give how far back to read, such as 15m, 1h or 24h", o.Since))
-	}
-	if o.Query == "" {
-		o.Query = defaultQuery
-	}
-	p, err := c.Fetch(ctx, o.Query, o.ProfileType, o.Since)
-	if err != nil {
-		return nil, err
-	}
-	in := &flameInput{src: flame.NewSource(p), title: fmt.Sprintf("%s %s, last %s", o.ProfileType, o.Query, o.Since)}
-	if m := scenarioLabel.FindStringSubmatch(o.Query); m != nil {
-		if s, err := perflab.Lookup(m[1]); err == nil {
-			in.work = s.Work
-		}
-	}
-	return in, nil
-}
-
-// readStoredProfile reads file rel of run through its store, with the
-// limits every profile is read with (profiles.Limits' defaults), decoded
-// for drawing (flame.ReadSource: no profile.Profile).
-func readStoredProfile(st *store.Store, run *store.Run, rel string) (*flame.Source, error) {
-	f, _, err := st.OpenFile(run.ID, rel)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	src, err := flame.ReadSource(f, profiles.Limits{})
-	if err != nil {
-		return nil, fmt.Errorf("%s of run %s: %w", rel, run.ID, err)
-	}
-	return src, nil
-}
-
-// readProfileFile reads a profile file the user named: a regular file
-// (a FIFO or a device would hang or never end), with the same limits.
-func readProfileFile(path string) (*flame.Source, error) {
-	f, _, err := store.OpenUserFile(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	src, err := flame.ReadSource(f, profiles.Limits{})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return src, nil
-}
-
-// countOf is how many of xs are x.
-func countOf(xs []string, x string) int {
-	n := 0
-	for _, v := range xs {
-		if v == x {
-			n++
-		}
-	}
-	return n
-}
-
-func mapKeys(m map[string]string) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

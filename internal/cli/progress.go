@@ -89,20 +89,6 @@ func shortCase(name string, n int) string {
 	return s
 }
 
-// where says where the run is, for the note of an interrupted run: "in
-// round 3/10", "while profiling case 2/4", "during setup".
-func (p *progress) where() string {
-	switch {
-	case strings.HasPrefix(p.phase, "round "):
-		return "in " + p.phase
-	case p.phase == "profiling":
-		return fmt.Sprintf("while profiling case %d/%d", min(p.done+1, p.total), p.total)
-	case strings.HasPrefix(p.phase, "setup"):
-		return "during setup"
-	}
-	return ""
-}
-
 func (p *progress) Warn(msg string) {
 	p.endLine()
 	fmt.Fprintf(p.io.Err, "perflab: warning: %s\n", report.SafeText(msg))

@@ -90,26 +90,3 @@ func TestAnnouncement(t *testing.T) {
 		})
 	}
 }
-
-// TestInterruptedWhere: the stored note of an interrupted run says the
-// phase it was in.
-func TestInterruptedWhere(t *testing.T) {
-	for _, tt := range []struct {
-		phase       string
-		done, total int
-		want        string
-	}{
-		{"setup and warmup", 1, 4, "during setup"},
-		{"round 3/10", 2, 4, "in round 3/10"},
-		{"round 12 (until ±3%)", 0, 4, "in round 12 (until ±3%)"},
-		{"profiling", 1, 4, "while profiling case 2/4"},
-		{"", 0, 0, ""},
-	} {
-		t.Run(tt.phase, func(t *testing.T) {
-			p := &progress{phase: tt.phase, done: tt.done, total: tt.total}
-			if got := p.where(); got != tt.want {
-				t.Errorf("where() = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}

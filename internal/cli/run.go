@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/lab"
@@ -160,84 +159,70 @@ func noteWrapped(w io.Writer, text string) {
 	}
 }
 
-// runOne measures scenario i of plan, stores the run and prints its
-// table: internal/lab plans and starts it, this says what happens.
-func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, plan *lab.MeasurePlan, i int) (err error) {
+// runOne measures scenario i of plan, stores and pushes the run through
+// internal/lab, and says what happens: progress and notes on stderr, the
+// table or JSON on stdout.
+func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, plan *lab.MeasurePlan, i int) error {
 	sp := plan.Scenarios[i]
-	s, prof := sp.Scenario, plan.Profile
-	ncases := len(sp.Cases)
-	est := estimate(ncases, o.Count, o.Time, o.Warmup, o.ProfileTime, prof)
-	prog := newProgress(io, est)
-	m, err := plan.Start(st, i, prog, wrapSaver)
-	if err != nil {
-		var pe *lab.PlanError
-		if errors.As(err, &pe) {
-			return usagef(err)
-		}
-		return err
+	est := estimate(len(sp.Cases), o.Count, o.Time, o.Warmup, o.ProfileTime, plan.Profile)
+	v := &runView{progress: newProgress(io, est), o: o, st: st, scenario: sp.Scenario.Name, cases: len(sp.Cases), prof: plan.Profile}
+	res, err := plan.Measure(ctx, st, i, v, lab.MeasureOptions{Push: o.pusher, Wrap: wrapSaver})
+	var pe *lab.PlanError
+	switch {
+	case errors.As(err, &pe):
+		return usagef(err)
+	case res != nil && res.Dir != "" && errors.Is(err, runner.ErrInterrupted):
+		return &ExitError{Code: exitInterrupted, Err: err}
 	}
-	run, w, r := m.Run, m.Writer, m.Runner
-	noteWrapped(io.Err, fmt.Sprintf("%s; GOMAXPROCS=%d GOGC=%s", announcement(s.Name, ncases, o.Count, o.Time, prof, est), run.Env.GOMAXPROCS, run.Env.GOGC))
-	if o.Count < runner.MinIntervalReps && o.Until == "" {
+	return err
+}
+
+// runView shows one scenario's measurement as internal/lab reports it.
+type runView struct {
+	*progress
+	o        *RunOptions
+	st       *store.Store
+	scenario string
+	cases    int
+	prof     []string
+}
+
+var _ lab.MeasureEvents = (*runView)(nil)
+
+func (v *runView) Started(run *store.Run) {
+	noteWrapped(v.io.Err, fmt.Sprintf("%s; GOMAXPROCS=%d GOGC=%s", announcement(v.scenario, v.cases, v.o.Count, v.o.Time, v.prof, v.estimate), run.Env.GOMAXPROCS, run.Env.GOGC))
+	if v.o.Count < runner.MinIntervalReps && v.o.Until == "" {
 		// Said before the rounds, not only after them as a ±∞.
-		fmt.Fprintln(io.Err, "perflab:", runner.TooFewForInterval(o.Count))
+		fmt.Fprintln(v.io.Err, "perflab:", runner.TooFewForInterval(v.o.Count))
 	}
-	runErr := r.Execute(ctx)
-	prog.endLine()
-	if errors.Is(runErr, runner.ErrInterrupted) {
-		// The runner's note is the message printed now, which says what
-		// was kept; the stored note says by what and where, short enough
-		// for the run's header line.
-		run.Note = interruptedNote(ctx, run, prog)
-	}
-	dir, err := w.Commit()
-	if err != nil {
-		return errors.Join(runErr, err)
-	}
-	if o.JSON {
-		if err := writeJSON(io.Out, run); err != nil {
+}
+
+func (v *runView) Finished() { v.endLine() }
+
+func (v *runView) Stored(run *store.Run, dir string) error {
+	if v.o.JSON {
+		if err := writeJSON(v.io.Out, run); err != nil {
 			return err
 		}
 	} else {
-		writeTable(io.Out, run, o.Wide, o.Verbose)
+		writeTable(v.io.Out, run, v.o.Wide, v.o.Verbose)
 	}
 	showArgs := run.ID
-	if st.Root != store.DefaultDir {
-		showArgs += " -o " + st.Root
+	if v.st.Root != store.DefaultDir {
+		showArgs += " -o " + v.st.Root
 	}
 	// A line each, to copy: on one line the paths ran to 190 columns.
-	fmt.Fprintf(io.Err, "perflab: saved %s\n  benchstat %s\n  perflab show %s\n", dir, filepath.Join(dir, "results.txt"), showArgs)
-	var pushErr error
-	if o.pusher != nil && !errors.Is(runErr, runner.ErrInterrupted) {
-		// The run is stored already: a failed push loses nothing and
-		// `perflab push` can send it later.
-		pushErr = pushStoredRun(ctx, io, io.Err, true, o.pusher, st, run)
-	}
-	if errors.Is(runErr, runner.ErrInterrupted) {
-		return &ExitError{Code: exitInterrupted, Err: runErr}
-	}
-	// A failed push must not hide failed cases, nor the other way round.
-	defer func() { err = errors.Join(err, pushErr) }()
-	if runErr == nil {
-		// Every other case is measured and saved; still say so in the
-		// exit code, so a script or CI notices a broken variant.
-		var failed []string
-		for _, c := range run.Cases {
-			if c.Status == store.StatusFailed {
-				failed = append(failed, c.Name)
-			}
-		}
-		switch {
-		case len(failed) == len(run.Cases):
-			// A case can fail after some rounds and keep them, so not
-			// report.Unmeasured, which is "" for a run that measured.
-			runErr = fmt.Errorf("%s: %s", report.AllFailed(len(failed)), strings.Join(failed, ", "))
-		case len(failed) > 0:
-			runErr = fmt.Errorf("%d of %s failed (the others are measured and saved): %s", len(failed), report.Count(len(run.Cases), "case"), strings.Join(failed, ", "))
-		}
-	}
-	return runErr
+	fmt.Fprintf(v.io.Err, "perflab: saved %s\n  benchstat %s\n  perflab show %s\n", dir, filepath.Join(dir, "results.txt"), showArgs)
+	return nil
 }
+
+func (v *runView) Pushing(run *store.Run, url string) {
+	fmt.Fprintf(v.io.Err, "perflab: pushing run %s to %s\n", run.ID, url)
+}
+
+// Pushed writes the push's summary briefly (failures and totals) to
+// stderr: stdout is the run's table or JSON.
+func (v *runView) Pushed(sum pyroscope.Summary) { sum.WriteBrief(v.io.Err) }
 
 // announcement says what a run is about to do and how long it should
 // take: "cipher-cache: 24 cases, 10 rounds of 200ms each, then profiling;
@@ -249,21 +234,6 @@ func announcement(scenario string, cases, count int, rep time.Duration, prof []s
 	}
 	return fmt.Sprintf("%s: %s, %s of %v each, %s; about %s",
 		scenario, report.Count(cases, "case"), report.Count(count, "round"), rep, then, roughly(est))
-}
-
-// interruptedNote is the stored note of a run the context ended:
-// "interrupted by SIGINT in round 3/10".
-func interruptedNote(ctx context.Context, run *store.Run, prog *progress) string {
-	by := ""
-	var sig *signalError
-	if errors.As(context.Cause(ctx), &sig) {
-		by = sig.Error()
-	}
-	where := prog.where()
-	if !run.Measured() {
-		where = "before any case was measured"
-	}
-	return store.InterruptedNote(by, where)
 }
 
 // wrapSaver, when set (by tests), wraps the store's writer a run saves

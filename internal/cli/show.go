@@ -34,7 +34,7 @@ func newShowCmd(io *IO, runF runFunc[ShowOptions]) *cobra.Command {
 		},
 	}
 	storeFlag(cmd.Flags(), &o.Dir)
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON (the stored run, every repetition included, is run.json in the store)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON, of the run or of its one case (the stored run, every repetition included, is run.json in the store)")
 	cmd.Flags().BoolVar(&o.Verbose, "verbose", false, "show every warning and note, each case's in full")
 	cmd.Flags().BoolVar(&o.List, "list", false, "list stored runs, newest first")
 	cmd.Flags().BoolVar(&o.Wide, "wide", false, "one table row per variant with every column, whatever the width (default: fit 80 columns)")
@@ -50,12 +50,16 @@ func showRun(_ context.Context, io *IO, o *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.JSON {
-		return writeJSON(io.Out, r.Run)
-	}
 	if r.Case != nil {
 		// One case: what the web's case page says (report.BuildCase).
-		return report.WriteCaseText(io.Out, r.Run, report.BuildCase(r.Case), 0)
+		rc := report.BuildCase(r.Case)
+		if o.JSON {
+			return report.WriteCaseJSON(io.Out, r.Run, rc)
+		}
+		return report.WriteCaseText(io.Out, r.Run, rc, 0)
+	}
+	if o.JSON {
+		return writeJSON(io.Out, r.Run)
 	}
 	writeTable(io.Out, r.Run, o.Wide, o.Verbose)
 	return nil

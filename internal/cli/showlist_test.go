@@ -52,7 +52,8 @@ func TestShowListGolden(t *testing.T) {
 
 // TestShowCaseGolden: `perflab show RUN/CASE` prints one case as the web's
 // case page lays it out (report.BuildCase): every metric with its
-// interval, the budget splitting the median time/op, the warnings.
+// interval, the budget splitting the median time/op, the warnings; with
+// --json, that case (it printed the whole run).
 func TestShowCaseGolden(t *testing.T) {
 	dir := t.TempDir()
 	st := store.Open(dir)
@@ -73,6 +74,13 @@ func TestShowCaseGolden(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	golden(t, "show-case.golden", out)
+	// --json: that case, not the whole run, in the words of a row of the
+	// run's JSON.
+	out, errs, code = execute(t, "show", id+"/variant=mutex/keys=128/threads=1", "-o", dir, "--json")
+	if code != 0 {
+		t.Fatalf("--json: exit %d\n%s%s", code, out, errs)
+	}
+	golden(t, "show-case-json.golden", out)
 }
 
 // TestShowListWidth: a bench run's scenario, its package's import path,

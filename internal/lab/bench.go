@@ -463,11 +463,7 @@ func (p *BenchPlan) Run(ctx context.Context, st *store.Store) ([]*BenchRun, erro
 // runner.ErrInterrupted with what ended it. By what is the context's
 // cause, where one was given (the CLI's is the signal, "by SIGINT").
 func (p *BenchPlan) interrupted(ctx context.Context, runs []*BenchRun, writers []*store.Writer, where string) ([]*BenchRun, error) {
-	by := ""
-	cause := context.Cause(ctx)
-	if cause != nil && cause != ctx.Err() {
-		by = cause.Error()
-	}
+	by := causeOf(ctx)
 	for _, r := range runs {
 		w := where
 		if !r.Run.Measured() {
@@ -477,7 +473,7 @@ func (p *BenchPlan) interrupted(ctx context.Context, runs []*BenchRun, writers [
 	}
 	err := runner.ErrInterrupted
 	if by != "" {
-		err = fmt.Errorf("%w (%v)", runner.ErrInterrupted, cause)
+		err = fmt.Errorf("%w (%v)", runner.ErrInterrupted, context.Cause(ctx))
 	}
 	return p.finish(runs, writers, err)
 }

@@ -1,4 +1,4 @@
-package cli
+package lab
 
 import (
 	"bufio"
@@ -8,10 +8,8 @@ import (
 	goio "io"
 	"path/filepath"
 	"regexp"
-	"time"
 
 	"github.com/google/pprof/profile"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/wallclock"
 	"github.com/perflab/perflab/profiles"
@@ -32,35 +30,37 @@ var traceMagic = regexp.MustCompile(`^go 1\.[0-9]+ trace\x00`)
 // trace's header.
 func isTrace(head []byte) bool { return traceMagic.Match(head) }
 
-// openTraceInput opens arg as a Go execution trace (go test -trace,
-// runtime/trace, a flight recorder's snapshot), if it is one: ok is false,
+// openTrace opens arg as a Go execution trace (go test -trace,
+// runtime/trace, a flight recorder's snapshot), if it is one: a nil input,
 // with nothing read from a file, for anything else. Its exact wall-clock
 // profile is drawn: every goroutine's time, running (split by the CPU
 // samples in the trace) and off the CPU at the stack it stopped at, with
 // the category it stopped for; the runtime's and the profilers' own
 // goroutines left out, and with goroutine set only goroutines whose root
-// function (the one they were started with) it matches.
-func openTraceInput(io *IO, arg string, goroutine *regexp.Regexp, rules *profiles.Rules) (in *flameInput, ok bool, err error) {
+// function (the one they were started with) it matches. For "-" the
+// trace is read from *stdin, which is replaced by a reader that still
+// holds what was peeked at.
+func openTrace(stdin *goio.Reader, arg string, goroutine *regexp.Regexp, rules *profiles.Rules) (*FlameInput, *TraceInput, error) {
 	var r goio.Reader
 	name := arg
 	if arg == "-" {
-		br := bufio.NewReader(io.In)
-		io.In = br // what was peeked stays readable by the pprof reader
+		br := bufio.NewReader(*stdin)
+		*stdin = br // what was peeked stays readable by the pprof reader
 		head, _ := br.Peek(16)
 		if !isTrace(head) {
-			return nil, false, nil
+			return nil, nil, nil
 		}
 		r, name = br, "stdin"
 	} else {
 		f, _, err := store.OpenUserFile(arg)
 		if err != nil {
-			return nil, false, nil // not for this reader to report
+			return nil, nil, nil // not for this reader to report
 		}
 		defer f.Close()
 		head := make([]byte, 16)
 		n, _ := goio.ReadFull(f, head)
 		if !isTrace(head[:n]) {
-			return nil, false, nil
+			return nil, nil, nil
 		}
 		r = goio.MultiReader(bytes.NewReader(head[:n]), f)
 		name = filepath.Base(arg)
@@ -68,26 +68,22 @@ func openTraceInput(io *IO, arg string, goroutine *regexp.Regexp, rules *profile
 	lr := &limitReader{r: bufio.NewReaderSize(r, 1<<16), left: maxTraceBytes}
 	res, err := wallclock.FromTrace(lr, wallclock.Options{AllGoroutines: true, Rules: rules})
 	if lr.over {
-		return nil, true, fmt.Errorf("%s: an execution trace over %d MiB: trace a shorter window", name, maxTraceBytes>>20)
+		return nil, nil, fmt.Errorf("%s: an execution trace over %d MiB: trace a shorter window", name, maxTraceBytes>>20)
 	}
 	if err != nil {
-		return nil, true, fmt.Errorf("%s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	which := "all goroutines"
 	if goroutine != nil {
 		which = "goroutines started in functions matching " + goroutine.String()
 		kept := keepGoroutines(res.Profile, goroutine)
 		if kept == 0 {
-			return nil, true, usagef(fmt.Errorf("%s: no goroutine of the trace was started in a function matching --goroutine %s", name, goroutine))
+			return nil, nil, planErr(fmt.Errorf("%s: no goroutine of the trace was started in a function matching --goroutine %s", name, goroutine))
 		}
 	}
 	res.Profile.DurationNanos = res.Span.Nanoseconds()
-	fmt.Fprintf(io.Err, "perflab: %s: execution trace of %s, %d goroutines (the runtime's and profilers' left out); drawn: %s\n",
-		report.SafeText(name), res.Span.Round(time.Millisecond), res.Goroutines, report.SafeText(which))
-	if res.CPUSamples == 0 {
-		fmt.Fprintln(io.Err, "perflab: the trace has no CPU samples, so running time is not split by what ran: trace with the CPU profiler on too (go test -trace t.out -cpuprofile c.out)")
-	}
-	return &flameInput{src: flame.NewSource(res.Profile), title: name + " — wall clock, " + which + " (execution trace)"}, true, nil
+	info := &TraceInput{Name: name, Span: res.Span, Goroutines: res.Goroutines, Drawn: which, CPUSamples: res.CPUSamples}
+	return &FlameInput{Source: flame.NewSource(res.Profile), Title: name + " — wall clock, " + which + " (execution trace)"}, info, nil
 }
 
 // keepGoroutines keeps the samples of goroutines whose root function
