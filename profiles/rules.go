@@ -228,7 +228,7 @@ func (r *Rules) WithUser(rules ...Rule) (*Rules, error) {
 }
 
 // Bounds on a rules file, the same as a stored run's
-// (store.MaxClassificationRules, MaxPatternBytes, MaxClassificationBytes),
+// (model.MaxClassificationRules, MaxPatternBytes, MaxClassificationBytes),
 // which records the rules that classified it.
 const (
 	MaxUserRules   = 256
@@ -269,7 +269,7 @@ func LoadRules(path string) (*Rules, error) {
 //
 // A file holds at most MaxUserRules rules of at most MaxRulePattern bytes
 // each, MaxRulesBytes in all: what a run can record of them
-// (store.Classification.Check). They are counted while reading, so a
+// (model.Classification.Check). They are counted while reading, so a
 // longer file fails at its first rule too many, not after compiling all
 // of it (issue 26: a 1,000,000-line file compiled for 9 s in 3.1 GB before
 // the count was checked).

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -19,13 +20,13 @@ func TestBenchCaseNames(t *testing.T) {
 	root := t.TempDir()
 	st := store.Open(root)
 	started := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
-	r := &store.Run{ID: store.NewID(started, "bench"), Scenario: "bench", Started: started, Finished: started.Add(time.Minute), Complete: true}
+	r := &model.Run{ID: store.NewID(started, "bench"), Scenario: "bench", Started: started, Finished: started.Add(time.Minute), Complete: true}
 	w, err := st.Create(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	name := "pkg=example.com/m/Mutex/size=64/threads=2"
-	r.Cases = []store.Case{{Name: name, Bench: "BenchmarkMutex/size=64-2", Variant: "Mutex", Threads: 2, Status: store.StatusOK,
+	r.Cases = []model.Case{{Name: name, Bench: "BenchmarkMutex/size=64-2", Variant: "Mutex", Threads: 2, Status: model.StatusOK,
 		Params: map[string]string{"size": "64"}, Profiles: map[string]string{}}}
 	if err := w.Checkpoint(); err != nil {
 		t.Fatal(err)
@@ -35,7 +36,7 @@ func TestBenchCaseNames(t *testing.T) {
 	}
 	srv := httptest.NewServer(New(root, Options{MaxUpload: 1 << 20, Logf: t.Logf}))
 	t.Cleanup(srv.Close)
-	own := "/runs/" + r.ID + "/cases/" + url.PathEscape(store.Slug(name))
+	own := "/runs/" + r.ID + "/cases/" + url.PathEscape(model.Slug(name))
 	for _, tt := range []struct {
 		typed, rest, query string
 	}{

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -45,12 +46,12 @@ func manyStacks(t testing.TB, n int) []byte {
 // storeProfile saves data as the cpu profile of a one-case run in root.
 func storeProfile(t testing.TB, root string, data []byte) (runID, slug string) {
 	st := store.Open(root)
-	c := store.Case{Name: "profile=big", Status: store.StatusOK}
-	slug = store.Slug(c.Name)
+	c := model.Case{Name: "profile=big", Status: model.StatusOK}
+	slug = model.Slug(c.Name)
 	rel := "cases/" + slug + "/cpu.pb.gz"
 	c.Profiles = map[string]string{"cpu": rel}
 	now := time.Now()
-	run := &store.Run{ID: store.NewID(now, "upload"), Scenario: "upload", Started: now, Finished: now, Complete: true, Cases: []store.Case{c}}
+	run := &model.Run{ID: store.NewID(now, "upload"), Scenario: "upload", Started: now, Finished: now, Complete: true, Cases: []model.Case{c}}
 	wr, err := st.Create(run)
 	if err != nil {
 		t.Fatal(err)

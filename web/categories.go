@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/perflab/perflab"
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -64,7 +64,7 @@ type runRules struct {
 // tampered run.json took ~800 MB compiled, and 32 of them were cached
 // outside any budget (issue 26). The function returned ends the request's
 // use of the rules; the error is the budget's (errBusy).
-func (s *Server) rulesOfRun(ctx context.Context, run *store.Run) (*runRules, func(), error) {
+func (s *Server) rulesOfRun(ctx context.Context, run *model.Run) (*runRules, func(), error) {
 	noop := func() {}
 	c := run.Config.Classification
 	if c == nil {
@@ -82,12 +82,12 @@ func (s *Server) rulesOfRun(ctx context.Context, run *store.Run) (*runRules, fun
 	for _, r := range c.Rules {
 		patterns = append(patterns, r.Pattern)
 	}
-	// Check refused what is over store.MaxCompiledBytes compiled.
+	// Check refused what is over model.MaxCompiledBytes compiled.
 	cost := profiles.CompiledBytes(patterns...)
 	// The fallback depends on the scenario, so it is part of the key.
 	data, _ := json.Marshal(struct {
 		Scenario string
-		C        *store.Classification
+		C        *model.Classification
 	}{run.Scenario, c})
 	sum := sha256.Sum256(data)
 	key := "stored\x00" + hex.EncodeToString(sum[:])
@@ -113,7 +113,7 @@ func (s *Server) rulesOfRun(ctx context.Context, run *store.Run) (*runRules, fun
 	return b.rules, done, nil
 }
 
-func refusedRules(run *store.Run, err error) *runRules {
+func refusedRules(run *model.Run, err error) *runRules {
 	rr := &runRules{rules: rulesFor(run.Scenario), key: "registry\x00" + run.Scenario}
 	instead := "this binary's work patterns for " + run.Scenario
 	if _, lerr := perflab.Lookup(run.Scenario); lerr != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
 	"github.com/perflab/perflab/profiles/flame"
@@ -21,13 +22,13 @@ import (
 // storeClassified stores a run of scenario with one case (the test wall
 // profile) recording classification, nil for a run stored before
 // classifications were recorded.
-func storeClassified(t *testing.T, st *store.Store, started time.Time, scenario string, c *store.Classification) *store.Run {
+func storeClassified(t *testing.T, st *store.Store, started time.Time, scenario string, c *model.Classification) *model.Run {
 	t.Helper()
 	name := "variant=v/threads=1"
-	run := &store.Run{ID: store.NewID(started, scenario), Scenario: scenario, Started: started, Complete: true,
-		Config: store.Config{Classification: c},
-		Cases: []store.Case{{Name: name, Variant: "v", Threads: 1, Status: store.StatusOK,
-			Profiles: map[string]string{"wall": "cases/" + store.Slug(name) + "/wall.pb.gz"}}}}
+	run := &model.Run{ID: store.NewID(started, scenario), Scenario: scenario, Started: started, Complete: true,
+		Config: model.Config{Classification: c},
+		Cases: []model.Case{{Name: name, Variant: "v", Threads: 1, Status: model.StatusOK,
+			Profiles: map[string]string{"wall": "cases/" + model.Slug(name) + "/wall.pb.gz"}}}}
 	w, err := st.Create(run)
 	if err != nil {
 		t.Fatal(err)
@@ -98,32 +99,32 @@ func TestStoredClassification(t *testing.T) {
 	t.Cleanup(srv.Close)
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	sha := `^crypto/internal/fips140/sha256\.`
-	lockRules := []store.Rule{{Category: "lock", Pattern: `^main\.worker$`}, {Category: "gc", Pattern: `^runtime\.goexit$`, Fallback: true}}
+	lockRules := []model.Rule{{Category: "lock", Pattern: `^main\.worker$`}, {Category: "gc", Pattern: `^runtime\.goexit$`, Fallback: true}}
 	lockText := "lock ^main\\.worker$\ngc? ^runtime\\.goexit$\n"
 	tests := []struct {
 		name     string
 		scenario string
-		c        *store.Classification
+		c        *model.Classification
 		want     map[string]int64
 		warning  string // on the case page, "" for none
 	}{
-		{"unregistered scenario, recorded work", "my-own", &store.Classification{Work: []string{sha}},
+		{"unregistered scenario, recorded work", "my-own", &model.Classification{Work: []string{sha}},
 			expectTotals(t, "", sha), ""},
-		{"recorded user rules and work", "my-own", &store.Classification{Work: []string{sha}, Rules: lockRules},
+		{"recorded user rules and work", "my-own", &model.Classification{Work: []string{sha}, Rules: lockRules},
 			expectTotals(t, lockText, sha), ""},
-		{"recorded: nothing is work", "web-pyroscope-test", &store.Classification{},
+		{"recorded: nothing is work", "web-pyroscope-test", &model.Classification{},
 			expectTotals(t, ""), ""},
 		{"old run, registered scenario", "web-pyroscope-test", nil,
 			expectTotals(t, "", `^main\.worker$`), ""},
 		{"old run, unregistered scenario", "my-own", nil,
 			expectTotals(t, ""), "stored without its classification rules (by a perflab before they were recorded), and my-own is not in this binary"},
-		{"tampered: bad regexp", "web-pyroscope-test", &store.Classification{Work: []string{`(`}},
+		{"tampered: bad regexp", "web-pyroscope-test", &model.Classification{Work: []string{`(`}},
 			expectTotals(t, "", `^main\.worker$`), "work pattern: bad pattern"},
-		{"tampered: unknown category", "my-own", &store.Classification{Work: []string{sha}, Rules: []store.Rule{{Category: "<speed>", Pattern: "x"}}},
+		{"tampered: unknown category", "my-own", &model.Classification{Work: []string{sha}, Rules: []model.Rule{{Category: "<speed>", Pattern: "x"}}},
 			expectTotals(t, ""), `rule 1: unknown category &#34;&lt;speed&gt;&#34;`},
-		{"tampered: too many work patterns", "web-pyroscope-test", &store.Classification{Work: make([]string, store.MaxClassificationRules+1)},
+		{"tampered: too many work patterns", "web-pyroscope-test", &model.Classification{Work: make([]string, model.MaxClassificationRules+1)},
 			expectTotals(t, "", `^main\.worker$`), "257 work patterns (at most 256)); frames are classified with this binary&#39;s work patterns for web-pyroscope-test"},
-		{"tampered: too long", "my-own", &store.Classification{Rules: []store.Rule{{Category: "lock", Pattern: strings.Repeat("a", store.MaxPatternBytes+1)}}},
+		{"tampered: too long", "my-own", &model.Classification{Rules: []model.Rule{{Category: "lock", Pattern: strings.Repeat("a", model.MaxPatternBytes+1)}}},
 			expectTotals(t, ""), "my-own is not in this binary, so nothing is work"},
 	}
 	if w := tests[0].want["work"]; w == 0 {
@@ -153,7 +154,7 @@ func TestStoredClassification(t *testing.T) {
 				t.Errorf("flame.svg: %d, work share lost:\n%.800s", code, svg)
 			}
 			// The differential graph has the new side's (b's) rules.
-			side := url.QueryEscape(run.ID + "/" + store.Slug(run.Cases[0].Name))
+			side := url.QueryEscape(run.ID + "/" + model.Slug(run.Cases[0].Name))
 			code, _, diff := get(t, srv.URL+"/compare/flame.json?kind=wall&a="+side+"&b="+side)
 			if code != http.StatusOK {
 				t.Fatalf("compare flame.json: %d %s", code, diff)
@@ -166,7 +167,7 @@ func TestStoredClassification(t *testing.T) {
 
 	// A run.json rewritten with other rules is reclassified, not served
 	// from the caches built with the old ones.
-	run := storeClassified(t, st, t0.Add(time.Hour), "my-own", &store.Classification{Work: []string{sha}})
+	run := storeClassified(t, st, t0.Add(time.Hour), "my-own", &model.Classification{Work: []string{sha}})
 	page := srv.URL + caseURL(run, 0)
 	if _, _, data := get(t, page+"/flame.json"); catTotals(t, []byte(data))["work"] == 0 {
 		t.Fatalf("no work before the rewrite: %s", data)

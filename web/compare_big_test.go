@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -20,10 +21,10 @@ func TestCompareManyCases(t *testing.T) {
 	const n = 20_000
 	st := store.Open(t.TempDir())
 	started := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	run := &store.Run{ID: store.NewID(started, "wide"), Scenario: "wide", Started: started, Finished: started, Complete: true}
+	run := &model.Run{ID: store.NewID(started, "wide"), Scenario: "wide", Started: started, Finished: started, Complete: true}
 	for i := range n {
 		// One variant: no pair of variants, the quadratic search's worst.
-		run.Cases = append(run.Cases, store.Case{Name: fmt.Sprintf("variant=v/i=%d", i), Variant: "v", Params: map[string]string{"i": fmt.Sprint(i)}, Status: store.StatusOK})
+		run.Cases = append(run.Cases, model.Case{Name: fmt.Sprintf("variant=v/i=%d", i), Variant: "v", Params: map[string]string{"i": fmt.Sprint(i)}, Status: model.StatusOK})
 	}
 	w, err := st.Create(run)
 	if err != nil {
@@ -34,8 +35,8 @@ func TestCompareManyCases(t *testing.T) {
 	}
 	srv := httptest.NewServer(New(st.Root, Options{Logf: t.Logf}))
 	defer srv.Close()
-	last := run.ID + "/" + store.Slug(run.Cases[n-1].Name)
-	for _, u := range []string{"/compare", "/compare?a=" + run.ID + "/" + store.Slug(run.Cases[0].Name) + "&b=" + last, caseURL(run, n-1)} {
+	last := run.ID + "/" + model.Slug(run.Cases[n-1].Name)
+	for _, u := range []string{"/compare", "/compare?a=" + run.ID + "/" + model.Slug(run.Cases[0].Name) + "&b=" + last, caseURL(run, n-1)} {
 		start := time.Now()
 		code, _, body := get(t, srv.URL+u)
 		took := time.Since(start)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // TestCompareFlameUnion checks the differential flame graph of the compare
@@ -13,8 +13,8 @@ import (
 // refused layout.
 func TestCompareFlameUnion(t *testing.T) {
 	srv, f := newTestServer(t)
-	a := url.QueryEscape(f.full.ID + "/" + store.Slug(f.full.Cases[3].Name))
-	b := url.QueryEscape(f.full.ID + "/" + store.Slug(f.full.Cases[4].Name))
+	a := url.QueryEscape(f.full.ID + "/" + model.Slug(f.full.Cases[3].Name))
+	b := url.QueryEscape(f.full.ID + "/" + model.Slug(f.full.Cases[4].Name))
 	pair := "a=" + a + "&b=" + b
 	tests := []struct {
 		name, path string
@@ -46,27 +46,27 @@ func TestCompareFlameUnion(t *testing.T) {
 func TestDefaultPair(t *testing.T) {
 	// mk makes a run whose cases are "variant@threads", each measured
 	// unless it ends in "!" (skipped).
-	mk := func(id, scenario string, complete bool, cases ...string) *store.Run {
-		r := &store.Run{ID: id, Scenario: scenario, Complete: complete}
+	mk := func(id, scenario string, complete bool, cases ...string) *model.Run {
+		r := &model.Run{ID: id, Scenario: scenario, Complete: complete}
 		for _, c := range cases {
-			st := store.StatusOK
+			st := model.StatusOK
 			if strings.HasSuffix(c, "!") {
-				st, c = store.StatusSkipped, strings.TrimSuffix(c, "!")
+				st, c = model.StatusSkipped, strings.TrimSuffix(c, "!")
 			}
 			v, th, _ := strings.Cut(c, "@")
 			n := map[string]int{"1": 1, "4": 4}[th]
-			r.Cases = append(r.Cases, store.Case{Name: "variant=" + v + "/threads=" + th, Variant: v, Threads: n, Status: st})
+			r.Cases = append(r.Cases, model.Case{Name: "variant=" + v + "/threads=" + th, Variant: v, Threads: n, Status: st})
 		}
 		return r
 	}
 	tests := []struct {
 		name string
-		runs []*store.Run // newest first
+		runs []*model.Run // newest first
 		a, b string
 	}{
 		{
 			name: "the same case before and after, past an interrupted run",
-			runs: []*store.Run{
+			runs: []*model.Run{
 				mk("r3", "cc", false, "mutex@1", "rwmutex@1"),
 				mk("r2", "cc", true, "mutex@1!", "mutex@4", "rwmutex@4"),
 				mk("r1", "cc", true, "mutex@1", "mutex@4", "rwmutex@4"),
@@ -75,7 +75,7 @@ func TestDefaultPair(t *testing.T) {
 		},
 		{
 			name: "one complete run: two variants at the same goroutine count",
-			runs: []*store.Run{
+			runs: []*model.Run{
 				mk("r2", "cc", false, "mutex@1", "rwmutex@1"),
 				mk("r1", "cc", true, "mutex@1", "mutex@4", "rwmutex@1", "rwmutex@4"),
 			},
@@ -83,7 +83,7 @@ func TestDefaultPair(t *testing.T) {
 		},
 		{
 			name: "the run before is of another scenario",
-			runs: []*store.Run{
+			runs: []*model.Run{
 				mk("r2", "cc", true, "mutex@1", "mutex@4", "rwmutex@4"),
 				mk("r1", "uuid", true, "mutex@1", "mutex@4"),
 			},
@@ -91,7 +91,7 @@ func TestDefaultPair(t *testing.T) {
 		},
 		{
 			name: "only interrupted runs: their measured cases",
-			runs: []*store.Run{
+			runs: []*model.Run{
 				mk("r2", "cc", false, "mutex@1!", "rwmutex@1!"),
 				mk("r1", "cc", false, "mutex@1!", "mutex@4", "rwmutex@4"),
 			},
@@ -99,12 +99,12 @@ func TestDefaultPair(t *testing.T) {
 		},
 		{
 			name: "one variant: any two cases",
-			runs: []*store.Run{mk("r1", "cc", true, "mutex@1", "mutex@4")},
+			runs: []*model.Run{mk("r1", "cc", true, "mutex@1", "mutex@4")},
 			a:    "r1/variant=mutex,threads=1", b: "r1/variant=mutex,threads=4",
 		},
 		{
 			name: "nothing measured",
-			runs: []*store.Run{mk("r1", "cc", false, "mutex@1!", "mutex@4!")},
+			runs: []*model.Run{mk("r1", "cc", false, "mutex@1!", "mutex@4!")},
 		},
 	}
 	for _, tt := range tests {
@@ -121,8 +121,8 @@ func TestDefaultPair(t *testing.T) {
 // the table, not an empty table under a generic warning.
 func TestCompareUnmeasured(t *testing.T) {
 	srv, f := newTestServer(t)
-	a := f.full.ID + "/" + store.Slug(f.full.Cases[0].Name)
-	b := f.small.ID + "/" + store.Slug(f.small.Cases[4].Name)
+	a := f.full.ID + "/" + model.Slug(f.full.Cases[0].Name)
+	b := f.small.ID + "/" + model.Slug(f.small.Cases[4].Name)
 	status, _, body := get(t, srv.URL+"/compare?a="+url.QueryEscape(a)+"&b="+url.QueryEscape(b))
 	if status != 200 {
 		t.Fatalf("status %d", status)

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/web/webtest"
 )
 
@@ -20,8 +20,8 @@ const hostile = webtest.Hostile
 // fixture describes the run store the tests build.
 type fixture struct {
 	root   string
-	full   *store.Run // complete run: 3 variants × keys × threads 1,4
-	small  *store.Run // incomplete run with a hostile variant name
+	full   *model.Run // complete run: 3 variants × keys × threads 1,4
+	small  *model.Run // incomplete run with a hostile variant name
 	broken string     // id of a run whose profile is corrupt
 }
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden pages under testdata/pages")
@@ -23,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite the golden pages under testdata
 func TestPageGoldens(t *testing.T) {
 	srv, f := newTestServer(t)
 	full := f.full
-	pair := "a=" + url.QueryEscape(full.ID+"/"+store.Slug(full.Cases[0].Name)) + "&b=" + url.QueryEscape(full.ID+"/"+store.Slug(full.Cases[1].Name))
+	pair := "a=" + url.QueryEscape(full.ID+"/"+model.Slug(full.Cases[0].Name)) + "&b=" + url.QueryEscape(full.ID+"/"+model.Slug(full.Cases[1].Name))
 	base := regexp.MustCompile(`127\.0\.0\.1:\d+`)
 	for _, tt := range []struct{ name, path string }{
 		{"runs.html", "/"},

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -34,7 +35,7 @@ func TestLoad(t *testing.T) {
 	if !*loadCheck {
 		t.Skip("the load check runs with -load (make bench)")
 	}
-	var run *store.Run
+	var run *model.Run
 	root := *loadDir
 	if root == "" {
 		root = writeFixture(t, t.TempDir()).root
@@ -62,7 +63,7 @@ func TestLoad(t *testing.T) {
 			urls = append(urls, u+"/flame.json?kind="+kind)
 		}
 	}
-	a, b := run.ID+"/"+store.Slug(run.Cases[0].Name), run.ID+"/"+store.Slug(run.Cases[1].Name)
+	a, b := run.ID+"/"+model.Slug(run.Cases[0].Name), run.ID+"/"+model.Slug(run.Cases[1].Name)
 	urls = append(urls, "/compare?a="+a+"&b="+b, "/compare/flame.json?a="+a+"&b="+b+"&kind=wall")
 
 	// Until the flame graph package is built in, flame JSON answers 501:

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -23,11 +24,11 @@ func TestPageSafety(t *testing.T) {
 	st := store.Open(t.TempDir())
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	name := "variant=a\u202eb\x1b[2J\x07/threads=1"
-	run := &store.Run{ID: store.NewID(t0, "safety"), Scenario: "safety\u2066x", Started: t0, Finished: t0, Complete: true,
+	run := &model.Run{ID: store.NewID(t0, "safety"), Scenario: "safety\u2066x", Started: t0, Finished: t0, Complete: true,
 		Note: "note \u202egnp.exe\x1b]0;title\x07 \u0085end",
-		Cases: []store.Case{
-			{Name: name, Variant: "a\u202eb", Threads: 1, Status: store.StatusOK, Profiles: map[string]string{"cpu": "cases/x/cpu.pb.gz"}},
-			{Name: "variant=broken/threads=1", Variant: "broken", Threads: 1, Status: store.StatusOK, Profiles: map[string]string{"cpu": "cases/y/cpu.pb.gz"}},
+		Cases: []model.Case{
+			{Name: name, Variant: "a\u202eb", Threads: 1, Status: model.StatusOK, Profiles: map[string]string{"cpu": "cases/x/cpu.pb.gz"}},
+			{Name: "variant=broken/threads=1", Variant: "broken", Threads: 1, Status: model.StatusOK, Profiles: map[string]string{"cpu": "cases/y/cpu.pb.gz"}},
 		}}
 	w, err := st.Create(run)
 	if err != nil {
@@ -58,7 +59,7 @@ func TestPageSafety(t *testing.T) {
 		{"/runs/" + run.ID, http.StatusOK, ""},
 		{caseURL(run, 0), http.StatusOK, ""},
 		{"/", http.StatusOK, ""},
-		{"/compare?a=" + run.ID + "/" + store.Slug(name) + "&b=" + run.ID + "/" + store.Slug(run.Cases[1].Name), http.StatusOK, ""},
+		{"/compare?a=" + run.ID + "/" + model.Slug(name) + "&b=" + run.ID + "/" + model.Slug(run.Cases[1].Name), http.StatusOK, ""},
 		{caseURL(run, 1), http.StatusUnprocessableEntity, "the cpu profile of variant=broken/threads=1"},
 	} {
 		code, _, body := get(t, srv.URL+tc.path)

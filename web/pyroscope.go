@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-	"github.com/perflab/perflab/internal/store"
+
+	"github.com/perflab/perflab/internal/model"
 )
 
 // ProfileSource fetches merged profiles from a continuous-profiling server:
@@ -31,7 +32,7 @@ var pyroscopeTypes = func() []string {
 	// The store's one list of kinds, but fgprof: push sends it only when
 	// asked, as it would merge with the exact wall profile.
 	var out []string
-	for _, k := range store.ProfileKinds {
+	for _, k := range model.ProfileKinds {
 		if k != "fgprof" {
 			out = append(out, k)
 		}

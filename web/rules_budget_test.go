@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
 )
@@ -21,7 +22,7 @@ func TestStoredRulesCharged(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	heavy := strings.Repeat("x{1000}", 585) // 4,095 bytes, 585,000 instructions
 	var tampered []string
-	for range 15 { // 60 KiB: within store.MaxClassificationBytes
+	for range 15 { // 60 KiB: within model.MaxClassificationBytes
 		tampered = append(tampered, heavy)
 	}
 	var moderate []string // 20 × 10,000 instructions: under maxRulesBytes
@@ -34,8 +35,8 @@ func TestStoredRulesCharged(t *testing.T) {
 	}
 
 	st := store.Open(t.TempDir())
-	bad := storeClassified(t, st, t0, "my-own", &store.Classification{Work: tampered})
-	ok := storeClassified(t, st, t0.Add(time.Minute), "my-own", &store.Classification{Work: moderate})
+	bad := storeClassified(t, st, t0, "my-own", &model.Classification{Work: tampered})
+	ok := storeClassified(t, st, t0.Add(time.Minute), "my-own", &model.Classification{Work: moderate})
 	s := New(st.Root, Options{Logf: t.Logf})
 	srv := httptest.NewServer(s)
 	defer srv.Close()

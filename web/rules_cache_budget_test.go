@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
 )
@@ -19,7 +20,7 @@ import (
 func TestRulesNameCacheCharged(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	st := store.Open(t.TempDir())
-	run := storeClassified(t, st, t0, "my-own", &store.Classification{Work: []string{`^example\.com/`}})
+	run := storeClassified(t, st, t0, "my-own", &model.Classification{Work: []string{`^example\.com/`}})
 	names := make([]string, 1000)
 	for i := range names {
 		names[i] = fmt.Sprintf("example.com/pkg.f%04d%s", i, strings.Repeat("x", 1000))

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -31,7 +32,7 @@ type runCache struct {
 }
 
 type cachedRun struct {
-	run   *store.Run
+	run   *model.Run
 	size  int64
 	mtime time.Time
 	lease *lease
@@ -71,7 +72,7 @@ func (c *runCache) evictOne() bool {
 }
 
 // load returns run id (a valid id, not "latest").
-func (c *runCache) load(id string) (*store.Run, error) {
+func (c *runCache) load(id string) (*model.Run, error) {
 	fi, err := os.Stat(filepath.Join(c.st.Root, id, "run.json"))
 	if err != nil {
 		return c.st.Load(id) // for its error message
@@ -109,7 +110,7 @@ func (c *runCache) load(id string) (*store.Run, error) {
 
 // list returns the runs newest first, as store.List does, decoding only
 // the run.json files that changed since the last call.
-func (c *runCache) list() (runs []*store.Run, skipped []error, err error) {
+func (c *runCache) list() (runs []*model.Run, skipped []error, err error) {
 	entries, err := os.ReadDir(c.st.Root)
 	if os.IsNotExist(err) {
 		return nil, nil, nil
@@ -144,13 +145,13 @@ func (c *runCache) list() (runs []*store.Run, skipped []error, err error) {
 	for _, l := range gone {
 		l.release()
 	}
-	store.SortNewestFirst(runs)
+	model.SortNewestFirst(runs)
 	return runs, skipped, nil
 }
 
 // latest returns the run "latest" names, as the CLI resolves it
-// (store.LatestOf): the newest that measured something.
-func (c *runCache) latest() (*store.Run, error) {
+// (model.LatestOf): the newest that measured something.
+func (c *runCache) latest() (*model.Run, error) {
 	runs, _, err := c.list()
 	if err != nil {
 		return nil, err
@@ -158,5 +159,5 @@ func (c *runCache) latest() (*store.Run, error) {
 	if len(runs) == 0 {
 		return c.st.Load(store.Latest) // for its error message
 	}
-	return store.LatestOf(runs), nil
+	return model.LatestOf(runs), nil
 }

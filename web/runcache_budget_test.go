@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -21,11 +22,11 @@ import (
 func TestRunCacheCharged(t *testing.T) {
 	st := store.Open(t.TempDir())
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	var runs []*store.Run
+	var runs []*model.Run
 	for r := range 3 {
-		run := &store.Run{ID: store.NewID(t0.Add(time.Duration(r)*time.Minute), "wide"), Scenario: "wide", Started: t0, Finished: t0, Complete: true}
+		run := &model.Run{ID: store.NewID(t0.Add(time.Duration(r)*time.Minute), "wide"), Scenario: "wide", Started: t0, Finished: t0, Complete: true}
 		for i := range 5000 {
-			run.Cases = append(run.Cases, store.Case{Name: fmt.Sprintf("variant=v/i=%d", i), Variant: "v", Params: map[string]string{"i": fmt.Sprint(i)}, Status: store.StatusSkipped})
+			run.Cases = append(run.Cases, model.Case{Name: fmt.Sprintf("variant=v/i=%d", i), Variant: "v", Params: map[string]string{"i": fmt.Sprint(i)}, Status: model.StatusSkipped})
 		}
 		w, err := st.Create(run)
 		if err != nil {

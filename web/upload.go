@@ -18,8 +18,9 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
 	"github.com/perflab/perflab/internal/lab"
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/profiles"
 	"github.com/perflab/perflab/profiles/flame"
 )
@@ -284,10 +285,10 @@ func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
 			// within the limits of a stored classification (issue 26:
 			// any number of 4 KiB fields, none counted, took 4.8 GB).
 			var v []byte
-			v, err = readLimited(part, store.MaxPatternBytes)
+			v, err = readLimited(part, model.MaxPatternBytes)
 			workBytes += len(v)
 			work = append(work, splitPatterns(string(v))...)
-			if errors.Is(err, errTooLarge) || err == nil && (workBytes > store.MaxClassificationBytes || len(work) > store.MaxClassificationRules) {
+			if errors.Is(err, errTooLarge) || err == nil && (workBytes > model.MaxClassificationBytes || len(work) > model.MaxClassificationRules) {
 				err = errTooManyPatterns
 			}
 		default:
@@ -349,19 +350,19 @@ func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
 }
 
 // maxFormExtra is what an upload's form may add to its file: boundaries,
-// headers, and the work patterns (store.MaxClassificationBytes).
-const maxFormExtra = 64<<10 + store.MaxClassificationBytes
+// headers, and the work patterns (model.MaxClassificationBytes).
+const maxFormExtra = 64<<10 + model.MaxClassificationBytes
 
 // maxRulesBytes bounds the compiled size of one set of patterns
 // (profiles.CompiledBytes): real work patterns take a few KB; one of the
 // stored classification's limits' worst cases, about 800 MB (issue 26).
 // The same bound as a stored run's.
-const maxRulesBytes = store.MaxCompiledBytes
+const maxRulesBytes = model.MaxCompiledBytes
 
 var (
 	errTwoFiles        = errors.New("the form has two files named \"profile\"; send one")
 	errCutShort        = errors.New("the upload was cut short: the connection ended inside the file")
-	errTooManyPatterns = fmt.Errorf("the work patterns are refused: at most %d patterns, %d KiB a field and %d KiB in all", store.MaxClassificationRules, store.MaxPatternBytes>>10, store.MaxClassificationBytes>>10)
+	errTooManyPatterns = fmt.Errorf("the work patterns are refused: at most %d patterns, %d KiB a field and %d KiB in all", model.MaxClassificationRules, model.MaxPatternBytes>>10, model.MaxClassificationBytes>>10)
 )
 
 // readBody reads an upload's file, at most MaxUpload bytes (errTooLarge
@@ -575,7 +576,7 @@ func (s *Server) saveUpload(w http.ResponseWriter, r *http.Request, u *upload) {
 		s.fail(w, r, http.StatusInternalServerError, "Cannot save the upload: %v", err)
 		return
 	}
-	http.Redirect(w, r, "/runs/"+run.ID+"/cases/"+store.Slug(run.Cases[0].Name), http.StatusSeeOther)
+	http.Redirect(w, r, "/runs/"+run.ID+"/cases/"+model.Slug(run.Cases[0].Name), http.StatusSeeOther)
 }
 
 // splitPatterns splits a work field into patterns: one a line, or

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
 )
@@ -49,15 +50,15 @@ func get(t *testing.T, rawURL string) (int, http.Header, string) {
 	return resp.StatusCode, resp.Header, string(body)
 }
 
-func caseURL(r *store.Run, i int) string {
-	return "/runs/" + r.ID + "/cases/" + store.Slug(r.Cases[i].Name)
+func caseURL(r *model.Run, i int) string {
+	return "/runs/" + r.ID + "/cases/" + model.Slug(r.Cases[i].Name)
 }
 
 func TestRoutes(t *testing.T) {
 	srv, f := newTestServer(t)
 	full, small := f.full, f.small
 	c0 := caseURL(full, 0)
-	pair := "a=" + url.QueryEscape(full.ID+"/"+store.Slug(full.Cases[0].Name)) + "&b=" + url.QueryEscape(full.ID+"/"+store.Slug(full.Cases[1].Name))
+	pair := "a=" + url.QueryEscape(full.ID+"/"+model.Slug(full.Cases[0].Name)) + "&b=" + url.QueryEscape(full.ID+"/"+model.Slug(full.Cases[1].Name))
 	tests := []struct {
 		name, path string
 		status     int
@@ -115,10 +116,10 @@ func TestRoutes(t *testing.T) {
 		{"compare", "/compare?" + pair, 200, []string{"verdict", "p=", "Differential flame graph"}},
 		// A case the interrupted run never measured: say so, not an
 		// empty table.
-		{"compare unmeasured", "/compare?a=" + url.QueryEscape(full.ID+"/"+store.Slug(full.Cases[0].Name)) + "&b=" + url.QueryEscape(small.ID+"/"+store.Slug(small.Cases[4].Name)), 200, []string{
+		{"compare unmeasured", "/compare?a=" + url.QueryEscape(full.ID+"/"+model.Slug(full.Cases[0].Name)) + "&b=" + url.QueryEscape(small.ID+"/"+model.Slug(small.Cases[4].Name)), 200, []string{
 			"Nothing to compare: the new case, variant=sum256/keys=128/key=ssk/threads=4 in run " + small.ID + ", has no results — skipped: not measured (the run stopped before this case ran).",
 			`<span class="tag warn">skipped</span>`, "variant=sum256/keys=128/key=ssk/threads=4 · " + small.ID + " · skipped", small.ID + " (incomplete)"}},
-		{"compare one side", "/compare?a=" + url.QueryEscape(full.ID+"/"+store.Slug(full.Cases[0].Name)), 400, []string{"pick the new case"}},
+		{"compare one side", "/compare?a=" + url.QueryEscape(full.ID+"/"+model.Slug(full.Cases[0].Name)), 400, []string{"pick the new case"}},
 		{"compare bad ref", "/compare?a=nope&b=nope", 400, []string{"does not name a case"}},
 		{"compare missing run", "/compare?a=20990101-000000-x/y&b=20990101-000000-x/y", 404, nil},
 		{"upload form", "/upload", 200, []string{"multipart/form-data"}},
@@ -447,7 +448,7 @@ func TestUpload(t *testing.T) {
 func TestHostileNamesEscaped(t *testing.T) {
 	srv, f := newTestServer(t)
 	for _, path := range []string{"/runs/" + f.small.ID, caseURL(f.small, 1), caseURL(f.small, 1) + "?kind=cpu",
-		"/compare?a=" + url.QueryEscape(f.small.ID+"/"+store.Slug(f.small.Cases[0].Name)) + "&b=" + url.QueryEscape(f.small.ID+"/"+store.Slug(f.small.Cases[1].Name))} {
+		"/compare?a=" + url.QueryEscape(f.small.ID+"/"+model.Slug(f.small.Cases[0].Name)) + "&b=" + url.QueryEscape(f.small.ID+"/"+model.Slug(f.small.Cases[1].Name))} {
 		status, h, body := get(t, srv.URL+path)
 		if status != 200 {
 			t.Fatalf("GET %s: %d\n%s", path, status, body)
@@ -464,7 +465,7 @@ func TestHostileNamesEscaped(t *testing.T) {
 	}
 	// Flame JSON sits in the page's script context: no raw '<' at all.
 	for _, path := range []string{caseURL(f.small, 1) + "/flame.json?kind=wall",
-		"/compare/flame.json?a=" + url.QueryEscape(f.small.ID+"/"+store.Slug(f.small.Cases[0].Name)) + "&b=" + url.QueryEscape(f.small.ID+"/"+store.Slug(f.small.Cases[1].Name)) + "&kind=cpu"} {
+		"/compare/flame.json?a=" + url.QueryEscape(f.small.ID+"/"+model.Slug(f.small.Cases[0].Name)) + "&b=" + url.QueryEscape(f.small.ID+"/"+model.Slug(f.small.Cases[1].Name)) + "&kind=cpu"} {
 		status, h, body := get(t, srv.URL+path)
 		if status != 200 || !strings.HasPrefix(h.Get("Content-Type"), "application/json") {
 			t.Fatalf("GET %s: %d %s", path, status, h.Get("Content-Type"))
@@ -582,7 +583,7 @@ func TestLatestAsCLI(t *testing.T) {
 	dir := t.TempDir()
 	st := store.Open(dir)
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	save := func(r *store.Run) {
+	save := func(r *model.Run) {
 		w, err := st.Create(r)
 		if err != nil {
 			t.Fatal(err)
@@ -591,11 +592,11 @@ func TestLatestAsCLI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	good := &store.Run{ID: store.NewID(t0, "cipher-cache"), Scenario: "cipher-cache", Started: t0, Complete: true,
-		Cases: []store.Case{{Name: "variant=mutex/threads=1", Variant: "mutex", Threads: 1, Status: store.StatusOK,
-			Reps: []store.Rep{{Ops: 100, Metrics: map[string]float64{"ns/op": 100}}}}}}
-	failed := &store.Run{ID: store.NewID(t0.Add(time.Hour), "cipher-cache"), Scenario: "cipher-cache", Started: t0.Add(time.Hour), Complete: true,
-		Cases: []store.Case{{Name: "variant=mutex/threads=1", Variant: "mutex", Threads: 1, Status: store.StatusFailed, Error: "boom"}}}
+	good := &model.Run{ID: store.NewID(t0, "cipher-cache"), Scenario: "cipher-cache", Started: t0, Complete: true,
+		Cases: []model.Case{{Name: "variant=mutex/threads=1", Variant: "mutex", Threads: 1, Status: model.StatusOK,
+			Reps: []model.Rep{{Ops: 100, Metrics: map[string]float64{"ns/op": 100}}}}}}
+	failed := &model.Run{ID: store.NewID(t0.Add(time.Hour), "cipher-cache"), Scenario: "cipher-cache", Started: t0.Add(time.Hour), Complete: true,
+		Cases: []model.Case{{Name: "variant=mutex/threads=1", Variant: "mutex", Threads: 1, Status: model.StatusFailed, Error: "boom"}}}
 	save(good)
 	save(failed)
 	want, err := st.Load(store.Latest)

@@ -9,12 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/perflab/perflab/internal/lab"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // BenchOptions are the flags of `perflab bench`.
@@ -229,7 +231,7 @@ func runBench(ctx context.Context, io *IO, o *BenchOptions) error {
 	for _, r := range runs {
 		for _, c := range r.Run.Cases {
 			total++
-			if c.Status == store.StatusFailed {
+			if c.Status == model.StatusFailed {
 				failed = append(failed, c.Bench)
 			}
 		}
@@ -252,7 +254,7 @@ func runBench(ctx context.Context, io *IO, o *BenchOptions) error {
 
 // writeBenchTable writes a bench run's table, what counted as work, and
 // why each failed benchmark failed.
-func writeBenchTable(w io.Writer, run *store.Run, wide, verbose bool) {
+func writeBenchTable(w io.Writer, run *model.Run, wide, verbose bool) {
 	writeTable(w, run, wide, verbose)
 	if cl := run.Config.Classification; cl != nil && len(run.Config.Profile) > 0 {
 		fmt.Fprintf(w, "work: functions matching %s", report.Safe(strings.Join(cl.Work, " or ")))
@@ -262,7 +264,7 @@ func writeBenchTable(w io.Writer, run *store.Run, wide, verbose bool) {
 		fmt.Fprintln(w)
 	}
 	for _, c := range run.Cases {
-		if c.Status == store.StatusFailed {
+		if c.Status == model.StatusFailed {
 			fmt.Fprintf(w, "%s failed: %s\n", report.Safe(c.Bench), report.Safe(firstLineOf(c.Error)))
 		}
 	}

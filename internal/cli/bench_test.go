@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -22,7 +23,7 @@ func TestBenchTableGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var run store.Run
+	var run model.Run
 	if err := json.Unmarshal(data, &run); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -14,15 +15,15 @@ import (
 // of ns/op (scaled by scale) and B/op, named as the runner names them.
 func storeManyCases(tb testing.TB, st *store.Store, started time.Time, n int, scale float64) string {
 	tb.Helper()
-	run := &store.Run{ID: store.NewID(started, "cipher-cache"), Scenario: "cipher-cache", Started: started, Complete: true}
-	run.Cases = make([]store.Case, 0, n)
+	run := &model.Run{ID: store.NewID(started, "cipher-cache"), Scenario: "cipher-cache", Started: started, Complete: true}
+	run.Cases = make([]model.Case, 0, n)
 	for i := range n {
 		variant := fmt.Sprintf("v%d", i%4)
 		keys := fmt.Sprint(i / 4)
-		c := store.Case{Name: "variant=" + variant + "/keys=" + keys + "/threads=1", Variant: variant,
-			Params: map[string]string{"keys": keys}, Threads: 1, Status: store.StatusOK}
+		c := model.Case{Name: "variant=" + variant + "/keys=" + keys + "/threads=1", Variant: variant,
+			Params: map[string]string{"keys": keys}, Threads: 1, Status: model.StatusOK}
 		for r := range 6 {
-			c.Reps = append(c.Reps, store.Rep{Ops: 1000, Metrics: map[string]float64{"ns/op": scale * float64(100+r), "B/op": 64}})
+			c.Reps = append(c.Reps, model.Rep{Ops: 1000, Metrics: map[string]float64{"ns/op": scale * float64(100+r), "B/op": 64}})
 		}
 		run.Cases = append(run.Cases, c)
 	}

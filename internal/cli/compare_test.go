@@ -10,19 +10,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
 // storeRun writes a run whose cases measured the given ns/op repetitions.
 func storeRun(t *testing.T, st *store.Store, started time.Time, cases map[string][]float64) string {
 	t.Helper()
-	run := &store.Run{ID: store.NewID(started, "cipher-cache"), Scenario: "cipher-cache", Started: started, Complete: true}
+	run := &model.Run{ID: store.NewID(started, "cipher-cache"), Scenario: "cipher-cache", Started: started, Complete: true}
 	for name, ns := range cases {
 		variant := strings.TrimPrefix(strings.Split(name, "/")[0], "variant=")
-		c := store.Case{Name: name, Variant: variant, Params: map[string]string{"keys": "128"}, Threads: 1, Status: store.StatusOK,
-			Stats: map[string]store.Stat{"ns/op": {N: len(ns)}}}
+		c := model.Case{Name: name, Variant: variant, Params: map[string]string{"keys": "128"}, Threads: 1, Status: model.StatusOK,
+			Stats: map[string]model.Stat{"ns/op": {N: len(ns)}}}
 		for _, v := range ns {
-			c.Reps = append(c.Reps, store.Rep{Ops: 1000, Metrics: map[string]float64{"ns/op": v, "B/op": 64}})
+			c.Reps = append(c.Reps, model.Rep{Ops: 1000, Metrics: map[string]float64{"ns/op": v, "B/op": 64}})
 		}
 		run.Cases = append(run.Cases, c)
 	}
@@ -40,12 +41,12 @@ func storeRun(t *testing.T, st *store.Store, started time.Time, cases map[string
 func storeRunIncomplete(t *testing.T, st *store.Store, started time.Time, cases map[string][]float64) string {
 	t.Helper()
 	id := storeRun(t, st, started, cases)
-	rewriteRun(t, st, id, func(run *store.Run) { run.Complete, run.Note = false, "interrupted" })
+	rewriteRun(t, st, id, func(run *model.Run) { run.Complete, run.Note = false, "interrupted" })
 	return id
 }
 
 // rewriteRun changes a stored run's run.json in place.
-func rewriteRun(t *testing.T, st *store.Store, id string, change func(*store.Run)) {
+func rewriteRun(t *testing.T, st *store.Store, id string, change func(*model.Run)) {
 	t.Helper()
 	run, err := st.Load(id)
 	if err != nil {
@@ -66,10 +67,10 @@ func rewriteRun(t *testing.T, st *store.Store, id string, change func(*store.Run
 func storeRunContended(t *testing.T, st *store.Store, started time.Time, cases map[string][]float64) string {
 	t.Helper()
 	id := storeRun(t, st, started, cases)
-	rewriteRun(t, st, id, func(run *store.Run) {
+	rewriteRun(t, st, id, func(run *model.Run) {
 		others := 1.2
 		run.Env.NumCPU = 2
-		run.Rounds = []store.Round{{Load1: 2.1}, {Load1: 2.2, Others: &others}}
+		run.Rounds = []model.Round{{Load1: 2.1}, {Load1: 2.2, Others: &others}}
 	})
 	return id
 }
@@ -172,9 +173,9 @@ func TestLatestSkipsUnmeasured(t *testing.T) {
 	st := store.Open(dir)
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	good := storeRun(t, st, t0, map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99}})
-	failed := &store.Run{ID: store.NewID(t0.Add(time.Hour), "cipher-cache"), Scenario: "cipher-cache", Started: t0.Add(time.Hour), Complete: true}
+	failed := &model.Run{ID: store.NewID(t0.Add(time.Hour), "cipher-cache"), Scenario: "cipher-cache", Started: t0.Add(time.Hour), Complete: true}
 	for _, v := range []string{"mutex", "sum256"} {
-		failed.Cases = append(failed.Cases, store.Case{Name: "variant=" + v + "/keys=128/threads=1", Variant: v, Threads: 1, Status: store.StatusFailed, Error: "boom"})
+		failed.Cases = append(failed.Cases, model.Case{Name: "variant=" + v + "/keys=128/threads=1", Variant: v, Threads: 1, Status: model.StatusFailed, Error: "boom"})
 	}
 	w, err := st.Create(failed)
 	if err != nil {

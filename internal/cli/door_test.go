@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -86,10 +87,10 @@ func TestFlameDoorRefusals(t *testing.T) {
 			}
 		}, false, "refused"},
 		{"profile path out of the run", func(t *testing.T, runDir, wall string) {
-			editRun(t, runDir, func(r *store.Run) { r.Cases[0].Profiles["wall"] = "../../../../../../" + outside })
+			editRun(t, runDir, func(r *model.Run) { r.Cases[0].Profiles["wall"] = "../../../../../../" + outside })
 		}, false, "invalid path"},
 		{"absolute profile path", func(t *testing.T, runDir, wall string) {
-			editRun(t, runDir, func(r *store.Run) { r.Cases[0].Profiles["wall"] = outside })
+			editRun(t, runDir, func(r *model.Run) { r.Cases[0].Profiles["wall"] = outside })
 		}, false, "invalid path"},
 		{"symlinked run directory", func(t *testing.T, runDir, wall string) {}, true, "symbolic link"},
 	}
@@ -121,14 +122,14 @@ func TestFlameDoorRefusals(t *testing.T) {
 	}
 }
 
-func editRun(t *testing.T, runDir string, edit func(*store.Run)) {
+func editRun(t *testing.T, runDir string, edit func(*model.Run)) {
 	t.Helper()
 	p := filepath.Join(runDir, "run.json")
 	data, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r store.Run
+	var r model.Run
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}

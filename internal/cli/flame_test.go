@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -147,7 +148,7 @@ func TestFlameRunCase(t *testing.T) {
 // the real CPU profile, recording classification (nil: a run stored before
 // classifications were recorded), and returns the argument that names the
 // case for `perflab flame`.
-func storeCase(t *testing.T, scenario string, classification *store.Classification) string {
+func storeCase(t *testing.T, scenario string, classification *model.Classification) string {
 	t.Helper()
 	data, err := os.ReadFile(realCPU)
 	if err != nil {
@@ -156,10 +157,10 @@ func storeCase(t *testing.T, scenario string, classification *store.Classificati
 	st := store.Open(filepath.Join(t.TempDir(), "runs"))
 	started := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	name := "variant=a/threads=1"
-	run := &store.Run{ID: store.NewID(started, scenario), Scenario: scenario, Started: started, Complete: true,
-		Config: store.Config{Classification: classification},
-		Cases: []store.Case{{Name: name, Variant: "a", Threads: 1, Status: store.StatusOK,
-			Profiles: map[string]string{"wall": "cases/" + store.Slug(name) + "/wall.pb.gz"}}}}
+	run := &model.Run{ID: store.NewID(started, scenario), Scenario: scenario, Started: started, Complete: true,
+		Config: model.Config{Classification: classification},
+		Cases: []model.Case{{Name: name, Variant: "a", Threads: 1, Status: model.StatusOK,
+			Profiles: map[string]string{"wall": "cases/" + model.Slug(name) + "/wall.pb.gz"}}}}
 	w, err := st.Create(run)
 	if err != nil {
 		t.Fatal(err)
@@ -195,36 +196,36 @@ func TestFlameStoredClassification(t *testing.T) {
 	dir := t.TempDir()
 	rulesFile := filepath.Join(dir, "lock.rules")
 	os.WriteFile(rulesFile, []byte("lock ^main\\.hashWork$\nother? ^runtime\\.systemstack$\n"), 0o644)
-	userRules := []store.Rule{{Category: "lock", Pattern: `^main\.hashWork$`}, {Category: "other", Pattern: `^runtime\.systemstack$`, Fallback: true}}
+	userRules := []model.Rule{{Category: "lock", Pattern: `^main\.hashWork$`}, {Category: "other", Pattern: `^runtime\.systemstack$`, Fallback: true}}
 	cipherWork := []string{`--work`, `^crypto/internal/fips140/sha256\.`, `--work`, `^crypto/sha256\.`}
 	tests := []struct {
 		name     string
 		scenario string
-		c        *store.Classification
+		c        *model.Classification
 		same     []string // flame flags on the profile file that give the same legend
 		warning  string   // on stderr, "" for none
 	}{
-		{"unregistered scenario, recorded work", "my-own", &store.Classification{Work: []string{`^crypto/`}},
+		{"unregistered scenario, recorded work", "my-own", &model.Classification{Work: []string{`^crypto/`}},
 			[]string{"--work", "^crypto/"}, ""},
-		{"recorded user rules and work", "my-own", &store.Classification{Work: []string{`^crypto/`}, Rules: userRules},
+		{"recorded user rules and work", "my-own", &model.Classification{Work: []string{`^crypto/`}, Rules: userRules},
 			[]string{"--rules", rulesFile, "--work", "^crypto/"}, ""},
-		{"recorded: nothing is work", "cipher-cache", &store.Classification{}, nil, ""},
-		{"recorded work wins over the registry", "cipher-cache", &store.Classification{Work: []string{`^runtime\.mallocgc$`}},
+		{"recorded: nothing is work", "cipher-cache", &model.Classification{}, nil, ""},
+		{"recorded work wins over the registry", "cipher-cache", &model.Classification{Work: []string{`^runtime\.mallocgc$`}},
 			[]string{"--work", `^runtime\.mallocgc$`}, ""},
 		{"old run, registered scenario", "cipher-cache", nil, cipherWork, ""},
 		{"old run, unregistered scenario", "my-own", nil, nil, "was stored without its classification rules, and my-own is not in this binary"},
-		{"tampered: bad regexp", "cipher-cache", &store.Classification{Work: []string{`(`}}, cipherWork,
+		{"tampered: bad regexp", "cipher-cache", &model.Classification{Work: []string{`(`}}, cipherWork,
 			"classification recorded in run.json is refused (work pattern: bad pattern"},
-		{"tampered: unknown category", "my-own", &store.Classification{Work: []string{`^crypto/`}, Rules: []store.Rule{{Category: "speed", Pattern: "x"}}}, nil,
+		{"tampered: unknown category", "my-own", &model.Classification{Work: []string{`^crypto/`}, Rules: []model.Rule{{Category: "speed", Pattern: "x"}}}, nil,
 			`refused (rule 1: unknown category "speed"`},
-		{"tampered: too many rules", "cipher-cache", &store.Classification{Rules: make([]store.Rule, store.MaxClassificationRules+1)}, cipherWork,
+		{"tampered: too many rules", "cipher-cache", &model.Classification{Rules: make([]model.Rule, model.MaxClassificationRules+1)}, cipherWork,
 			"refused (257 rules (at most 256)); using this binary's work patterns for cipher-cache"},
 		// 15 patterns of 585 bounded repeats: within the byte limits,
 		// ~800 MB compiled, which flame did before reading the profile
 		// (issue 26); refused before it compiles, as serve refuses it.
-		{"tampered: patterns too large compiled", "cipher-cache", &store.Classification{Work: slices.Repeat([]string{strings.Repeat("x{1000}", 585)}, 15)}, cipherWork,
+		{"tampered: patterns too large compiled", "cipher-cache", &model.Classification{Work: slices.Repeat([]string{strings.Repeat("x{1000}", 585)}, 15)}, cipherWork,
 			"MiB compiled, more than 64 MiB); using this binary's work patterns for cipher-cache"},
-		{"tampered: pattern too long", "my-own", &store.Classification{Work: []string{strings.Repeat("x", store.MaxPatternBytes+1)}}, nil,
+		{"tampered: pattern too long", "my-own", &model.Classification{Work: []string{strings.Repeat("x", model.MaxPatternBytes+1)}}, nil,
 			"my-own is not in this binary, so nothing is work"},
 	}
 	for _, tt := range tests {
@@ -248,7 +249,7 @@ func TestFlameStoredClassification(t *testing.T) {
 		})
 	}
 	// The unregistered scenario's recorded work is work.
-	got, _, _ := execute(t, "flame", storeCase(t, "my-own", &store.Classification{Work: []string{`^crypto/`}}))
+	got, _, _ := execute(t, "flame", storeCase(t, "my-own", &model.Classification{Work: []string{`^crypto/`}}))
 	if w := legend(got)["work"]; w == "" || w == "0.0" {
 		t.Errorf("work %q%% with recorded work patterns", w)
 	}
@@ -271,16 +272,16 @@ func TestRunRecordsClassification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &store.Classification{
+	want := &model.Classification{
 		Work:  []string{`^crypto/internal/fips140/sha256\.`, `^crypto/sha256\.`},
-		Rules: []store.Rule{{Category: "lock", Pattern: `^example\.com/spin\.`}, {Category: "other", Pattern: `^cgocall$`, Fallback: true}},
+		Rules: []model.Rule{{Category: "lock", Pattern: `^example\.com/spin\.`}, {Category: "other", Pattern: `^cgocall$`, Fallback: true}},
 	}
 	if !reflect.DeepEqual(run.Config.Classification, want) {
 		t.Errorf("run.json classification %+v, want %+v", run.Config.Classification, want)
 	}
 
 	many := filepath.Join(dir, "many.rules")
-	os.WriteFile(many, []byte(strings.Repeat("lock ^x\n", store.MaxClassificationRules+1)), 0o644)
+	os.WriteFile(many, []byte(strings.Repeat("lock ^x\n", model.MaxClassificationRules+1)), 0o644)
 	other := filepath.Join(dir, "other-runs")
 	_, errs, code = execute(t, append([]string{"run", "cipher-cache", "--rules", many}, append(fast[:len(fast)-1], other)...)...)
 	// Refused while the file is read, at its 257th rule (issue 26).

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -25,21 +26,21 @@ func TestGateJSON(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
 		base, head map[string][]float64
-		edit       func(*store.Run)
+		edit       func(*model.Run)
 		args       []string
 		code       int
 	}{
 		{name: "pass", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100)}, code: 0},
 		{name: "a regression and a failure", base: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)},
 			head: map[string][]float64{mutex: reps(6, 300), sum256: reps(6, 100)},
-			edit: func(r *store.Run) {
-				setCase(r, sum256, func(c *store.Case) { c.Status, c.Error = store.StatusFailed, "panic: x\ngoroutine 1" })
+			edit: func(r *model.Run) {
+				setCase(r, sum256, func(c *model.Case) { c.Status, c.Error = model.StatusFailed, "panic: x\ngoroutine 1" })
 			}, code: 1},
 		{name: "too few repetitions", base: map[string][]float64{mutex: reps(2, 100)}, head: map[string][]float64{mutex: reps(2, 300)}, code: 3},
 		{name: "missing, duplicate, no repetitions, unmeasured", base: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100), "variant=gone/keys=128/threads=1": reps(6, 100)},
 			head: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)},
-			edit: func(r *store.Run) {
-				setCase(r, sum256, func(c *store.Case) { c.Reps = nil })
+			edit: func(r *model.Run) {
+				setCase(r, sum256, func(c *model.Case) { c.Reps = nil })
 				for _, c := range r.Cases { // storeRun's order is a map's
 					if c.Name == mutex {
 						r.Cases = append(r.Cases, c)
@@ -49,7 +50,7 @@ func TestGateJSON(t *testing.T) {
 			}, args: []string{"--metric", "time/op,cpu/op"}, code: 3},
 		{name: "nothing in common", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{sum256: reps(6, 100)}, code: 3},
 		{name: "incomplete run", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100)},
-			edit: func(r *store.Run) { r.Complete, r.Note = false, "interrupted" }, code: 3},
+			edit: func(r *model.Run) { r.Complete, r.Note = false, "interrupted" }, code: 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()

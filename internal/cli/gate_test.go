@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -31,7 +32,7 @@ func TestGateFailsClosed(t *testing.T) {
 		// base and head are the two runs' cases (ns/op per repetition);
 		// edit, when set, changes the head run as stored.
 		base, head map[string][]float64
-		edit       func(*store.Run)
+		edit       func(*model.Run)
 		args       []string // more flags; "--base" compares the head run's variants
 		code       int
 		errs       []string
@@ -51,50 +52,50 @@ func TestGateFailsClosed(t *testing.T) {
 			code: 3, errs: []string{"a change in one row alone cannot be significant among 30 rows", "--count 7 or more"}},
 		{name: "a variant that panicked, run complete", base: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)},
 			head: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)},
-			edit: func(r *store.Run) {
-				setCase(r, sum256, func(c *store.Case) { c.Status, c.Error, c.Reps = store.StatusFailed, "panic: boom\ngoroutine 1", nil })
+			edit: func(r *model.Run) {
+				setCase(r, sum256, func(c *model.Case) { c.Status, c.Error, c.Reps = model.StatusFailed, "panic: boom\ngoroutine 1", nil })
 			},
 			code: 3, errs: []string{"case " + sum256 + " of run ", "failed: panic: boom (failed)"}},
 		{name: "a new variant that panicked", base: map[string][]float64{mutex: reps(6, 100)},
 			head: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)},
-			edit: func(r *store.Run) {
-				setCase(r, sum256, func(c *store.Case) { c.Status, c.Error, c.Reps = store.StatusFailed, "panic: new", nil })
+			edit: func(r *model.Run) {
+				setCase(r, sum256, func(c *model.Case) { c.Status, c.Error, c.Reps = model.StatusFailed, "panic: new", nil })
 			},
 			code: 3, errs: []string{"failed: panic: new"}},
 		{name: "skipped in a complete run", base: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)},
-			edit: func(r *store.Run) {
-				setCase(r, mutex, func(c *store.Case) { c.Status, c.Reps = store.StatusSkipped, nil })
+			edit: func(r *model.Run) {
+				setCase(r, mutex, func(c *model.Case) { c.Status, c.Reps = model.StatusSkipped, nil })
 			},
 			code: 3, errs: []string{"was not measured (skipped)"}},
 		{name: "a case missing from the new run", base: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100)},
 			code: 3, errs: []string{"case " + sum256 + ": is in the base run", "but not in the new run (missing)"}},
 		{name: "n/a in the new run", base: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)},
-			edit: func(r *store.Run) {
-				setCase(r, mutex, func(c *store.Case) { c.Status, c.Reps = store.StatusNotApplicable, nil })
+			edit: func(r *model.Run) {
+				setCase(r, mutex, func(c *model.Case) { c.Status, c.Reps = model.StatusNotApplicable, nil })
 			},
 			code: 3, errs: []string{"n/a in the new run (missing)"}},
 		{name: "a new case only in the new run passes", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 300)}, code: 0},
 		{name: "duplicate case names", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100)},
-			edit: func(r *store.Run) {
+			edit: func(r *model.Run) {
 				// A second case of the same name, three times slower: which
 				// of them a row would compare is arbitrary.
 				dup := r.Cases[0]
 				dup.Reps = nil
 				for range 6 {
-					dup.Reps = append(dup.Reps, store.Rep{Ops: 1000, Metrics: map[string]float64{"ns/op": 300, "B/op": 64}})
+					dup.Reps = append(dup.Reps, model.Rep{Ops: 1000, Metrics: map[string]float64{"ns/op": 300, "B/op": 64}})
 				}
 				r.Cases = append(r.Cases, dup)
 			},
 			code: 3, errs: []string{"case " + mutex + " of run", "occurs more than once (duplicate)"}},
 		{name: "unknown status", base: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 300), sum256: reps(6, 100)},
-			edit: func(r *store.Run) { setCase(r, mutex, func(c *store.Case) { c.Status = "OK" }) },
+			edit: func(r *model.Run) { setCase(r, mutex, func(c *model.Case) { c.Status = "OK" }) },
 			code: 3, errs: []string{`has status "OK", which perflab does not know`}},
 		{name: "no repetitions", base: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)},
-			edit: func(r *store.Run) { setCase(r, mutex, func(c *store.Case) { c.Reps = nil }) },
+			edit: func(r *model.Run) { setCase(r, mutex, func(c *model.Case) { c.Reps = nil }) },
 			code: 3, errs: []string{"no repetitions of ns/op (n=6+0), B/op (n=6+0) on one side"}},
 		{name: "a metric on one side only", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100)},
-			edit: func(r *store.Run) {
-				setCase(r, mutex, func(c *store.Case) {
+			edit: func(r *model.Run) {
+				setCase(r, mutex, func(c *model.Case) {
 					for _, rep := range c.Reps {
 						delete(rep.Metrics, "ns/op")
 					}
@@ -104,14 +105,14 @@ func TestGateFailsClosed(t *testing.T) {
 		{name: "a named metric nobody measured", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100)},
 			args: []string{"--metric", "time/op,cpu/op"}, code: 3, errs: []string{"cpu/op: named by --metric, but no compared case measured it (not measured)"}},
 		{name: "a variant with no base case at its parameters", head: map[string][]float64{mutex: reps(10, 100), sum256: reps(10, 100), "variant=mutex/keys=256/threads=1": reps(10, 100)},
-			edit: func(r *store.Run) {
-				setCase(r, "variant=mutex/keys=256/threads=1", func(c *store.Case) { c.Params = map[string]string{"keys": "256"} })
+			edit: func(r *model.Run) {
+				setCase(r, "variant=mutex/keys=256/threads=1", func(c *model.Case) { c.Params = map[string]string{"keys": "256"} })
 			},
 			args: []string{"--base", "sum256", "--metric", "time/op"}, code: 3, errs: []string{"variant=mutex/keys=256/threads=1 (no sum256 case at keys=256 threads=1): cannot be compared (missing)"}},
 		{name: "a regression and a failure: 1, both said", base: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)},
 			head: map[string][]float64{mutex: reps(6, 300), sum256: reps(6, 100)},
-			edit: func(r *store.Run) {
-				setCase(r, sum256, func(c *store.Case) { c.Status, c.Error = store.StatusFailed, "panic: x" })
+			edit: func(r *model.Run) {
+				setCase(r, sum256, func(c *model.Case) { c.Status, c.Error = model.StatusFailed, "panic: x" })
 			},
 			code: 1, errs: []string{"regressed beyond the threshold", "and the gate cannot judge 1 thing(s)", "failed: panic: x"}},
 		{name: "threshold NaN", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 300)},
@@ -159,7 +160,7 @@ func manyCases(n, count int, center float64, slow string) map[string][]float64 {
 }
 
 // setCase changes run's case named name.
-func setCase(r *store.Run, name string, change func(*store.Case)) {
+func setCase(r *model.Run, name string, change func(*model.Case)) {
 	for i := range r.Cases {
 		if r.Cases[i].Name == name {
 			change(&r.Cases[i])

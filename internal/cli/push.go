@@ -8,11 +8,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/perflab/perflab/internal/lab"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/web"
-	"github.com/spf13/cobra"
 )
 
 // Environment variables that configure the Pyroscope server for
@@ -153,7 +155,7 @@ func labUsage(err error) error {
 // stdout for `perflab push`, whose result it is, and brief (failures and
 // totals) on stderr for `perflab run --push`, whose stdout is the run's
 // table or JSON.
-func pushStoredRun(ctx context.Context, io *IO, summary io.Writer, brief bool, p *lab.Pusher, st *store.Store, run *store.Run) error {
+func pushStoredRun(ctx context.Context, io *IO, summary io.Writer, brief bool, p *lab.Pusher, st *store.Store, run *model.Run) error {
 	if err := p.Check(run); err != nil {
 		return labUsage(err)
 	}

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
@@ -195,7 +197,7 @@ func hasFunction(p *profile.Profile, sub string) bool {
 
 // storedSamples reports whether the stored kind profile of variant's case
 // has samples: a mutex profile can be empty when no contention happened.
-func storedSamples(t *testing.T, st *store.Store, run *store.Run, variant, kind string) bool {
+func storedSamples(t *testing.T, st *store.Store, run *model.Run, variant, kind string) bool {
 	t.Helper()
 	for _, c := range run.Cases {
 		if c.Variant != variant || c.Profiles[kind] == "" {

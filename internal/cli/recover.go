@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/spf13/cobra"
+
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
-	"github.com/spf13/cobra"
 )
 
 // RecoverOptions are the flags of `perflab recover`.
@@ -71,7 +73,7 @@ func recoverRun(_ context.Context, io *IO, o *RecoverOptions) error {
 }
 
 // measuredCases counts the cases of r with a repetition.
-func measuredCases(r *store.Run) int {
+func measuredCases(r *model.Run) int {
 	n := 0
 	for _, c := range r.Cases {
 		if len(c.Reps) > 0 {

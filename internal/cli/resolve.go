@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 )
@@ -45,7 +46,7 @@ func resolveNoted(st *store.Store, ref string) (*store.Ref, string, error) {
 
 // skippedNote names the runs newer than latest that latest passed by,
 // and why, in one line; "" when there are none.
-func skippedNote(st *store.Store, latest *store.Run) string {
+func skippedNote(st *store.Store, latest *model.Run) string {
 	runs, unlisted, err := st.List()
 	if err != nil {
 		return ""

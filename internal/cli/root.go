@@ -14,10 +14,12 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/perflab/perflab/internal/buildinfo"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
-	"github.com/spf13/cobra"
 )
 
 // IO carries the streams a command writes to: data to Out, progress and
@@ -187,7 +189,7 @@ func exitCode(err error) int {
 
 // notFound says err is the store's: no such run, case or id.
 func notFound(err error) bool {
-	return errors.Is(err, store.ErrNoRun) || errors.Is(err, store.ErrNoRuns) || errors.Is(err, store.ErrNoCase) || errors.Is(err, store.ErrInvalidID)
+	return errors.Is(err, store.ErrNoRun) || errors.Is(err, store.ErrNoRuns) || errors.Is(err, model.ErrNoCase) || errors.Is(err, store.ErrInvalidID)
 }
 
 func isTerminal(f *os.File) bool {

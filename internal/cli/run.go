@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/perflab/perflab/internal/lab"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
-	"github.com/spf13/cobra"
 )
 
 // RunOptions are the flags of `perflab run`.
@@ -189,7 +191,7 @@ type runView struct {
 
 var _ lab.MeasureEvents = (*runView)(nil)
 
-func (v *runView) Started(run *store.Run) {
+func (v *runView) Started(run *model.Run) {
 	noteWrapped(v.io.Err, fmt.Sprintf("%s; GOMAXPROCS=%d GOGC=%s", announcement(v.scenario, v.cases, v.o.Count, v.o.Time, v.prof, v.estimate), run.Env.GOMAXPROCS, run.Env.GOGC))
 	if v.o.Count < runner.MinIntervalReps && v.o.Until == "" {
 		// Said before the rounds, not only after them as a ±∞.
@@ -199,7 +201,7 @@ func (v *runView) Started(run *store.Run) {
 
 func (v *runView) Finished() { v.endLine() }
 
-func (v *runView) Stored(run *store.Run, dir string) error {
+func (v *runView) Stored(run *model.Run, dir string) error {
 	if v.o.JSON {
 		if err := writeJSON(v.io.Out, run); err != nil {
 			return err
@@ -216,7 +218,7 @@ func (v *runView) Stored(run *store.Run, dir string) error {
 	return nil
 }
 
-func (v *runView) Pushing(run *store.Run, url string) {
+func (v *runView) Pushing(run *model.Run, url string) {
 	fmt.Fprintf(v.io.Err, "perflab: pushing run %s to %s\n", run.ID, url)
 }
 

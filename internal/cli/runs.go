@@ -8,9 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
-	"github.com/spf13/cobra"
 )
 
 // RunsOptions are the flags of `perflab runs rm` and `perflab runs prune`.
@@ -156,7 +158,7 @@ func runsPrune(_ context.Context, io *IO, o *RunsOptions) error {
 }
 
 // describe says what a run is in the list of those to remove.
-func describe(r *store.Run) string {
+func describe(r *model.Run) string {
 	return r.Started.UTC().Format("2006-01-02 15:04") + ", " + report.ListStatus(r)
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -43,8 +44,8 @@ func pruneStore(t *testing.T) (dir string, ids map[string]string) {
 		"empty":       storeRunIncomplete(t, st, t0.Add(2*time.Hour), cases),
 		"failed":      storeRun(t, st, t0.Add(3*time.Hour), cases),
 	}
-	rewriteRun(t, st, ids["empty"], func(r *store.Run) { r.Cases[0].Reps = nil })
-	rewriteRun(t, st, ids["failed"], func(r *store.Run) { r.Cases[0].Reps, r.Cases[0].Status = nil, store.StatusFailed })
+	rewriteRun(t, st, ids["empty"], func(r *model.Run) { r.Cases[0].Reps = nil })
+	rewriteRun(t, st, ids["failed"], func(r *model.Run) { r.Cases[0].Reps, r.Cases[0].Status = nil, model.StatusFailed })
 	for _, p := range []struct {
 		name string
 		age  time.Duration
@@ -190,8 +191,8 @@ func TestStaleNoteShort(t *testing.T) {
 	st := store.Open(dir)
 	// Make the good run the oldest, with three empty ones after it.
 	third := storeRunIncomplete(t, st, time.Now().Add(-time.Hour).Truncate(time.Second), map[string][]float64{"variant=mutex/keys=128/threads=1": {1}})
-	rewriteRun(t, st, third, func(r *store.Run) { r.Cases[0].Reps = nil })
-	rewriteRun(t, st, ids["interrupted"], func(r *store.Run) { r.Cases[0].Reps = nil })
+	rewriteRun(t, st, third, func(r *model.Run) { r.Cases[0].Reps = nil })
+	rewriteRun(t, st, ids["interrupted"], func(r *model.Run) { r.Cases[0].Reps = nil })
 	_, errs, code := executeIn(t, "", false, "show", "-o", dir)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errs)

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -22,15 +23,15 @@ func TestShowListGolden(t *testing.T) {
 	one := map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99}}
 	storeRun(t, st, t0, one)
 	mixed := storeRun(t, st, t0.Add(time.Hour), map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99}, "variant=sum256/keys=128/threads=1": {90, 91, 89}})
-	rewriteRun(t, st, mixed, func(r *store.Run) {
+	rewriteRun(t, st, mixed, func(r *model.Run) {
 		r.Env.Commit, r.Env.Dirty = "0123456789abcdef0123456789abcdef01234567", true
-		r.Cases[1].Reps, r.Cases[1].Status, r.Cases[1].Error = nil, store.StatusFailed, "panic: boom"
+		r.Cases[1].Reps, r.Cases[1].Status, r.Cases[1].Error = nil, model.StatusFailed, "panic: boom"
 	})
 	failed := storeRun(t, st, t0.Add(2*time.Hour), one)
-	rewriteRun(t, st, failed, func(r *store.Run) { r.Cases[0].Reps, r.Cases[0].Status = nil, store.StatusFailed })
+	rewriteRun(t, st, failed, func(r *model.Run) { r.Cases[0].Reps, r.Cases[0].Status = nil, model.StatusFailed })
 	storeRunIncomplete(t, st, t0.Add(3*time.Hour), one)
 	empty := storeRunIncomplete(t, st, t0.Add(4*time.Hour), one)
-	rewriteRun(t, st, empty, func(r *store.Run) { r.Cases[0].Reps = nil })
+	rewriteRun(t, st, empty, func(r *model.Run) { r.Cases[0].Reps = nil })
 	// A partial run whose writer was killed two days before.
 	pd := filepath.Join(dir, "."+store.NewID(t0.Add(5*time.Hour), "cipher-cache")+".partial")
 	if err := os.MkdirAll(pd, 0o755); err != nil {
@@ -59,15 +60,15 @@ func TestShowCaseGolden(t *testing.T) {
 	st := store.Open(dir)
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	id := storeRun(t, st, t0, map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99, 102, 98, 100, 103, 97}})
-	rewriteRun(t, st, id, func(r *store.Run) {
+	rewriteRun(t, st, id, func(r *model.Run) {
 		c := &r.Cases[0]
-		c.Stats = map[string]store.Stat{
+		c.Stats = map[string]model.Stat{
 			"ns/op":     {N: 8, Mean: 100, MeanLo: 98, MeanHi: 102, Median: 100, MedianLo: 98, MedianHi: 102, Min: 97, Max: 103},
 			"B/op":      {N: 8, Mean: 64, MeanLo: 64, MeanHi: 64, Median: 64, MedianLo: 64, MedianHi: 64, Min: 64, Max: 64},
 			"allocs/op": {N: 8, Mean: 1, MeanLo: 1, MeanHi: 1, Median: 1, MedianLo: 1, MedianHi: 1, Min: 1, Max: 1},
 		}
 		c.Budget = map[string]float64{"work": 60, "lock": 30, "other": 10}
-		c.Warnings = []store.Warning{store.Warn(store.WarnWideCI, 12, "time/op confidence interval ±12% is wide: noisy machine?")}
+		c.Warnings = []model.Warning{model.Warn(model.WarnWideCI, 12, "time/op confidence interval ±12% is wide: noisy machine?")}
 	})
 	out, errs, code := execute(t, "show", id+"/variant=mutex/keys=128/threads=1", "-o", dir)
 	if code != 0 {
@@ -91,10 +92,10 @@ func TestShowListWidth(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	id := storeRun(t, st, t0, map[string][]float64{"variant=mutex/keys=128/threads=1": {100, 101, 99}, "variant=sum256/keys=128/threads=1": {90, 91, 89}})
 	const pkg = "github.com/perflab/perflab/internal/lab/testdata/benchfix"
-	rewriteRun(t, st, id, func(r *store.Run) {
+	rewriteRun(t, st, id, func(r *model.Run) {
 		r.Scenario, r.Package = pkg, pkg
 		r.Env.Commit = "0123456789abcdef0123456789abcdef01234567"
-		r.Cases[0].Status, r.Cases[0].Reps = store.StatusFailed, nil
+		r.Cases[0].Status, r.Cases[0].Reps = model.StatusFailed, nil
 	})
 	out, errs, code := execute(t, "show", "--list", "-o", dir)
 	if code != 0 {
@@ -135,7 +136,7 @@ func TestShowBenchCase(t *testing.T) {
 	dir := t.TempDir()
 	st := store.Open(dir)
 	id := storeRun(t, st, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), map[string][]float64{"variant=Mutex/threads=2": {100, 101, 99}})
-	rewriteRun(t, st, id, func(r *store.Run) { r.Cases[0].Threads, r.Cases[0].Bench = 2, "BenchmarkMutex-2" })
+	rewriteRun(t, st, id, func(r *model.Run) { r.Cases[0].Threads, r.Cases[0].Bench = 2, "BenchmarkMutex-2" })
 	for _, ref := range []string{"latest/Mutex", "latest/BenchmarkMutex-2", "latest/Mutex-2"} {
 		if out, errs, code := execute(t, "show", ref, "-o", dir); code != 0 || !strings.Contains(out, "Mutex") {
 			t.Errorf("show %s: exit %d\n%s%s", ref, code, out, errs)

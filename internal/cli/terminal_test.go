@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -23,16 +24,16 @@ const evil = "\x1b]0;pwned\x07\x1b[2J"
 func TestTerminalEscapes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "runs")
 	st := store.Open(dir)
-	stat := store.Stat{N: 3, Median: 100, MedianLo: 90, MedianHi: 110, Mean: 100, MeanLo: 90, MeanHi: 110}
-	mk := func(v string) store.Case {
-		return store.Case{Name: "variant=" + v + "/threads=1", Variant: v, Threads: 1, Status: store.StatusOK, Params: map[string]string{},
-			Stats: map[string]store.Stat{"ns/op": stat}, Warnings: []store.Warning{store.Warn(store.WarnOther, 0, "w"+evil)},
-			Reps:     []store.Rep{{Ops: 1, Metrics: map[string]float64{"ns/op": 90}}, {Ops: 1, Metrics: map[string]float64{"ns/op": 100}}, {Ops: 1, Metrics: map[string]float64{"ns/op": 110}}},
+	stat := model.Stat{N: 3, Median: 100, MedianLo: 90, MedianHi: 110, Mean: 100, MeanLo: 90, MeanHi: 110}
+	mk := func(v string) model.Case {
+		return model.Case{Name: "variant=" + v + "/threads=1", Variant: v, Threads: 1, Status: model.StatusOK, Params: map[string]string{},
+			Stats: map[string]model.Stat{"ns/op": stat}, Warnings: []model.Warning{model.Warn(model.WarnOther, 0, "w"+evil)},
+			Reps:     []model.Rep{{Ops: 1, Metrics: map[string]float64{"ns/op": 90}}, {Ops: 1, Metrics: map[string]float64{"ns/op": 100}}, {Ops: 1, Metrics: map[string]float64{"ns/op": 110}}},
 			Profiles: map[string]string{"wall": "cases/x/wall.pb.gz"}}
 	}
 	started := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	run := &store.Run{ID: "20261201-090000-evil", Scenario: "s" + evil, Started: started, Complete: true,
-		Env: store.Env{Commit: "c" + evil, CPU: evil}, Config: store.Config{Count: 3}, Cases: []store.Case{mk("a"), mk("b" + evil)}}
+	run := &model.Run{ID: "20261201-090000-evil", Scenario: "s" + evil, Started: started, Complete: true,
+		Env: model.Env{Commit: "c" + evil, CPU: evil}, Config: model.Config{Count: 3}, Cases: []model.Case{mk("a"), mk("b" + evil)}}
 	w, err := st.Create(run)
 	if err != nil {
 		t.Fatal(err)

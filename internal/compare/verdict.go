@@ -5,8 +5,9 @@ import (
 	"math"
 	"strings"
 
-	"github.com/perflab/perflab/internal/units"
 	"golang.org/x/perf/benchmath"
+
+	"github.com/perflab/perflab/internal/units"
 )
 
 // Options say when a difference is a finding.
@@ -40,7 +41,7 @@ func (o Options) withDefaults() Options {
 // each side's per-repetition values, in measured order, A the baseline.
 // The statistics take nothing else; where the values come from (a stored
 // case, a benchmark's output, a test) is the caller's business (issue 24:
-// they took *store.Case).
+// they took *model.Case).
 type SamplePair struct {
 	Label string
 	A, B  []float64

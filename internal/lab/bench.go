@@ -14,10 +14,12 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
-	"golang.org/x/perf/benchfmt"
 )
 
 // BenchOptions say what perflab bench measures and how.
@@ -315,8 +317,8 @@ func (p *BenchPlan) Close() {
 // liveBench is a case while it is measured.
 type liveBench struct {
 	c    *benchCase
-	run  *store.Run
-	sc   *store.Case
+	run  *model.Run
+	sc   *model.Case
 	rule *profiles.Rules
 	// n is the b.N of the first repetition, which the others run again
 	// (-benchtime=Nx): the testing package's ramp-up to -benchtime,
@@ -339,7 +341,7 @@ func (lb *liveBench) timeout(expect time.Duration) time.Duration {
 
 // BenchRun is one package's stored run and where it went.
 type BenchRun struct {
-	Run *store.Run
+	Run *model.Run
 	Dir string // the run's directory, once committed
 }
 
@@ -411,7 +413,7 @@ func (p *BenchPlan) Run(ctx context.Context, st *store.Store) ([]*BenchRun, erro
 			if ctx.Err() != nil {
 				return stop()
 			}
-			if lb.sc.Status == store.StatusFailed {
+			if lb.sc.Status == model.StatusFailed {
 				continue
 			}
 			o.Log(fmt.Sprintf("round %d/%d: %s", round, o.Count, lb.c.goName()))
@@ -430,7 +432,7 @@ func (p *BenchPlan) Run(ctx context.Context, st *store.Store) ([]*BenchRun, erro
 		// Only the cases the rounds measured are profiled, and counted.
 		var profiled []*liveBench
 		for _, lb := range live {
-			if lb.sc.Status == store.StatusOK {
+			if lb.sc.Status == model.StatusOK {
 				profiled = append(profiled, lb)
 			}
 		}
@@ -445,7 +447,7 @@ func (p *BenchPlan) Run(ctx context.Context, st *store.Store) ([]*BenchRun, erro
 				if ctx.Err() != nil {
 					return stop()
 				}
-				lb.sc.Warnings = append(lb.sc.Warnings, store.Warn(store.WarnProfiling, 0, "profiling: "+err.Error()))
+				lb.sc.Warnings = append(lb.sc.Warnings, model.Warn(model.WarnProfiling, 0, "profiling: "+err.Error()))
 			}
 			if err := w.Checkpoint(); err != nil {
 				return p.finish(runs, writers, err)
@@ -469,7 +471,7 @@ func (p *BenchPlan) interrupted(ctx context.Context, runs []*BenchRun, writers [
 		if !r.Run.Measured() {
 			w = "before any case was measured"
 		}
-		r.Run.Note = store.InterruptedNote(by, w)
+		r.Run.Note = model.InterruptedNote(by, w)
 	}
 	err := runner.ErrInterrupted
 	if by != "" {
@@ -501,25 +503,25 @@ func (p *BenchPlan) finish(runs []*BenchRun, writers []*store.Writer, err error)
 // newRun is the stored run of one package: an ordinary perflab run whose
 // scenario is the package's import path and whose cases are its
 // benchmarks at each -cpu value.
-func (p *BenchPlan) newRun(pkg *benchPackage, env store.Env, rules *profiles.Rules) *store.Run {
+func (p *BenchPlan) newRun(pkg *benchPackage, env model.Env, rules *profiles.Rules) *model.Run {
 	o := p.opts
 	started := time.Now().UTC()
 	prof := []string{}
 	if o.Profile {
 		prof = []string{"wall", "cpu"}
 	}
-	run := &store.Run{
+	run := &model.Run{
 		ID:       store.NewID(started, "bench-"+idSafe(path.Base(pkg.bin.ImportPath))),
 		Scenario: pkg.bin.ImportPath,
 		Started:  started,
 		Env:      env,
 		Package:  pkg.bin.ImportPath,
-		Config: store.Config{
-			Args: o.Args, Count: o.Count, Time: store.Duration(o.Time),
-			Profile: prof, ProfileTime: store.Duration(o.ProfileTime), Seed: o.Seed,
+		Config: model.Config{
+			Args: o.Args, Count: o.Count, Time: model.Duration(o.Time),
+			Profile: prof, ProfileTime: model.Duration(o.ProfileTime), Seed: o.Seed,
 			Threads:        slices.Clone(o.CPU),
 			Params:         map[string][]string{},
-			Classification: store.NewClassification(pkg.work, o.Rules.User()),
+			Classification: model.NewClassification(pkg.work, o.Rules.User()),
 		},
 	}
 	for _, c := range pkg.cases {
@@ -534,12 +536,12 @@ func (p *BenchPlan) newRun(pkg *benchPackage, env store.Env, rules *profiles.Rul
 				run.Config.Params[k] = append(run.Config.Params[k], v)
 			}
 		}
-		sc := store.Case{
+		sc := model.Case{
 			Name: c.caseName(), Variant: c.variant, Params: c.params, Threads: c.cpu,
-			Bench: "Benchmark" + strings.TrimPrefix(c.goName(), "Benchmark"), Status: store.StatusSkipped,
+			Bench: "Benchmark" + strings.TrimPrefix(c.goName(), "Benchmark"), Status: model.StatusSkipped,
 		}
 		if c.failed != "" {
-			sc.Status, sc.Error = store.StatusFailed, c.failed
+			sc.Status, sc.Error = model.StatusFailed, c.failed
 		}
 		run.Cases = append(run.Cases, sc)
 	}
@@ -576,7 +578,7 @@ func (lb *liveBench) repetition(ctx context.Context) {
 	}
 	r := findResult(res, c)
 	if r == nil {
-		lb.sc.Status = store.StatusFailed
+		lb.sc.Status = model.StatusFailed
 		lb.sc.Error = res.failed[c.full]
 		if res.timedOut != 0 {
 			lb.sc.Error = res.timeoutText()
@@ -611,7 +613,7 @@ func (lb *liveBench) repetition(ctx context.Context) {
 			m["cpu-ns/op"] = v
 		}
 	}
-	lb.sc.Reps = append(lb.sc.Reps, store.Rep{Ops: int64(r.Iters), Metrics: m})
+	lb.sc.Reps = append(lb.sc.Reps, model.Rep{Ops: int64(r.Iters), Metrics: m})
 	summarise(lb.sc)
 }
 
@@ -646,15 +648,15 @@ func metrics(r *benchfmt.Result) map[string]float64 {
 
 // summarise recomputes a case's statistics from its repetitions, as the
 // runner does for a scenario's.
-func summarise(sc *store.Case) {
-	sc.Status = store.StatusOK
+func summarise(sc *model.Case) {
+	sc.Status = model.StatusOK
 	series := map[string][]float64{}
 	for _, rep := range sc.Reps {
 		for unit, v := range rep.Metrics {
 			series[unit] = append(series[unit], v)
 		}
 	}
-	sc.Stats = map[string]store.Stat{}
+	sc.Stats = map[string]model.Stat{}
 	sc.Warnings = nil
 	for unit, xs := range series {
 		st, warns := runner.Summarise(xs)
@@ -666,7 +668,7 @@ func summarise(sc *store.Case) {
 }
 
 // profileN is the b.N that runs a case for about d at its median time/op.
-func profileN(sc *store.Case, d time.Duration) int {
+func profileN(sc *model.Case, d time.Duration) int {
 	ns := sc.Stats["ns/op"].Median
 	if ns <= 0 {
 		return 1

@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
-	"golang.org/x/perf/benchfmt"
 )
 
 // TestPlanErrors: what the user got wrong is a PlanError (exit 2) that
@@ -147,19 +149,19 @@ func TestBench(t *testing.T) {
 	if run.Scenario != pkg || run.Package != pkg || !run.Complete {
 		t.Errorf("run: scenario %q package %q complete %v", run.Scenario, run.Package, run.Complete)
 	}
-	byBench := map[string]*store.Case{}
+	byBench := map[string]*model.Case{}
 	for i := range run.Cases {
 		byBench[run.Cases[i].Bench] = &run.Cases[i]
 	}
 	for name, msg := range map[string]string{"BenchmarkFail-2": "fails by design", "BenchmarkPanic-2": "panics by design"} {
 		c := byBench[name]
-		if c == nil || c.Status != store.StatusFailed || !strings.Contains(c.Error, msg) {
+		if c == nil || c.Status != model.StatusFailed || !strings.Contains(c.Error, msg) {
 			t.Errorf("%s: %+v, want failed with %q", name, c, msg)
 		}
 	}
 	for _, name := range []string{"BenchmarkMutex-2", "BenchmarkHash/size=1024/loop-2", "BenchmarkHash/size=1024/bloop-2"} {
 		c := byBench[name]
-		if c == nil || c.Status != store.StatusOK || len(c.Reps) != 3 || c.Stats["ns/op"].Median <= 0 {
+		if c == nil || c.Status != model.StatusOK || len(c.Reps) != 3 || c.Stats["ns/op"].Median <= 0 {
 			t.Fatalf("%s: %+v, want 3 repetitions", name, c)
 		}
 		if c.Threads != 2 || c.Budget == nil || c.Window == nil || c.Profiles["wall"] == "" || c.Profiles["cpu"] == "" || c.Flame == "" {
@@ -268,7 +270,7 @@ func TestBench(t *testing.T) {
 		share *= 100 / total
 		what := strings.Join(tt.categories, "+")
 		t.Logf("%s: %s %.1f%%, timed %.1f%% (budget %v, own figures %v, %d CPU samples)", tt.bench, what, share, truth, c.Budget, c.Window.Counts, c.Window.CPUSamples)
-		few := slices.ContainsFunc(c.Warnings, func(w store.Warning) bool { return w.Kind == store.WarnFewSamples })
+		few := slices.ContainsFunc(c.Warnings, func(w model.Warning) bool { return w.Kind == model.WarnFewSamples })
 		// As in the truth suite, an off row passes only where the
 		// budget is marked: make test once read the fan-out's work+sched
 		// 40.8 against 55.0 timed, with 53% left as wait (cause not
@@ -285,7 +287,7 @@ func TestBench(t *testing.T) {
 	// be most of its window's wait.
 	for _, name := range []string{"BenchmarkSetup-2", "BenchmarkUntimed-2", "BenchmarkHash/size=1024/loop-2", "BenchmarkHash/size=64/bloop-2", "BenchmarkMutex-2", "BenchmarkFanout-2"} {
 		c := byBench[name]
-		if slices.ContainsFunc(c.Warnings, func(w store.Warning) bool { return w.Kind == store.WarnUntimed }) {
+		if slices.ContainsFunc(c.Warnings, func(w model.Warning) bool { return w.Kind == model.WarnUntimed }) {
 			t.Errorf("%s: %q", name, c.Warnings)
 		}
 	}
@@ -343,7 +345,7 @@ func TestBenchInterrupted(t *testing.T) {
 		t.Errorf("complete %v note %q: want incomplete, %q", run.Complete, run.Note, want)
 	}
 	// Round 3 was cut before its repetition ran: two were kept.
-	if c := run.Cases[0]; len(c.Reps) != 2 || c.Status != store.StatusOK {
+	if c := run.Cases[0]; len(c.Reps) != 2 || c.Status != model.StatusOK {
 		t.Errorf("case %s: %d repetitions, status %s; want the 2 measured", c.Name, len(c.Reps), c.Status)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -58,7 +59,7 @@ func TestBenchCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range runs[0].Run.Cases {
-		if c.Status != store.StatusOK {
+		if c.Status != model.StatusOK {
 			t.Fatalf("%s: %s %s", c.Bench, c.Status, c.Error)
 		}
 		ns, cpu := c.Stats["ns/op"], c.Stats["cpu-ns/op"]
@@ -110,11 +111,11 @@ func TestBenchTimeout(t *testing.T) {
 	for _, c := range runs[0].Run.Cases {
 		switch c.Bench {
 		case "BenchmarkHang":
-			if c.Status != store.StatusFailed || !strings.Contains(c.Error, "timed out after") {
+			if c.Status != model.StatusFailed || !strings.Contains(c.Error, "timed out after") {
 				t.Errorf("%s: %s %q, want failed, timed out", c.Bench, c.Status, c.Error)
 			}
 		case "BenchmarkQuick":
-			if c.Status != store.StatusOK || len(c.Reps) != 2 {
+			if c.Status != model.StatusOK || len(c.Reps) != 2 {
 				t.Errorf("%s: %s with %d repetitions, want measured twice", c.Bench, c.Status, len(c.Reps))
 			}
 		default:
@@ -136,10 +137,10 @@ func TestBenchJudge(t *testing.T) {
 		{"window 60% off", 160, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			sc := &store.Case{
-				Stats:  map[string]store.Stat{"ns/op": {N: 10, Median: 100, MedianLo: 95, MedianHi: 105}},
+			sc := &model.Case{
+				Stats:  map[string]model.Stat{"ns/op": {N: 10, Median: 100, MedianLo: 95, MedianHi: 105}},
 				Budget: map[string]float64{"work": 90, "lock": 10},
-				Window: &store.Window{NsPerOp: tt.windowNs, Running: 0.9, CPUSamples: 200},
+				Window: &model.Window{NsPerOp: tt.windowNs, Running: 0.9, CPUSamples: 200},
 			}
 			judgeBudget(sc)
 			if sc.BudgetTrust == nil || sc.BudgetTrust.Untrusted() != tt.untrusted {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/wallclock"
@@ -90,19 +92,19 @@ const maxUntimed = 0.05
 // b.StartTimer. Only where the trace shows no timer call to leave them
 // out by (see benchtimer.go), and for a benchmark on one goroutine:
 // RunParallel's goroutines overlap.
-func untimedWarning(byState map[string]int64, parallel bool, ops int64, nsPerOp float64) store.Warning {
+func untimedWarning(byState map[string]int64, parallel bool, ops int64, nsPerOp float64) model.Warning {
 	var kept int64
 	for _, v := range byState {
 		kept += v
 	}
 	timed := float64(ops) * nsPerOp
 	if parallel || kept <= 0 || timed <= 0 {
-		return store.Warning{}
+		return model.Warning{}
 	}
 	if untimed := 1 - timed/float64(kept); untimed > maxUntimed {
-		return store.Warn(store.WarnUntimed, math.Round(100*untimed), fmt.Sprintf("%.0f%% of the benchmark goroutine's profiled time was outside its timed loop (setup before b.ResetTimer, or between b.StopTimer and b.StartTimer), and is in the budget: the budget describes the whole function", 100*untimed))
+		return model.Warn(model.WarnUntimed, math.Round(100*untimed), fmt.Sprintf("%.0f%% of the benchmark goroutine's profiled time was outside its timed loop (setup before b.ResetTimer, or between b.StopTimer and b.StartTimer), and is in the budget: the budget describes the whole function", 100*untimed))
 	}
-	return store.Warning{}
+	return model.Warning{}
 }
 
 // minSamples is the number of CPU samples below which the split of a
@@ -217,7 +219,7 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 	}
 	if ns := sc.Stats["ns/op"].Median; ns > 0 && sc.Window.NsPerOp > 0 {
 		if drift := sc.Window.NsPerOp/ns - 1; math.Abs(drift) > 0.10 {
-			sc.Warnings = append(sc.Warnings, store.Warn(store.WarnWindowDrift, math.Round(100*drift), fmt.Sprintf("the profiling window's time/op was %+.0f%% off the timed median: the budget's shares come from that window, and profiling or the machine changed the behaviour", 100*drift)))
+			sc.Warnings = append(sc.Warnings, model.Warn(model.WarnWindowDrift, math.Round(100*drift), fmt.Sprintf("the profiling window's time/op was %+.0f%% off the timed median: the budget's shares come from that window, and profiling or the machine changed the behaviour", 100*drift)))
 		}
 	}
 	if timerWarn.Message != "" {
@@ -228,7 +230,7 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 		}
 	}
 	if n, ok := fewSamples(wall, byState); ok {
-		sc.Warnings = append(sc.Warnings, store.Warn(store.WarnFewSamples, float64(n), fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more): use a longer --profile-time; off-CPU shares are exact", n, minSamples)))
+		sc.Warnings = append(sc.Warnings, model.Warn(model.WarnFewSamples, float64(n), fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more): use a longer --profile-time; off-CPU shares are exact", n, minSamples)))
 	}
 	if ns, ok := sc.Stats["ns/op"]; ok {
 		sc.Budget = runner.Budget(wall.Profile, lb.rule, ns.Median)
@@ -251,15 +253,15 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 // scenario's: a window whose time/op is off the timed interval, or a
 // split on too few CPU samples, marks it untrusted (? in the table).
 // Bench reads no kernel context-switch records, so none were lost.
-func judgeBudget(sc *store.Case) {
+func judgeBudget(sc *model.Case) {
 	sc.BudgetTrust = runner.Judge(sc, false)
 }
 
 // benchWindow summarises the profiling run: its own time/op, as the
 // testing package timed it with the tracer on, and the benchmark
 // goroutines' time by state.
-func benchWindow(w *wallclock.Result, byState map[string]int64, ops int64, nsPerOp float64) *store.Window {
-	out := &store.Window{Ops: ops, NsPerOp: nsPerOp, CPUSamples: w.CPUSamples, HelperSamples: w.HelperSamples, Goroutines: w.Goroutines}
+func benchWindow(w *wallclock.Result, byState map[string]int64, ops int64, nsPerOp float64) *model.Window {
+	out := &model.Window{Ops: ops, NsPerOp: nsPerOp, CPUSamples: w.CPUSamples, HelperSamples: w.HelperSamples, Goroutines: w.Goroutines}
 	out.Seconds = nsPerOp * float64(ops) / 1e9
 	if ops > 0 {
 		out.BackgroundGCNsPerOp = float64(w.BackgroundGC.Nanoseconds()) / float64(ops)

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perflab/perflab/internal/store"
-	"github.com/perflab/perflab/internal/wallclock"
 	"golang.org/x/exp/trace"
+
+	"github.com/perflab/perflab/internal/model"
+	"github.com/perflab/perflab/internal/wallclock"
 )
 
 // The benchmark's timer in the execution trace (issue 23).
@@ -202,17 +203,17 @@ func windowsSum(ws []wallclock.Window) time.Duration {
 // timed (ops × its ns/op): all of them, or, where a ResetTimer with the
 // timer stopped dropped the first ones (it leaves no event), the last
 // ones that do. Where none do, it returns all of them and a warning.
-func checkTimed(run *runTimed, ops int64, nsPerOp float64) ([]wallclock.Window, store.Warning) {
+func checkTimed(run *runTimed, ops int64, nsPerOp float64) ([]wallclock.Window, model.Warning) {
 	timed := time.Duration(float64(ops) * nsPerOp)
 	tol := timedTolerance(timed, len(run.windows))
 	if d := windowsSum(run.windows); absDur(d-timed) <= tol || timed <= 0 {
-		return run.windows, store.Warning{}
+		return run.windows, model.Warning{}
 	}
 	var sum time.Duration
 	for i := len(run.windows) - 1; i >= 0; i-- {
 		sum += run.windows[i].To.Sub(run.windows[i].From)
 		if absDur(sum-timed) <= tol {
-			return run.windows[i:], store.Warning{}
+			return run.windows[i:], model.Warning{}
 		}
 		if sum > timed+tol {
 			break
@@ -220,7 +221,7 @@ func checkTimed(run *runTimed, ops int64, nsPerOp float64) ([]wallclock.Window, 
 	}
 	all := windowsSum(run.windows)
 	off := 100 * (float64(all)/float64(timed) - 1)
-	return run.windows, store.Warn(store.WarnUntimed, math.Round(off), fmt.Sprintf(
+	return run.windows, model.Warn(model.WarnUntimed, math.Round(off), fmt.Sprintf(
 		"the timer calls in the trace time %v where the testing package timed %v (%+.0f%%): the budget may hold time outside the timed loop or miss some of it", all.Round(time.Microsecond), timed.Round(time.Microsecond), off))
 }
 
@@ -235,19 +236,19 @@ func absDur(d time.Duration) time.Duration {
 // benchmark's timer ran, in the runN testing reported ops and ns/op of
 // (see checkTimed); nil, for the whole trace, where the trace shows no
 // timer call (a testing package that times otherwise).
-func timedWindows(path string, ops int64, nsPerOp float64) ([]wallclock.Window, store.Warning, error) {
+func timedWindows(path string, ops int64, nsPerOp float64) ([]wallclock.Window, model.Warning, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, store.Warning{}, fmt.Errorf("execution trace: %w", err)
+		return nil, model.Warning{}, fmt.Errorf("execution trace: %w", err)
 	}
 	defer f.Close()
 	runs, err := timedRuns(f)
 	if err != nil {
-		return nil, store.Warning{}, fmt.Errorf("execution trace: %w", err)
+		return nil, model.Warning{}, fmt.Errorf("execution trace: %w", err)
 	}
 	run := lastLeaf(runs)
 	if run == nil || len(run.windows) == 0 {
-		return nil, store.Warning{}, nil
+		return nil, model.Warning{}, nil
 	}
 	ws, warn := checkTimed(run, ops, nsPerOp)
 	return ws, warn, nil

@@ -4,9 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perflab/perflab/internal/store"
-	"github.com/perflab/perflab/internal/wallclock"
 	"golang.org/x/exp/trace"
+
+	"github.com/perflab/perflab/internal/model"
+	"github.com/perflab/perflab/internal/wallclock"
 )
 
 // TestLastLeaf: the runN testing reported is the last to end of those
@@ -60,7 +61,7 @@ func TestCheckTimed(t *testing.T) {
 			if len(got) != len(ws)-tt.wantFirst || got[0] != ws[tt.wantFirst] {
 				t.Errorf("kept %v, want from window %d", got, tt.wantFirst)
 			}
-			if (w.Kind == store.WarnUntimed) != tt.warn {
+			if (w.Kind == model.WarnUntimed) != tt.warn {
 				t.Errorf("warning %+v, want one: %v", w, tt.warn)
 			}
 		})

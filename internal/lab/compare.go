@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/suggest"
@@ -74,7 +75,7 @@ func sameStore(a, b *store.Ref) bool {
 // base variant at the same parameters and goroutine count (`perflab
 // compare RUN --base VARIANT`). The repetitions pair by round. An unknown
 // base is an error that names the run's variants.
-func CompareVariants(run *store.Run, base string) (*report.Comparison, compare.Pairing, error) {
+func CompareVariants(run *model.Run, base string) (*report.Comparison, compare.Pairing, error) {
 	pr, err := variantPairs(run, base)
 	if err != nil {
 		return nil, pr, err
@@ -134,7 +135,7 @@ func selfComparison(c *report.Comparison, refs [2]string, r *store.Ref) *report.
 // judge records what run r's state does to comparison c: the first
 // incomplete run named makes it incomplete, a run that measured nothing
 // makes it unusable.
-func judge(c *report.Comparison, r *store.Run) {
+func judge(c *report.Comparison, r *model.Run) {
 	if !r.Complete && c.Incomplete == "" {
 		c.Incomplete = fmt.Sprintf("run %s (%s)", r.ID, orWhy(r.Why()))
 	}
@@ -152,15 +153,15 @@ func orWhy(note string) string {
 
 // caseWarnings lists the cases of run that were not measured: all of
 // them, or only those in pairs when pairs is not nil.
-func caseWarnings(run *store.Run, pairs []compare.Pair) []string {
-	in := map[*store.Case]bool{}
+func caseWarnings(run *model.Run, pairs []compare.Pair) []string {
+	in := map[*model.Case]bool{}
 	for _, p := range pairs {
 		in[p.A], in[p.B] = true, true
 	}
 	var out []string
 	for i := range run.Cases {
 		cs := &run.Cases[i]
-		if pairs != nil && !in[cs] || cs.Status == store.StatusOK {
+		if pairs != nil && !in[cs] || cs.Status == model.StatusOK {
 			continue
 		}
 		msg := fmt.Sprintf("%s in %s: %s", cs.Name, run.ID, cs.Status)
@@ -181,8 +182,8 @@ func firstLine(s string) string {
 
 // variantPairs pairs every case of run with the base variant's case at the
 // same parameters and goroutine count, or says which variants run has.
-func variantPairs(run *store.Run, base string) (compare.Pairing, error) {
-	pr := compare.PairVariants(run, base, func(c *store.Case) string { return report.GroupKey(run, c) })
+func variantPairs(run *model.Run, base string) (compare.Pairing, error) {
+	pr := compare.PairVariants(run, base, func(c *model.Case) string { return report.GroupKey(run, c) })
 	for i := range run.Cases {
 		if run.Cases[i].Variant == base {
 			return pr, nil

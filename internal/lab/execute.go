@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/runner"
@@ -19,16 +20,16 @@ type MeasureEvents interface {
 	runner.Progress
 	// Started: the run is created, its environment recorded, and its
 	// measurement about to begin.
-	Started(run *store.Run)
+	Started(run *model.Run)
 	// Finished: the rounds and profiling ended (or were interrupted); the
 	// run is about to be committed.
 	Finished()
 	// Stored: the run is committed to dir, before any push. An error
 	// ends Measure there, and is what it returns.
-	Stored(run *store.Run, dir string) error
+	Stored(run *model.Run, dir string) error
 	// Pushing: the stored run's profiles are about to be sent to the
 	// server at url (without user information).
-	Pushing(run *store.Run, url string)
+	Pushing(run *model.Run, url string)
 	// Pushed: what the push sent and what failed, if it sent anything.
 	Pushed(sum pyroscope.Summary)
 }
@@ -45,7 +46,7 @@ type MeasureOptions struct {
 
 // Measured is one scenario of a plan, measured and stored.
 type Measured struct {
-	Run *store.Run
+	Run *model.Run
 	// Dir is where the run is stored; "" if committing it failed.
 	Dir string
 	// Interrupted says the context ended the measurement: the run holds
@@ -80,7 +81,7 @@ func (p *MeasurePlan) Measure(ctx context.Context, st *store.Store, i int, ev Me
 		if !run.Measured() {
 			where = "before any case was measured"
 		}
-		run.Note = store.InterruptedNote(causeOf(ctx), where)
+		run.Note = model.InterruptedNote(causeOf(ctx), where)
 	}
 	dir, err := m.Writer.Commit()
 	if err != nil {
@@ -110,7 +111,7 @@ func (p *MeasurePlan) Measure(ctx context.Context, st *store.Store, i int, ev Me
 
 // send pushes a stored run, telling ev; a label the run cannot take is a
 // *PlanError, found before anything is sent.
-func (p *Pusher) send(ctx context.Context, st *store.Store, run *store.Run, ev MeasureEvents) error {
+func (p *Pusher) send(ctx context.Context, st *store.Store, run *model.Run, ev MeasureEvents) error {
 	if err := p.Check(run); err != nil {
 		return err
 	}
@@ -124,10 +125,10 @@ func (p *Pusher) send(ctx context.Context, st *store.Store, run *store.Run, ev M
 
 // FailedCases is the error of a run whose measurement ended without one
 // but some of whose cases failed, naming them; nil if none did.
-func FailedCases(run *store.Run) error {
+func FailedCases(run *model.Run) error {
 	var failed []string
 	for _, c := range run.Cases {
-		if c.Status == store.StatusFailed {
+		if c.Status == model.StatusFailed {
 			failed = append(failed, c.Name)
 		}
 	}

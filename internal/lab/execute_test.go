@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/pyroscope/pyroscopetest"
 	"github.com/perflab/perflab/internal/runner"
@@ -40,10 +41,10 @@ func (e *events) Step(string) {
 	}
 }
 func (e *events) Warn(string)                           {}
-func (e *events) Started(*store.Run)                    { e.got = append(e.got, "started") }
+func (e *events) Started(*model.Run)                    { e.got = append(e.got, "started") }
 func (e *events) Finished()                             { e.got = append(e.got, "finished") }
-func (e *events) Stored(_ *store.Run, dir string) error { e.got = append(e.got, "stored"); return nil }
-func (e *events) Pushing(_ *store.Run, url string)      { e.got = append(e.got, "pushing") }
+func (e *events) Stored(_ *model.Run, dir string) error { e.got = append(e.got, "stored"); return nil }
+func (e *events) Pushing(_ *model.Run, url string)      { e.got = append(e.got, "pushing") }
 func (e *events) Pushed(s pyroscope.Summary)            { e.got = append(e.got, "pushed") }
 
 // TestMeasure: Measure stores the run whatever happens, pushes it unless

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
@@ -224,7 +225,7 @@ func (f *Flame) Tree() (*flame.Tree, error) {
 // they were recorded, or when what is recorded is refused (a tampered
 // run.json, a category this version does not know), the work patterns of
 // the scenario if this binary has it.
-func (in *FlameInput) classifyAs(run *store.Run) {
+func (in *FlameInput) classifyAs(run *model.Run) {
 	if c := run.Config.Classification; c != nil {
 		user, err := c.UserRules()
 		if err == nil {
@@ -296,7 +297,7 @@ func openProfile(stdin io.Reader, resolve func(string) (*store.Ref, error), arg,
 		if errors.Is(err, store.ErrNoRun) || errors.Is(err, store.ErrNoRuns) || errors.Is(err, store.ErrInvalidID) {
 			return nil, planErr(fmt.Errorf("%s: no such profile file, case directory or run case", arg))
 		}
-		if errors.Is(err, store.ErrNoCase) {
+		if errors.Is(err, model.ErrNoCase) {
 			return nil, planErr(fmt.Errorf("%w (see `perflab show`)", err))
 		}
 		return nil, err
@@ -361,7 +362,7 @@ func pyroscopeInput(ctx context.Context, q *PyroscopeQuery) (*FlameInput, error)
 // readStoredProfile reads file rel of run through its store, with the
 // limits every profile is read with (profiles.Limits' defaults), decoded
 // for drawing (flame.ReadSource: no profile.Profile).
-func readStoredProfile(st *store.Store, run *store.Run, rel string) (*flame.Source, error) {
+func readStoredProfile(st *store.Store, run *model.Run, rel string) (*flame.Source, error) {
 	f, _, err := st.OpenFile(run.ID, rel)
 	if err != nil {
 		return nil, err

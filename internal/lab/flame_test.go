@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -16,7 +17,7 @@ const realCPU = "../../profiles/testdata/real/cpu.pb.gz"
 
 // flameStore stores a run of scenario with one case whose wall profile
 // is realCPU, classified as c records, and returns the store and run.
-func flameStore(t *testing.T, scenario string, c *store.Classification) (*store.Store, *store.Run) {
+func flameStore(t *testing.T, scenario string, c *model.Classification) (*store.Store, *model.Run) {
 	t.Helper()
 	data, err := os.ReadFile(realCPU)
 	if err != nil {
@@ -25,10 +26,10 @@ func flameStore(t *testing.T, scenario string, c *store.Classification) (*store.
 	st := store.Open(filepath.Join(t.TempDir(), "runs"))
 	started := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	name := "variant=a/threads=1"
-	run := &store.Run{ID: store.NewID(started, scenario), Scenario: scenario, Started: started, Complete: true,
-		Config: store.Config{Classification: c},
-		Cases: []store.Case{{Name: name, Variant: "a", Threads: 1, Status: store.StatusOK,
-			Profiles: map[string]string{"wall": "cases/" + store.Slug(name) + "/wall.pb.gz"}}}}
+	run := &model.Run{ID: store.NewID(started, scenario), Scenario: scenario, Started: started, Complete: true,
+		Config: model.Config{Classification: c},
+		Cases: []model.Case{{Name: name, Variant: "a", Threads: 1, Status: model.StatusOK,
+			Profiles: map[string]string{"wall": "cases/" + model.Slug(name) + "/wall.pb.gz"}}}}
 	w, err := st.Create(run)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func flameStore(t *testing.T, scenario string, c *store.Classification) (*store.
 // perflab flame draws them, and what the user got wrong is a PlanError
 // (exit 2) saying what to type.
 func TestPlanFlame(t *testing.T) {
-	st, run := flameStore(t, "my-own", &store.Classification{Work: []string{`^crypto/`}})
+	st, run := flameStore(t, "my-own", &model.Classification{Work: []string{`^crypto/`}})
 	oldSt, oldRun := flameStore(t, "my-own", nil)
 	ref := run.ID + "/" + run.Cases[0].Name
 	for _, tt := range []struct {

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
-	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/units"
 )
 
@@ -157,7 +157,7 @@ func MetricUnits(names []string, pairs []compare.Pair) ([]string, error) {
 	}
 	var extra []string
 	for _, p := range pairs {
-		for _, cs := range []*store.Case{p.A, p.B} {
+		for _, cs := range []*model.Case{p.A, p.B} {
 			for _, r := range cs.Reps {
 				for u := range r.Metrics {
 					if !known[u] && !slices.Contains(extra, u) {

@@ -6,17 +6,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
 // gateRun is a complete run of one case per name, each with n repetitions
 // of ns/op at the value given (and a little spread, as measured).
-func gateRun(id string, n int, cases map[string]float64) *store.Run {
-	run := &store.Run{ID: id, Scenario: "cipher-cache", Complete: true}
+func gateRun(id string, n int, cases map[string]float64) *model.Run {
+	run := &model.Run{ID: id, Scenario: "cipher-cache", Complete: true}
 	for _, name := range slices.Sorted(maps.Keys(cases)) {
-		c := store.Case{Name: name, Variant: strings.TrimPrefix(name, "variant="), Status: store.StatusOK}
+		c := model.Case{Name: name, Variant: strings.TrimPrefix(name, "variant="), Status: model.StatusOK}
 		for i := range n {
-			c.Reps = append(c.Reps, store.Rep{Ops: 1000, Metrics: map[string]float64{"ns/op": cases[name] * (1 + float64(i%3)/100)}})
+			c.Reps = append(c.Reps, model.Rep{Ops: 1000, Metrics: map[string]float64{"ns/op": cases[name] * (1 + float64(i%3)/100)}})
 		}
 		run.Cases = append(run.Cases, c)
 	}
@@ -29,7 +30,7 @@ func gateRun(id string, n int, cases map[string]float64) *store.Run {
 func TestJudgeGate(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
-		a, b       *store.Run
+		a, b       *model.Run
 		req        GateRequest
 		want       GateVerdict
 		refusal    string   // the Refusal's kind, "" for none
@@ -48,7 +49,7 @@ func TestJudgeGate(t *testing.T) {
 			GateRequest{}, GateCannotJudge, "", []string{"missing"}, ""},
 		{"nothing in common", gateRun("a", 6, map[string]float64{"variant=x": 100}), gateRun("b", 6, map[string]float64{"variant=y": 100}),
 			GateRequest{}, GateCannotJudge, RefusedUnusable, []string{"unusable"}, "share no case names"},
-		{"incomplete", gateRun("a", 6, map[string]float64{"variant=x": 100}), func() *store.Run {
+		{"incomplete", gateRun("a", 6, map[string]float64{"variant=x": 100}), func() *model.Run {
 			r := gateRun("b", 6, map[string]float64{"variant=x": 300})
 			r.Complete, r.Note = false, "interrupted"
 			return r

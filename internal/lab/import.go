@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -36,7 +37,7 @@ const maxCaseName = 100
 // "upload" with one case, "profile=NAME", whose "profile" profile it is,
 // and returns the run. The run is written whole or not at all: a failed
 // write leaves no partial run behind.
-func ImportProfile(st *store.Store, p ProfileImport) (*store.Run, error) {
+func ImportProfile(st *store.Store, p ProfileImport) (*model.Run, error) {
 	now := p.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -49,17 +50,17 @@ func ImportProfile(st *store.Store, p ProfileImport) (*store.Run, error) {
 		_, size := utf8.DecodeLastRuneInString(name)
 		name = name[:len(name)-size]
 	}
-	c := store.Case{Name: "profile=" + name, Status: store.StatusOK}
-	rel := "cases/" + store.Slug(c.Name) + "/profile.pb.gz"
+	c := model.Case{Name: "profile=" + name, Status: model.StatusOK}
+	rel := "cases/" + model.Slug(c.Name) + "/profile.pb.gz"
 	c.Profiles = map[string]string{"profile": rel}
-	run := &store.Run{
+	run := &model.Run{
 		ID:       store.NewID(now, "upload"),
 		Scenario: "upload",
 		Started:  now,
 		Finished: now,
 		Complete: true,
 		Note:     fmt.Sprintf("uploaded through %s from %s (%d bytes)", p.Via, p.Name, p.Size),
-		Cases:    []store.Case{c},
+		Cases:    []model.Case{c},
 	}
 	w, err := st.Create(run)
 	if err != nil {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/pyroscope"
-	"github.com/perflab/perflab/internal/store"
 )
 
 // parseLabels parses --label flags (name=value) for the profiles of service
@@ -27,8 +27,8 @@ func parseLabels(flags []string, service string) (map[string]string, error) {
 	// The labels perflab puts on every profile of every run, whatever its
 	// cases: those of a case with threads, of a run with a commit (values
 	// set, for CaseLabels leaves out the empty ones; only names are used).
-	probe := &store.Run{ID: "r", Scenario: "s", Env: store.Env{GOOS: "o", GOARCH: "a", Commit: "c"}}
-	every := pyroscope.CaseLabels(probe, &store.Case{Variant: "v", Threads: 1})
+	probe := &model.Run{ID: "r", Scenario: "s", Env: model.Env{GOOS: "o", GOARCH: "a", Commit: "c"}}
+	every := pyroscope.CaseLabels(probe, &model.Case{Variant: "v", Threads: 1})
 	for k := range extra {
 		if n := pyroscope.LabelName(k); hasKey(every, n) {
 			return nil, fmt.Errorf("label %q: perflab labels every profile with %s itself", k, n)
@@ -36,7 +36,7 @@ func parseLabels(flags []string, service string) (map[string]string, error) {
 	}
 	// The rest of the names' checks, on a run with no cases: names made
 	// valid, none twice, none the server sets.
-	out, err := pyroscope.UserLabels(&store.Run{}, extra)
+	out, err := pyroscope.UserLabels(&model.Run{}, extra)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/suggest"
@@ -123,7 +124,7 @@ func PlanMeasure(req MeasureRequest) (*MeasurePlan, error) {
 // Measurement is one scenario of a plan, stored as a partial run and
 // ready to measure.
 type Measurement struct {
-	Run    *store.Run
+	Run    *model.Run
 	Runner *runner.Runner
 	Writer *store.Writer
 }
@@ -183,13 +184,13 @@ func (c *Classification) Base() *profiles.Rules { return c.base }
 // ForScenario returns the rules that classify s's stacks and what run.json
 // records of them, so that another binary classifies the stored run the
 // same way. It refuses what readers would refuse
-// (store.Classification.Check), so every stored run reads back as made.
-func (c *Classification) ForScenario(s *perflab.Scenario) (*profiles.Rules, *store.Classification, error) {
+// (model.Classification.Check), so every stored run reads back as made.
+func (c *Classification) ForScenario(s *perflab.Scenario) (*profiles.Rules, *model.Classification, error) {
 	rules, err := c.base.WithWork(s.Work...)
 	if err != nil {
 		return nil, nil, err
 	}
-	rec := store.NewClassification(s.Work, c.base.User())
+	rec := model.NewClassification(s.Work, c.base.User())
 	if err := rec.Check(); err != nil {
 		return nil, nil, fmt.Errorf("a run records at most what it can be read back with: %w", err)
 	}

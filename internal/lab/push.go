@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/store"
 )
@@ -88,7 +89,7 @@ func PlanPush(req PushRequest) (*Pusher, error) {
 // Check checks the request's labels against run's, as Push will: a label
 // named like one of its scenario's parameters is a *PlanError, found
 // before anything is sent.
-func (p *Pusher) Check(run *store.Run) error {
+func (p *Pusher) Check(run *model.Run) error {
 	if _, err := pyroscope.UserLabels(run, p.opts.Labels); err != nil {
 		return planErr(err)
 	}
@@ -102,7 +103,7 @@ func (p *Pusher) URL() string { return p.c.URL() }
 // says; progress, if not nil, gets a line per profile as it is sent. The
 // summary says what was sent and what failed; the run is never changed, so
 // a failed push can be repeated.
-func (p *Pusher) Push(ctx context.Context, st *store.Store, run *store.Run, progress io.Writer) (pyroscope.Summary, error) {
+func (p *Pusher) Push(ctx context.Context, st *store.Store, run *model.Run, progress io.Writer) (pyroscope.Summary, error) {
 	opts := p.opts
 	opts.Progress = progress
 	return pyroscope.PushRun(ctx, p.c, st, run, opts)

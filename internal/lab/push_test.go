@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // TestPlanPush: a push request is checked before any run is read or any
@@ -59,7 +59,7 @@ func TestPlanPush(t *testing.T) {
 // TestPusherCheck: a label named like a parameter of the run is refused
 // before the push begins, as a PlanError; one the run does not use is not.
 func TestPusherCheck(t *testing.T) {
-	run := &store.Run{ID: "r", Scenario: "s", Cases: []store.Case{{Name: "keys=128", Variant: "v", Params: map[string]string{"key-count": "128"}, Threads: 1}}}
+	run := &model.Run{ID: "r", Scenario: "s", Cases: []model.Case{{Name: "keys=128", Variant: "v", Params: map[string]string{"key-count": "128"}, Threads: 1}}}
 	for _, tt := range []struct {
 		name, label, want string
 	}{

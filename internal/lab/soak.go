@@ -9,6 +9,7 @@ import (
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/continuous"
 	"github.com/perflab/perflab/internal/live"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
@@ -150,9 +151,9 @@ func Soak(ctx context.Context, req SoakRequest, progress func(SoakEvent)) (*Soak
 
 	// The labels of push: CaseLabels of a run that is this session.
 	started := time.Now()
-	run := &store.Run{ID: store.NewID(started, s.Name) + "-soak", Scenario: s.Name, Env: runner.Environment()}
+	run := &model.Run{ID: store.NewID(started, s.Name) + "-soak", Scenario: s.Name, Env: runner.Environment()}
 	for _, sp := range specs {
-		run.Cases = append(run.Cases, store.Case{Name: s.CaseName(sp), Variant: sp.Variant, Params: sp.Params, Threads: sp.Threads})
+		run.Cases = append(run.Cases, model.Case{Name: s.CaseName(sp), Variant: sp.Variant, Params: sp.Params, Threads: sp.Threads})
 	}
 	if extra, err = pyroscope.UserLabels(run, extra); err != nil {
 		return nil, planErr(err)

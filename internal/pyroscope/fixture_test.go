@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -73,22 +74,22 @@ func testProfile(kind string, start time.Time, stacks map[string][]string) *prof
 // writeTestRun stores a run of scenario "push-test" with two cases whose
 // profiles have distinct leaf functions (perflabtest.workA/workB), so a
 // read-back can tell the cases apart. Variant b's mutex profile is empty.
-func writeTestRun(t *testing.T, id string, start time.Time) (*store.Store, *store.Run) {
+func writeTestRun(t *testing.T, id string, start time.Time) (*store.Store, *model.Run) {
 	t.Helper()
 	st := store.Open(filepath.Join(t.TempDir(), "runs"))
-	run := &store.Run{
+	run := &model.Run{
 		ID: id, Scenario: "push-test", Started: start, Finished: start.Add(time.Minute), Complete: true,
-		Env: store.Env{GOOS: "linux", GOARCH: "amd64", Commit: "abc123"},
+		Env: model.Env{GOOS: "linux", GOARCH: "amd64", Commit: "abc123"},
 	}
 	w, err := st.Create(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range []string{"a", "b"} {
-		c := store.Case{
+		c := model.Case{
 			Name:    "variant=" + v + "/key-size=16/threads=2",
 			Variant: v, Params: map[string]string{"key-size": "16"}, Threads: 2,
-			Status: store.StatusOK, Profiles: map[string]string{},
+			Status: model.StatusOK, Profiles: map[string]string{},
 		}
 		leaf := "perflabtest.work" + map[string]string{"a": "A", "b": "B"}[v]
 		for _, kind := range []string{KindWall, KindCPU, KindMutex, KindBlock} {
@@ -104,7 +105,7 @@ func writeTestRun(t *testing.T, id string, start time.Time) (*store.Store, *stor
 			if err := p.Write(&buf); err != nil {
 				t.Fatal(err)
 			}
-			rel := "cases/" + store.Slug(c.Name) + "/" + kind + ".pb.gz"
+			rel := "cases/" + model.Slug(c.Name) + "/" + kind + ".pb.gz"
 			if err := w.WriteFile(rel, buf.Bytes()); err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +113,7 @@ func writeTestRun(t *testing.T, id string, start time.Time) (*store.Store, *stor
 		}
 		run.Cases = append(run.Cases, c)
 	}
-	run.Cases = append(run.Cases, store.Case{Name: "variant=c/key-size=16/threads=2", Variant: "c", Status: store.StatusFailed, Error: "boom"})
+	run.Cases = append(run.Cases, model.Case{Name: "variant=c/key-size=16/threads=2", Variant: "c", Status: model.StatusFailed, Error: "boom"})
 	if _, err := w.Commit(); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// Profile kinds as perflab stores them (store.Case.Profiles keys).
+// Profile kinds as perflab stores them (model.Case.Profiles keys).
 const (
 	KindWall = "wall"
 	// KindFgprof is fgprof's sampling wall-clock profile, stored only with

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
@@ -146,7 +147,7 @@ func (s *Summary) write(w io.Writer, brief bool) {
 // scenario, variant, one per parameter, threads, run_id, commit, goos and
 // goarch. Parameter names are made valid with LabelName; one that would
 // clash with another label is prefixed "param_".
-func CaseLabels(run *store.Run, c *store.Case) map[string]string {
+func CaseLabels(run *model.Run, c *model.Case) map[string]string {
 	ls := map[string]string{
 		"scenario": run.Scenario,
 		"variant":  c.Variant,
@@ -191,7 +192,7 @@ var serverLabels = map[string]bool{"service_name": true, "pyroscope_spy": true}
 // userLabels makes the names of the extra labels valid and checks that they
 // name neither the same label twice nor one perflab or the server sets on
 // any case of run.
-func userLabels(run *store.Run, extra map[string]string) (map[string]string, error) {
+func userLabels(run *model.Run, extra map[string]string) (map[string]string, error) {
 	names := make([]string, 0, len(extra))
 	for k := range extra {
 		names = append(names, k)
@@ -228,7 +229,7 @@ var errNotAttempted = errors.New("not attempted after the failure above")
 var kindOrder = func() map[string]int {
 	// The store's one list of profile kinds, in its order.
 	m := map[string]int{}
-	for i, k := range store.ProfileKinds {
+	for i, k := range model.ProfileKinds {
 		m[k] = i
 	}
 	return m
@@ -238,7 +239,7 @@ var kindOrder = func() map[string]int {
 // a profile is refused, stops early when the server cannot be reached or
 // refuses our credentials, and returns an error when anything was not sent;
 // the Summary says what was. The run itself is only read.
-func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, opts PushOptions) (Summary, error) {
+func PushRun(ctx context.Context, c *Client, st *store.Store, run *model.Run, opts PushOptions) (Summary, error) {
 	if opts.ServiceName == "" {
 		opts.ServiceName = DefaultServiceName
 	}
@@ -268,7 +269,7 @@ func PushRun(ctx context.Context, c *Client, st *store.Store, run *store.Run, op
 		}
 		if len(kinds) == 0 {
 			reason := "no profiles stored"
-			if cs.Status != "" && cs.Status != store.StatusOK {
+			if cs.Status != "" && cs.Status != model.StatusOK {
 				reason = "case " + string(cs.Status)
 			}
 			sum.Skipped = append(sum.Skipped, cs.Name+": "+reason)

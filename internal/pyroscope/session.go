@@ -3,13 +3,13 @@ package pyroscope
 import (
 	"runtime"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // UserLabels checks extra labels for a session that labels its profiles as
 // PushRun does (a soak): names made valid with LabelName, and none naming
 // the same label twice or one perflab or the server sets on a case of run.
-func UserLabels(run *store.Run, extra map[string]string) (map[string]string, error) {
+func UserLabels(run *model.Run, extra map[string]string) (map[string]string, error) {
 	return userLabels(run, extra)
 }
 

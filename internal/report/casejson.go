@@ -5,7 +5,7 @@ import (
 	"io"
 	"math"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/units"
 )
 
@@ -40,7 +40,7 @@ type jsonCase struct {
 // WriteCaseJSON renders one case of run as JSON: every metric it measured
 // with its interval, its budget, its warnings and its profiles' files.
 // run.json in the store has its repetitions.
-func WriteCaseJSON(w io.Writer, run *store.Run, rc *Case) error {
+func WriteCaseJSON(w io.Writer, run *model.Run, rc *Case) error {
 	c := rc.Case
 	out := jsonCase{Run: run.ID, Scenario: run.Scenario, RunComplete: run.Complete,
 		Case: c.Name, Variant: c.Variant, Params: c.Params, Threads: c.Threads, Status: string(c.Status), Error: c.Error,
@@ -72,7 +72,7 @@ func WriteCaseJSON(w io.Writer, run *store.Run, rc *Case) error {
 // caseWarnings are c's warnings as the run's report gives a row's: each
 // with its kind, severity, the row it affects, the kind's wording and the
 // case's own sentence.
-func caseWarnings(c *store.Case) []Warning {
+func caseWarnings(c *model.Case) []Warning {
 	var all []caseWarning
 	for _, w := range c.Warnings {
 		all = append(all, caseWarning{name: c.Name, w: w})

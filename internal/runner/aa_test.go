@@ -8,7 +8,7 @@ import (
 
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/compare"
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/timingtest"
 )
 
@@ -60,7 +60,7 @@ func TestAA(t *testing.T) {
 	flagged := 0
 	for i := 0; i < trials; i++ {
 		trialFlagged := false
-		run := &store.Run{}
+		run := &model.Run{}
 		r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{},
 			Opts: Options{Count: 8, Time: 10 * time.Millisecond, Warmup: 10 * time.Millisecond, Profile: []string{}, Seed: uint64(i + 1)}}
 		if err := r.Execute(context.Background()); err != nil {

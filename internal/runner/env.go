@@ -9,14 +9,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // Environment describes the machine and runtime settings of this process:
 // Go version, GOMAXPROCS, the effective GOGC, CPU model and the git commit
 // of the code (from the build's VCS stamp, else of the working directory).
-func Environment() store.Env {
-	e := store.Env{
+func Environment() model.Env {
+	e := model.Env{
 		GoVersion:  runtime.Version(),
 		GOOS:       runtime.GOOS,
 		GOARCH:     runtime.GOARCH,

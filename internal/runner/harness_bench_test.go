@@ -15,10 +15,11 @@ import (
 	"time"
 
 	"github.com/felixge/fgprof"
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/live"
-	"github.com/perflab/perflab/internal/store"
-	"golang.org/x/perf/benchfmt"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // These benchmarks check the harness against testing.B and itself; run
@@ -54,7 +55,7 @@ func singleVariant(name string, mk func() perflab.Worker) *perflab.Scenario {
 // perflabSamples measures the scenario's one case with perflab, count
 // repetitions of one second each like testing.B's, and returns their ns/op.
 func perflabSamples(tb testing.TB, s *perflab.Scenario, count int) []float64 {
-	run := &store.Run{}
+	run := &model.Run{}
 	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{},
 		Opts: Options{Count: count, Time: time.Second, Warmup: 100 * time.Millisecond, Profile: []string{}}}
 	if err := r.Execute(context.Background()); err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab"
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -78,7 +78,7 @@ func TestInterruptAbandonsRepetition(t *testing.T) {
 			}()
 		}
 	}}
-	run := &store.Run{}
+	run := &model.Run{}
 	r := &Runner{Scenario: h.scenario(0), Run: run, Save: &memSaver{}, Progress: prog,
 		Opts: Options{Count: 5, Time: 2 * time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
 	start := time.Now()
@@ -89,10 +89,10 @@ func TestInterruptAbandonsRepetition(t *testing.T) {
 	}
 	t.Logf("returned %v after start, note %q", took, run.Note)
 	c := run.Cases[0]
-	if len(c.Reps) != 2 || c.Status != store.StatusOK {
+	if len(c.Reps) != 2 || c.Status != model.StatusOK {
 		t.Errorf("status %s with %d reps, want ok with the 2 measured before", c.Status, len(c.Reps))
 	}
-	if !hasWarning(c.Warnings, store.WarnAbandoned, "abandoned") {
+	if !hasWarning(c.Warnings, model.WarnAbandoned, "abandoned") {
 		t.Errorf("case warnings do not mention the abandoned repetition: %q", c.Warnings)
 	}
 	if run.Complete || !strings.Contains(run.Note, "SIGTERM") {
@@ -118,7 +118,7 @@ func TestInterruptDuringSetup(t *testing.T) {
 			h := newHang()
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
-			run := &store.Run{}
+			run := &model.Run{}
 			r := &Runner{Scenario: h.scenario(time.Millisecond), Run: run, Save: &memSaver{}, Progress: &quietProgress{},
 				Opts: Options{Count: 3, Time: tt.time, Warmup: tt.warmup, Profile: []string{}}}
 			start := time.Now()
@@ -131,7 +131,7 @@ func TestInterruptDuringSetup(t *testing.T) {
 			if took > 2*time.Second {
 				t.Errorf("took %v to stop", took)
 			}
-			if c := run.Cases[0]; c.Status != store.StatusSkipped || !hasWarning(c.Warnings, store.WarnInterrupted, "interrupted during setup") {
+			if c := run.Cases[0]; c.Status != model.StatusSkipped || !hasWarning(c.Warnings, model.WarnInterrupted, "interrupted during setup") {
 				t.Errorf("case %s, warnings %q", c.Status, c.Warnings)
 			}
 		})
@@ -158,7 +158,7 @@ func (f *failingSaver) WriteFile(rel string, data []byte) error {
 func TestLostProfileMakesRunIncomplete(t *testing.T) {
 	for _, suffix := range []string{"cpu.pb.gz", "wall.svg"} {
 		t.Run(suffix, func(t *testing.T) {
-			run := &store.Run{}
+			run := &model.Run{}
 			r := &Runner{Scenario: fakeScenario(), Run: run, Save: &failingSaver{suffix: suffix}, Progress: &quietProgress{}, Rules: profiles.DefaultRules(),
 				Opts: Options{Selection: perflab.Selection{Variants: []string{"alloc"}, Threads: []int{1}}, Count: 2, Time: 2 * time.Millisecond,
 					Warmup: time.Nanosecond, ProfileTime: 100 * time.Millisecond, Profile: []string{"wall", "cpu"}}}
@@ -169,7 +169,7 @@ func TestLostProfileMakesRunIncomplete(t *testing.T) {
 			if run.Complete || !strings.Contains(run.Note, "no space left") || !strings.Contains(run.Note, "variant=alloc") {
 				t.Errorf("complete=%v note=%q", run.Complete, run.Note)
 			}
-			if c := run.Cases[0]; c.Status != store.StatusOK || len(c.Reps) != 2 {
+			if c := run.Cases[0]; c.Status != model.StatusOK || len(c.Reps) != 2 {
 				t.Errorf("the timing was lost too: %s, %d reps", c.Status, len(c.Reps))
 			}
 		})

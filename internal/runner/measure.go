@@ -9,7 +9,7 @@ import (
 
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/live"
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // counters is a snapshot of the process-wide figures a repetition is
@@ -92,7 +92,7 @@ type liveCase struct {
 	// windowLost says the profiling window lost context-switch records.
 	windowLost bool
 	// sliceWarnings are the warnings of its traced slices, each once.
-	sliceWarnings []store.Warning
+	sliceWarnings []model.Warning
 }
 
 // errAbandoned is wrapped, with the context's error, when the run ends

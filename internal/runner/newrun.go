@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -14,19 +15,19 @@ import (
 // start time, environment, configuration, parameter order and the names
 // results.txt uses. args are the command line, recorded as given (the
 // caller strips secrets); cl the classification inputs, if recorded.
-func NewRun(s *perflab.Scenario, opts Options, args []string, cl *store.Classification) *store.Run {
+func NewRun(s *perflab.Scenario, opts Options, args []string, cl *model.Classification) *model.Run {
 	started := time.Now().UTC()
-	run := &store.Run{
+	run := &model.Run{
 		ID:        store.NewID(started, s.Name),
 		Scenario:  s.Name,
 		Started:   started,
 		Env:       Environment(),
 		Benchmark: s.BenchName(),
 		Package:   scenarioPackage(s),
-		Config: store.Config{
+		Config: model.Config{
 			Args: args, Variants: opts.Selection.Variants, Params: opts.Selection.Params, Threads: opts.Selection.Threads,
-			Count: opts.Count, Time: store.Duration(opts.Time), Warmup: store.Duration(opts.Warmup),
-			Profile: opts.Profile, ProfileTime: store.Duration(opts.ProfileTime), Trace: opts.Trace, Seed: opts.Seed,
+			Count: opts.Count, Time: model.Duration(opts.Time), Warmup: model.Duration(opts.Warmup),
+			Profile: opts.Profile, ProfileTime: model.Duration(opts.ProfileTime), Trace: opts.Trace, Seed: opts.Seed,
 			Classification: cl,
 		},
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // noise samples what the machine is doing beyond this process, once a
@@ -38,8 +38,8 @@ func (n *noise) start() {
 }
 
 // end returns the round's figures, and whether the system gave any.
-func (n *noise) end() (store.Round, bool) {
-	var r store.Round
+func (n *noise) end() (model.Round, bool) {
+	var r model.Round
 	load, okLoad := readLoad()
 	t, okStat := readCPUTimes()
 	r.Load1 = load

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab"
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -77,13 +77,13 @@ func TestWindowGCPacing(t *testing.T) {
 // gcPacingWindow runs gcSplitWorker for five timed repetitions and a
 // profiling window, and returns the window's GC cycles per op over the
 // untraced runs', and the window the runner stored.
-func gcPacingWindow(t *testing.T) (float64, *store.Window) {
+func gcPacingWindow(t *testing.T) (float64, *model.Window) {
 	t.Helper()
 	w := &gcSplitWorker{sample: []metrics.Sample{{Name: gcCyclesMetric}}}
 	s := &perflab.Scenario{Name: "gc-pacing", Threads: []int{1}, Variants: []perflab.Variant{{Name: "alloc", New: func(perflab.Params) (perflab.Case, error) {
 		return perflab.CaseFunc(func(int) perflab.Worker { return w }), nil
 	}}}}
-	run := &store.Run{}
+	run := &model.Run{}
 	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{}, Rules: profiles.DefaultRules(),
 		Opts: Options{Count: 5, Time: 100 * time.Millisecond, Warmup: 100 * time.Millisecond, ProfileTime: time.Second, Profile: []string{"wall"}}}
 	if err := r.Execute(context.Background()); err != nil {

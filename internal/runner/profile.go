@@ -20,6 +20,8 @@ import (
 	"github.com/felixge/fgprof"
 	"github.com/google/pprof/profile"
 	"github.com/grafana/pyroscope-go/godeltaprof"
+
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/wallclock"
 	"github.com/perflab/perflab/profiles"
@@ -59,11 +61,11 @@ func (r *Runner) profile(ctx context.Context) error {
 		// Interrupted, the profiling window's workers returned or were
 		// abandoned (errInterrupted covers both): not a failure.
 		if err := r.profileCase(i, want); errors.Is(err, errInterrupted) {
-			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, store.Warn(store.WarnProfiling, 0, "profiling interrupted: its profiles are not saved"))
+			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, model.Warn(model.WarnProfiling, 0, "profiling interrupted: its profiles are not saved"))
 			return err
 		} else if err != nil {
 			r.Progress.Warn(fmt.Sprintf("%s: profiling: %v", c.name, firstLine(err.Error())))
-			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, store.Warn(store.WarnProfiling, 0, "profiling: "+err.Error()))
+			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, model.Warn(model.WarnProfiling, 0, "profiling: "+err.Error()))
 			r.lost = append(r.lost, c.name+": "+firstLine(err.Error()))
 		}
 		if err := r.Save.Checkpoint(); err != nil {
@@ -211,8 +213,8 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 }
 
 // window summarises the profiling window of a case.
-func window(w *wallclock.Result, ops int64, elapsed time.Duration, threads int) *store.Window {
-	out := &store.Window{Seconds: elapsed.Seconds(), Ops: ops, CPUSamples: w.CPUSamples, HelperSamples: w.HelperSamples, Goroutines: w.Goroutines}
+func window(w *wallclock.Result, ops int64, elapsed time.Duration, threads int) *model.Window {
+	out := &model.Window{Seconds: elapsed.Seconds(), Ops: ops, CPUSamples: w.CPUSamples, HelperSamples: w.HelperSamples, Goroutines: w.Goroutines}
 	if ops > 0 {
 		out.NsPerOp = float64(elapsed.Nanoseconds()) / float64(ops)
 		out.BackgroundGCNsPerOp = float64(w.BackgroundGC.Nanoseconds()) / float64(ops)
@@ -269,7 +271,7 @@ const maxStarved = 0.75
 
 // cpusUsed is the CPUs a case used while timed: its CPU time over its wall
 // time (cpu-ns/op over ns/op), GC workers included, so it errs high.
-func cpusUsed(sc *store.Case) float64 {
+func cpusUsed(sc *model.Case) float64 {
 	ns, cpu := sc.Stats["ns/op"].Median, sc.Stats["cpu-ns/op"].Median
 	if ns <= 0 {
 		return 0
@@ -280,7 +282,7 @@ func cpusUsed(sc *store.Case) float64 {
 // cpusWanted is the CPUs a case's workers wanted: the share of their time
 // running or runnable (from the window's trace) times their number, at
 // most GOMAXPROCS. A lock-bound case blocked most of the time wants few.
-func cpusWanted(win *store.Window, threads int) float64 {
+func cpusWanted(win *model.Window, threads int) float64 {
 	return math.Min(float64(runtime.GOMAXPROCS(0)), float64(threads)*win.Occupancy*(win.Running+win.Runnable))
 }
 
@@ -288,8 +290,8 @@ func cpusWanted(win *store.Window, threads int) float64 {
 // workers' uneven finishing is worth a word.
 const minOccupancy = 0.85
 
-func windowWarnings(sc *store.Case, w *wallclock.Result) []store.Warning {
-	var out []store.Warning
+func windowWarnings(sc *model.Case, w *wallclock.Result) []model.Warning {
+	var out []model.Warning
 	win := sc.Window
 	// What the trace was taken in, as the warnings name it.
 	what, that := "the profiling window", "that window"
@@ -298,18 +300,18 @@ func windowWarnings(sc *store.Case, w *wallclock.Result) []store.Warning {
 	}
 	if ns, ok := sc.Stats["ns/op"]; ok && ns.Median > 0 && win.NsPerOp > 0 {
 		if d := win.NsPerOp/ns.Median - 1; math.Abs(d) > maxWindowDrift {
-			out = append(out, store.Warn(store.WarnWindowDrift, math.Round(100*d), fmt.Sprintf("%s' time/op was %+.0f%% off the timed median: the budget's shares come from %s, and profiling or the machine changed the behaviour",
+			out = append(out, model.Warn(model.WarnWindowDrift, math.Round(100*d), fmt.Sprintf("%s' time/op was %+.0f%% off the timed median: the budget's shares come from %s, and profiling or the machine changed the behaviour",
 				what, 100*d, that)))
 		}
 	}
 	if gc, ok := sc.Stats["gc/op"]; ok && gc.Median > 0 && win.GCPerOp > 0 {
 		if ratio := win.GCPerOp / gc.Median; ratio > 1+maxWindowGCDrift || ratio < 1/(1+maxWindowGCDrift) {
-			out = append(out, store.Warn(store.WarnWindowGC, math.Round(100*ratio)/100, fmt.Sprintf("%s ran %.2f× the timed repetitions' GC cycles per op: GC pacing differed (the heap's size sets how often a small heap is collected), so the budget's gc and alloc shares are off",
+			out = append(out, model.Warn(model.WarnWindowGC, math.Round(100*ratio)/100, fmt.Sprintf("%s ran %.2f× the timed repetitions' GC cycles per op: GC pacing differed (the heap's size sets how often a small heap is collected), so the budget's gc and alloc shares are off",
 				what, ratio)))
 		}
 	}
 	if win.Occupancy > 0 && win.Occupancy < minOccupancy {
-		out = append(out, store.Warn(store.WarnOccupancy, math.Round(100*win.Occupancy), fmt.Sprintf("workers were busy %.0f%% of %s (the rest they had finished or not yet started: uneven finishing, e.g. a lock that favours its holder); the budget splits their busy time",
+		out = append(out, model.Warn(model.WarnOccupancy, math.Round(100*win.Occupancy), fmt.Sprintf("workers were busy %.0f%% of %s (the rest they had finished or not yet started: uneven finishing, e.g. a lock that favours its holder); the budget splits their busy time",
 			100*win.Occupancy, what)))
 	}
 	// Only when the kernel says the workers' threads waited for a CPU
@@ -320,21 +322,21 @@ func windowWarnings(sc *store.Case, w *wallclock.Result) []store.Warning {
 	// 7–8% of its time, nearly all of it for its own threads).
 	others, took := othersTook(win, sc.Threads)
 	if got, want := cpusUsed(sc), cpusWanted(win, sc.Threads); want >= 0.5 && got > 0 && got < maxStarved*want && others >= minStarvedWait && took != "" {
-		out = append(out, store.Warn(store.WarnStarved, math.Round(100*got)/100, fmt.Sprintf("got %.2f CPUs where its workers wanted %.2f (GOMAXPROCS=%d): another process took the cores (%s), so time/op and sched are inflated; compare cpu/op, or use a quieter machine",
+		out = append(out, model.Warn(model.WarnStarved, math.Round(100*got)/100, fmt.Sprintf("got %.2f CPUs where its workers wanted %.2f (GOMAXPROCS=%d): another process took the cores (%s), so time/op and sched are inflated; compare cpu/op, or use a quieter machine",
 			got, want, runtime.GOMAXPROCS(0), took)))
 	} else if others >= maxWindowOSWait && took != "" {
 		// The timed rounds had the CPUs they wanted, the window did not:
 		// its sched is another process's doing, and the budget applies it
 		// to a time/op that did not have it.
-		out = append(out, store.Warn(store.WarnWindowContended, 0, fmt.Sprintf("another process on the cores kept the workers' threads from a CPU in %s (%s), which the budget counts as sched; the timed rounds were not starved like that: rerun on a quieter machine",
+		out = append(out, model.Warn(model.WarnWindowContended, 0, fmt.Sprintf("another process on the cores kept the workers' threads from a CPU in %s (%s), which the budget counts as sched; the timed rounds were not starved like that: rerun on a quieter machine",
 			what, took)))
 	}
 	if win.Steal != nil && *win.Steal >= minWindowSteal {
-		out = append(out, store.Warn(store.WarnWindowSteal, math.Round(100**win.Steal), fmt.Sprintf("the hypervisor gave %.0f%% of the CPUs' time in %s to other guests: what of it the workers' threads lost while running, the budget cannot see and counts as running (work, other…); rerun on a quieter host",
+		out = append(out, model.Warn(model.WarnWindowSteal, math.Round(100**win.Steal), fmt.Sprintf("the hypervisor gave %.0f%% of the CPUs' time in %s to other guests: what of it the workers' threads lost while running, the budget cannot see and counts as running (work, other…); rerun on a quieter host",
 			100**win.Steal, what)))
 	}
 	if w.Time[wallclock.Running] > 0 && w.CPUSamples < minCPUSamples {
-		out = append(out, store.Warn(store.WarnFewSamples, float64(w.CPUSamples), fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more; good to about ±50/√n points): use a longer --profile-time; off-CPU shares are exact",
+		out = append(out, model.Warn(model.WarnFewSamples, float64(w.CPUSamples), fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more; good to about ±50/√n points): use a longer --profile-time; off-CPU shares are exact",
 			w.CPUSamples, minCPUSamples)))
 	}
 	return out
@@ -369,7 +371,7 @@ const minWindowSteal = 0.05
 // not that they were taken from the workers: a low-priority program that
 // soaks up the CPU a lock leaves idle passes too. Where neither is known
 // the wait is put down to another program, as before either was measured.
-func othersTook(win *store.Window, threads int) (share float64, clause string) {
+func othersTook(win *model.Window, threads int) (share float64, clause string) {
 	if win.OSWaitExact && !win.OSOwnUnknown {
 		// Threads the recorder had not found yet may have been who had
 		// the CPU: not put down to another program either.
@@ -787,7 +789,7 @@ func keepWorkers(p *profile.Profile) (*profile.Profile, int) {
 // every worker goroutine's time, exactly, by state — blocked and runnable
 // time at the stack and category where it stopped, running time at its own
 // CPU samples' stacks — classified by rules. Background GC is in no worker's
-// time, so it is not in the budget (store.Window has it per op).
+// time, so it is not in the budget (model.Window has it per op).
 func Budget(wall *profile.Profile, rules *profiles.Rules, nsPerOp float64) map[string]float64 {
 	if wall == nil || nsPerOp <= 0 || rules == nil {
 		return nil

@@ -3,8 +3,9 @@ package runner
 import (
 	"testing"
 
-	"github.com/perflab/perflab/internal/store"
 	"golang.org/x/perf/benchmath"
+
+	"github.com/perflab/perflab/internal/model"
 )
 
 // TestMinIntervalReps: MinIntervalReps is where benchmath starts giving a
@@ -21,7 +22,7 @@ func TestMinIntervalReps(t *testing.T) {
 			t.Errorf("n=%d: benchmath warned %v (%v), want a warning exactly below %d", n, warned, s.Warnings, MinIntervalReps)
 		}
 		_, warns := Summarise(xs)
-		said := hasWarning(warns, store.WarnFewReps, "too few for a 95% interval")
+		said := hasWarning(warns, model.WarnFewReps, "too few for a 95% interval")
 		if said != (n < MinIntervalReps) {
 			t.Errorf("n=%d: Summarise warned %v: %q", n, said, warns)
 		}

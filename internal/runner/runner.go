@@ -2,7 +2,7 @@
 // every case outside the timed region, calibrates, warms up, runs
 // interleaved rounds in shuffled order, summarises the repetitions, then
 // profiles each case in a separate pass and splits its time into
-// categories. Results go into a store.Run as they are measured.
+// categories. Results go into a model.Run as they are measured.
 package runner
 
 import (
@@ -17,7 +17,7 @@ import (
 
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/live"
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -56,12 +56,12 @@ type Options struct {
 }
 
 // ProfileKinds are the profiles the runner can capture, in order
-// (store.ProfileKinds: one list for every command and page). wall is the
+// (model.ProfileKinds: one list for every command and page). wall is the
 // exact wall-clock profile from the execution tracer, behind budgets and
 // flame graphs; fgprof is the sampling wall-clock profiler users know,
 // kept for comparison in a window of its own (it over-reports parked lock
 // waiters: see the README).
-var ProfileKinds = store.ProfileKinds
+var ProfileKinds = model.ProfileKinds
 
 // DefaultProfiles are the profiles captured unless Options.Profile says.
 var DefaultProfiles = []string{"wall", "cpu", "mutex", "block"}
@@ -116,7 +116,7 @@ type Saver interface {
 type Runner struct {
 	Scenario *perflab.Scenario
 	Opts     Options
-	Run      *store.Run
+	Run      *model.Run
 	Save     Saver
 	Progress Progress
 	// NoFlame leaves out the wall-clock flame graph SVG (wall.svg) the
@@ -160,12 +160,12 @@ func (r *Runner) Execute(ctx context.Context) error {
 	}
 	r.sampler = newSampler()
 	r.Run.Config.Trace = r.Opts.Trace
-	r.Run.Cases = make([]store.Case, len(specs))
+	r.Run.Cases = make([]model.Case, len(specs))
 	r.reps = make([][]repResult, len(specs))
 	r.slices = make([][]*slice, len(specs))
 	for i, spec := range specs {
 		name := r.Scenario.CaseName(spec)
-		r.Run.Cases[i] = store.Case{Name: name, Variant: spec.Variant, Params: spec.Params, Threads: spec.Threads, Status: store.StatusSkipped}
+		r.Run.Cases[i] = model.Case{Name: name, Variant: spec.Variant, Params: spec.Params, Threads: spec.Threads, Status: model.StatusSkipped}
 		r.cases = append(r.cases, &liveCase{spec: spec, name: name, opsPerMicro: r.Scenario.OpsPerMicrosecond, stop: ctx})
 	}
 	defer r.closeCases()
@@ -232,12 +232,12 @@ func (r *Runner) setup(ctx context.Context) error {
 		if errors.Is(err, errAbandoned) || ctx.Err() != nil {
 			// Interrupted while calibrating or warming up: not the case's
 			// failure.
-			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, store.Warn(store.WarnInterrupted, 0, "interrupted during setup (calibration or warmup): not measured"))
+			r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, model.Warn(model.WarnInterrupted, 0, "interrupted during setup (calibration or warmup): not measured"))
 			return ctx.Err()
 		}
 		if errors.Is(err, perflab.ErrNotApplicable) {
 			c.failed = err
-			r.Run.Cases[i].Status = store.StatusNotApplicable
+			r.Run.Cases[i].Status = model.StatusNotApplicable
 			// The variant's own reason, without the sentinel's words.
 			na := perflab.ErrNotApplicable.Error()
 			msg := strings.TrimPrefix(err.Error(), "setup: ")
@@ -275,7 +275,7 @@ func (r *Runner) setupCaseCtx(ctx context.Context, c *liveCase) (err error) {
 
 func (r *Runner) fail(i int, err error) {
 	r.cases[i].failed = err
-	r.Run.Cases[i].Status = store.StatusFailed
+	r.Run.Cases[i].Status = model.StatusFailed
 	r.Run.Cases[i].Error = err.Error()
 	r.Progress.Warn(fmt.Sprintf("%s failed: %v", r.cases[i].name, firstLine(err.Error())))
 }
@@ -335,7 +335,7 @@ func (r *Runner) rounds(ctx context.Context) error {
 			}
 			res, err := c.rep(r.sampler)
 			if errors.Is(err, errAbandoned) {
-				r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, store.Warn(store.WarnAbandoned, 0,
+				r.Run.Cases[i].Warnings = append(r.Run.Cases[i].Warnings, model.Warn(model.WarnAbandoned, 0,
 					fmt.Sprintf("a repetition was abandoned when the run was interrupted: not counted (%d measured)", len(r.reps[i]))))
 				return err
 			}
@@ -398,7 +398,7 @@ func (r *Runner) more(round int, began time.Time) bool {
 	}
 	for _, i := range open {
 		hw := 100 * r.Run.Cases[i].Stats["ns/op"].HalfWidth()
-		r.untilWarnings = append(r.untilWarnings, untilWarning{i, store.Warn(store.WarnUntil, math.Round(hw), fmt.Sprintf(
+		r.untilWarnings = append(r.untilWarnings, untilWarning{i, model.Warn(model.WarnUntil, math.Round(hw), fmt.Sprintf(
 			"time/op ±%.0f%% after %d rounds: did not reach --until ±%.0f%% within --until-max %v",
 			hw, round, 100*r.Opts.Until, r.Opts.UntilMax))})
 	}
@@ -407,7 +407,7 @@ func (r *Runner) more(round int, began time.Time) bool {
 
 type untilWarning struct {
 	i   int
-	msg store.Warning
+	msg model.Warning
 }
 
 func (r *Runner) live() int {
@@ -423,16 +423,16 @@ func (r *Runner) live() int {
 // summarise recomputes case i's statistics from its repetitions so far.
 func (r *Runner) summarise(i int) {
 	sc := &r.Run.Cases[i]
-	sc.Status = store.StatusOK
+	sc.Status = model.StatusOK
 	sc.Reps = sc.Reps[:0]
 	series := map[string][]float64{}
 	for _, rep := range r.reps[i] {
-		sc.Reps = append(sc.Reps, store.Rep{Ops: rep.ops, Metrics: rep.metrics})
+		sc.Reps = append(sc.Reps, model.Rep{Ops: rep.ops, Metrics: rep.metrics})
 		for unit, v := range rep.metrics {
 			series[unit] = append(series[unit], v)
 		}
 	}
-	sc.Stats = map[string]store.Stat{}
+	sc.Stats = map[string]model.Stat{}
 	sc.Warnings = nil
 	units := make([]string, 0, len(series))
 	for unit := range series {

@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/live"
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/timingtest"
 	"github.com/perflab/perflab/internal/wallclock"
 	"github.com/perflab/perflab/profiles"
@@ -97,7 +98,7 @@ func fakeScenario() *perflab.Scenario {
 
 func TestExecuteMeasuresAndIsolatesFailures(t *testing.T) {
 	s := fakeScenario()
-	run := &store.Run{}
+	run := &model.Run{}
 	save := &memSaver{}
 	prog := &quietProgress{}
 	r := &Runner{Scenario: s, Run: run, Save: save, Progress: prog,
@@ -111,7 +112,7 @@ func TestExecuteMeasuresAndIsolatesFailures(t *testing.T) {
 	for _, c := range run.Cases {
 		switch c.Variant {
 		case "alloc":
-			if c.Status != store.StatusOK || len(c.Reps) != 6 {
+			if c.Status != model.StatusOK || len(c.Reps) != 6 {
 				t.Fatalf("%s: status %s, %d reps", c.Name, c.Status, len(c.Reps))
 			}
 			if got := c.Stats["events/op"].Median; got != 1 {
@@ -128,11 +129,11 @@ func TestExecuteMeasuresAndIsolatesFailures(t *testing.T) {
 				t.Errorf("%s: bad ns/op stat %+v", c.Name, ns)
 			}
 		case "panics":
-			if c.Status != store.StatusFailed || !strings.Contains(c.Error, "boom") {
+			if c.Status != model.StatusFailed || !strings.Contains(c.Error, "boom") {
 				t.Errorf("%s: status %s error %q, want failed with the panic", c.Name, c.Status, c.Error)
 			}
 		case "nosetup":
-			if c.Status != store.StatusFailed || !strings.Contains(c.Error, "needs a GPU") {
+			if c.Status != model.StatusFailed || !strings.Contains(c.Error, "needs a GPU") {
 				t.Errorf("%s: status %s error %q", c.Name, c.Status, c.Error)
 			}
 		}
@@ -174,7 +175,7 @@ func TestExactGoroutineCount(t *testing.T) {
 			return worker(func(int) {})
 		}), nil
 	}})
-	run := &store.Run{}
+	run := &model.Run{}
 	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{},
 		Opts: Options{Selection: perflab.Selection{Threads: []int{7}}, Count: 1, Time: time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
 	if err := r.Execute(context.Background()); err != nil {
@@ -197,7 +198,7 @@ func TestInterruptKeepsMeasuredCases(t *testing.T) {
 			cancel()
 		}
 	}}
-	run := &store.Run{}
+	run := &model.Run{}
 	r := &Runner{Scenario: fakeScenario(), Run: run, Save: &memSaver{}, Progress: prog,
 		Opts: Options{Selection: perflab.Selection{Variants: []string{"alloc"}}, Count: 10, Time: 2 * time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
 	err := r.Execute(ctx)
@@ -208,7 +209,7 @@ func TestInterruptKeepsMeasuredCases(t *testing.T) {
 		t.Errorf("run marked complete=%v note=%q", run.Complete, run.Note)
 	}
 	for _, c := range run.Cases {
-		if c.Status != store.StatusOK || len(c.Reps) != 2 {
+		if c.Status != model.StatusOK || len(c.Reps) != 2 {
 			t.Errorf("%s: status %s with %d reps, want ok with the 2 measured", c.Name, c.Status, len(c.Reps))
 		}
 	}
@@ -233,7 +234,7 @@ func testProfilingPass(t *testing.T, mode string) {
 			}
 		}), nil
 	}})
-	run := &store.Run{}
+	run := &model.Run{}
 	save := &memSaver{}
 	r := &Runner{Scenario: s, Run: run, Save: save, Progress: &quietProgress{}, Rules: profiles.DefaultRules(),
 		Opts: Options{Selection: perflab.Selection{Threads: []int{4}}, Count: 2, Time: 5 * time.Millisecond, Warmup: time.Nanosecond, ProfileTime: 300 * time.Millisecond, Profile: ProfileKinds, Trace: mode}}
@@ -446,7 +447,7 @@ func TestScenarioPackage(t *testing.T) {
 func TestOpsPerMicrosecond(t *testing.T) {
 	s := fakeScenario()
 	s.OpsPerMicrosecond = true
-	run := &store.Run{}
+	run := &model.Run{}
 	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{},
 		Opts: Options{Selection: perflab.Selection{Variants: []string{"alloc"}, Threads: []int{1}}, Count: 2, Time: 2 * time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
 	if err := r.Execute(context.Background()); err != nil {
@@ -471,7 +472,7 @@ func TestGCCPUCoversRepetition(t *testing.T) {
 			}
 		}), nil
 	}})
-	run := &store.Run{}
+	run := &model.Run{}
 	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{},
 		Opts: Options{Selection: perflab.Selection{Threads: []int{1}}, Count: 3, Time: 5 * time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
 	if err := r.Execute(context.Background()); err != nil {
@@ -489,16 +490,16 @@ func TestGCCPUCoversRepetition(t *testing.T) {
 
 func TestCPUsWantedAndUsed(t *testing.T) {
 	procs := float64(runtime.GOMAXPROCS(0))
-	sc := &store.Case{Threads: 4, Stats: map[string]store.Stat{"ns/op": {Median: 100}, "cpu-ns/op": {Median: 100}}}
+	sc := &model.Case{Threads: 4, Stats: map[string]model.Stat{"ns/op": {Median: 100}, "cpu-ns/op": {Median: 100}}}
 	if got := cpusUsed(sc); got != 1 {
 		t.Errorf("cpu/op = time/op: %v CPUs, want 1", got)
 	}
 	// Four workers always running or runnable want every CPU there is;
 	// blocked most of the time on a lock, they want little.
-	if got := cpusWanted(&store.Window{Occupancy: 1, Running: 0.5, Runnable: 0.5}, 4); got != math.Min(procs, 4) {
+	if got := cpusWanted(&model.Window{Occupancy: 1, Running: 0.5, Runnable: 0.5}, 4); got != math.Min(procs, 4) {
 		t.Errorf("busy workers want %v CPUs", got)
 	}
-	if got := cpusWanted(&store.Window{Occupancy: 1, Running: 0.2, Blocked: 0.8}, 4); math.Abs(got-math.Min(procs, 0.8)) > 1e-9 {
+	if got := cpusWanted(&model.Window{Occupancy: 1, Running: 0.2, Blocked: 0.8}, 4); math.Abs(got-math.Min(procs, 0.8)) > 1e-9 {
 		t.Errorf("lock-bound workers want %v CPUs, want 0.8", got)
 	}
 }
@@ -507,7 +508,7 @@ func TestRoundsRecordNoise(t *testing.T) {
 	if _, ok := readLoad(); !ok {
 		t.Skip("no /proc/loadavg on this system")
 	}
-	run := &store.Run{}
+	run := &model.Run{}
 	r := &Runner{Scenario: fakeScenario(), Run: run, Save: &memSaver{}, Progress: &quietProgress{},
 		Opts: Options{Selection: perflab.Selection{Threads: []int{1}}, Count: 3, Time: time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
 	if err := r.Execute(context.Background()); err != nil {
@@ -544,7 +545,7 @@ func TestUntil(t *testing.T) {
 			}
 		}), nil
 	}}
-	run := &store.Run{}
+	run := &model.Run{}
 	r := &Runner{Scenario: newFake("until", steady, erratic), Run: run, Save: &memSaver{}, Progress: &quietProgress{},
 		Opts: Options{Selection: perflab.Selection{Threads: []int{1}}, Count: 2, Time: 2 * time.Millisecond, Warmup: time.Nanosecond,
 			Profile: []string{}, Until: 0.5, UntilMax: 300 * time.Millisecond}}
@@ -556,7 +557,7 @@ func TestUntil(t *testing.T) {
 		if n < MinIntervalReps {
 			t.Errorf("%s: %d repetitions, want at least %d for an interval", c.Name, n, MinIntervalReps)
 		}
-		warned := hasWarning(c.Warnings, store.WarnUntil, "did not reach --until")
+		warned := hasWarning(c.Warnings, model.WarnUntil, "did not reach --until")
 		if hw := c.Stats["ns/op"].HalfWidth(); hw > 0.5 != warned {
 			t.Errorf("%s: ±%.0f%%, warned %v", c.Name, 100*hw, warned)
 		}
@@ -569,7 +570,7 @@ func TestUntil(t *testing.T) {
 func TestInterruptBetweenRepetitions(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	run := &store.Run{}
+	run := &model.Run{}
 	p := &quietProgress{onPhase: func(name string) {
 		if name == "round 3/1000" {
 			cancel()
@@ -584,7 +585,7 @@ func TestInterruptBetweenRepetitions(t *testing.T) {
 		t.Fatalf("Execute: %v, want ErrInterrupted", err)
 	}
 	for _, c := range run.Cases {
-		if c.Status == store.StatusFailed {
+		if c.Status == model.StatusFailed {
 			t.Errorf("%s failed (%s): an interruption is not the case's failure", c.Name, c.Error)
 		}
 		if n := len(c.Reps); n != 2 {
@@ -600,56 +601,56 @@ func TestWindowWarnings(t *testing.T) {
 	if procs < 2 {
 		t.Skip("the starvation case needs two Ps")
 	}
-	timed := func(ns, cpu float64) map[string]store.Stat {
-		return map[string]store.Stat{"ns/op": {Median: ns}, "cpu-ns/op": {Median: cpu}}
+	timed := func(ns, cpu float64) map[string]model.Stat {
+		return map[string]model.Stat{"ns/op": {Median: ns}, "cpu-ns/op": {Median: cpu}}
 	}
 	busy := &wallclock.Result{CPUSamples: 200}
 	busy.Time[wallclock.Running] = time.Second
 	for _, tc := range []struct {
 		name string
-		sc   store.Case
+		sc   model.Case
 		w    *wallclock.Result
 		want []string // a word of each warning, in order
 	}{
-		{"quiet", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 104, Occupancy: 1, Running: 1}}, busy, nil},
-		{"drift", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 125, Occupancy: 1, Running: 1}}, busy, []string{"+25% off"}},
-		{"uneven", store.Case{Threads: 2, Stats: timed(100, 200), Window: &store.Window{NsPerOp: 100, Occupancy: 0.6, Running: 1}}, busy, []string{"busy 60%"}},
-		{"starved", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3}}, busy, []string{"got 1.00 CPUs"}},
-		{"window only starved", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45}}, busy, []string{"+80% off", "45% of their time"}},
+		{"quiet", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 104, Occupancy: 1, Running: 1}}, busy, nil},
+		{"drift", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 125, Occupancy: 1, Running: 1}}, busy, []string{"+25% off"}},
+		{"uneven", model.Case{Threads: 2, Stats: timed(100, 200), Window: &model.Window{NsPerOp: 100, Occupancy: 0.6, Running: 1}}, busy, []string{"busy 60%"}},
+		{"starved", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3}}, busy, []string{"got 1.00 CPUs"}},
+		{"window only starved", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45}}, busy, []string{"+80% off", "45% of their time"}},
 		// The same with the rest of the machine's CPU use measured: idle,
 		// the wait was the process's own threads' and nobody is blamed.
-		{"starved by another", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: ptrTo(0.9)}}, busy, []string{"used 0.90 CPUs"}},
-		{"starved by its own threads", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: ptrTo(0.03)}}, busy, nil},
+		{"starved by another", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: ptrTo(0.9)}}, busy, []string{"used 0.90 CPUs"}},
+		{"starved by its own threads", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: ptrTo(0.03)}}, busy, nil},
 		// 0.3 of 2 threads is 0.6 CPUs waiting: 0.2 used elsewhere
 		// is too little to be what they waited for.
-		{"others too few", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: ptrTo(0.2)}}, busy, nil},
-		{"window only, by another", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: ptrTo(1.1)}}, busy, []string{"+80% off", "used 1.10 CPUs"}},
-		{"window only, its own threads", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: ptrTo(0.01)}}, busy, []string{"+80% off"}},
+		{"others too few", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: ptrTo(0.2)}}, busy, nil},
+		{"window only, by another", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: ptrTo(1.1)}}, busy, []string{"+80% off", "used 1.10 CPUs"}},
+		{"window only, its own threads", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: ptrTo(0.01)}}, busy, []string{"+80% off"}},
 		// The figure's bounds: 0.05 CPUs at least, and half the CPUs
 		// waited (0.05 of two threads' time: 0.1 CPUs).
-		{"others at the floor", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.05, OtherCPUs: ptrTo(0.05)}}, busy, []string{"used 0.05 CPUs"}},
-		{"others under the floor", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.05, OtherCPUs: ptrTo(0.049)}}, busy, nil},
+		{"others at the floor", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.05, OtherCPUs: ptrTo(0.05)}}, busy, []string{"used 0.05 CPUs"}},
+		{"others under the floor", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.05, OtherCPUs: ptrTo(0.049)}}, busy, nil},
 		// Workers busy half the window waited half the CPUs: 0.2 is then
 		// enough (0.3 of two threads' half: 0.3 CPUs).
-		{"others enough for fewer busy", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 0.5, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: ptrTo(0.2)}}, busy, []string{"busy 50%", "used 0.20 CPUs"}},
+		{"others enough for fewer busy", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 0.5, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: ptrTo(0.2)}}, busy, []string{"busy 50%", "used 0.20 CPUs"}},
 		// With the kernel's records, the part of the wait another
 		// program had the CPU is exact, and the figure is not needed.
-		{"records: its own threads", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSOwn: 0.28, OSWaitExact: true, OtherCPUs: ptrTo(1.2)}}, busy, nil},
-		{"records: another program", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSOwn: 0.05, OSWaitExact: true, OtherCPUs: ptrTo(0)}}, busy, []string{"another program had their CPUs for 25%"}},
+		{"records: its own threads", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSOwn: 0.28, OSWaitExact: true, OtherCPUs: ptrTo(1.2)}}, busy, nil},
+		{"records: another program", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSOwn: 0.05, OSWaitExact: true, OtherCPUs: ptrTo(0)}}, busy, []string{"another program had their CPUs for 25%"}},
 		// Too many switches to keep whose thread had each CPU: the
 		// figure decides, as without records.
-		{"records: own unknown, others busy", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSWaitExact: true, OSOwnUnknown: true, OtherCPUs: ptrTo(0.9)}}, busy, []string{"used 0.90 CPUs"}},
-		{"records: own unknown, machine idle", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSWaitExact: true, OSOwnUnknown: true, OtherCPUs: ptrTo(0.01)}}, busy, nil},
+		{"records: own unknown, others busy", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSWaitExact: true, OSOwnUnknown: true, OtherCPUs: ptrTo(0.9)}}, busy, []string{"used 0.90 CPUs"}},
+		{"records: own unknown, machine idle", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSWaitExact: true, OSOwnUnknown: true, OtherCPUs: ptrTo(0.01)}}, busy, nil},
 		// Threads the recorder had not yet found may have had it.
-		{"records: unseen threads", store.Case{Threads: 2, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSOwn: 0.05, OSUnseen: 0.22, OSWaitExact: true}}, busy, nil},
-		{"records: window only", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OSOwn: 0.3, OSWaitExact: true}}, busy, []string{"+80% off", "for 15% of their time"}},
-		{"records: window only, its own", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OSOwn: 0.4, OSWaitExact: true}}, busy, []string{"+80% off"}},
-		{"steal", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, Steal: ptrTo(0.08)}}, busy, []string{"gave 8% of the CPUs' time"}},
-		{"a little steal", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, Steal: ptrTo(0.04)}}, busy, nil},
-		{"GC pacing differed", store.Case{Threads: 1, Stats: map[string]store.Stat{"ns/op": {Median: 100}, "cpu-ns/op": {Median: 100}, "gc/op": {Median: 1e-4}}, Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, GCPerOp: 0.3e-4}}, busy, []string{"0.30× the timed"}},
-		{"GC pacing held", store.Case{Threads: 1, Stats: map[string]store.Stat{"ns/op": {Median: 100}, "cpu-ns/op": {Median: 100}, "gc/op": {Median: 1e-4}}, Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, GCPerOp: 1.1e-4}}, busy, nil},
-		{"a little OS wait", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1, OSWait: 0.04}}, busy, nil},
-		{"few samples", store.Case{Threads: 1, Stats: timed(100, 100), Window: &store.Window{NsPerOp: 100, Occupancy: 1, Running: 1}}, func() *wallclock.Result {
+		{"records: unseen threads", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSOwn: 0.05, OSUnseen: 0.22, OSWaitExact: true}}, busy, nil},
+		{"records: window only", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OSOwn: 0.3, OSWaitExact: true}}, busy, []string{"+80% off", "for 15% of their time"}},
+		{"records: window only, its own", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OSOwn: 0.4, OSWaitExact: true}}, busy, []string{"+80% off"}},
+		{"steal", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 1, Steal: ptrTo(0.08)}}, busy, []string{"gave 8% of the CPUs' time"}},
+		{"a little steal", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 1, Steal: ptrTo(0.04)}}, busy, nil},
+		{"GC pacing differed", model.Case{Threads: 1, Stats: map[string]model.Stat{"ns/op": {Median: 100}, "cpu-ns/op": {Median: 100}, "gc/op": {Median: 1e-4}}, Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 1, GCPerOp: 0.3e-4}}, busy, []string{"0.30× the timed"}},
+		{"GC pacing held", model.Case{Threads: 1, Stats: map[string]model.Stat{"ns/op": {Median: 100}, "cpu-ns/op": {Median: 100}, "gc/op": {Median: 1e-4}}, Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 1, GCPerOp: 1.1e-4}}, busy, nil},
+		{"a little OS wait", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 1, OSWait: 0.04}}, busy, nil},
+		{"few samples", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 1}}, func() *wallclock.Result {
 			r := *busy
 			r.CPUSamples = 20
 			return &r
@@ -678,7 +679,7 @@ func TestWindowCounts(t *testing.T) {
 	s := newFake("counts", perflab.Variant{Name: "alloc", New: func(perflab.Params) (perflab.Case, error) {
 		return perflab.CaseFunc(func(int) perflab.Worker { return &countingWorker{} }), nil
 	}})
-	run := &store.Run{}
+	run := &model.Run{}
 	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{}, Rules: profiles.DefaultRules(), NoFlame: true,
 		Opts: Options{Selection: perflab.Selection{Threads: []int{1}}, Count: 2, Time: 5 * time.Millisecond, Warmup: time.Millisecond,
 			ProfileTime: 50 * time.Millisecond, Profile: []string{"wall"}}}
@@ -714,7 +715,7 @@ func TestWorkersBuiltBeforeRuns(t *testing.T) {
 		}), nil
 	}})
 	s.Threads = []int{3}
-	run := &store.Run{}
+	run := &model.Run{}
 	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{},
 		Opts: Options{Count: 1, Time: time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
 	if err := r.Execute(context.Background()); err != nil {
@@ -727,7 +728,7 @@ func TestWorkersBuiltBeforeRuns(t *testing.T) {
 
 // hasWarning says whether ws has a warning of kind whose sentence says
 // text.
-func hasWarning(ws []store.Warning, kind store.WarningKind, text string) bool {
+func hasWarning(ws []model.Warning, kind model.WarningKind, text string) bool {
 	for _, w := range ws {
 		if w.Kind == kind && strings.Contains(w.Message, text) {
 			return true

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab"
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 )
 
 // TestInterruptDuringNew: Ctrl-C while a variant's New blocks (here for
@@ -33,7 +33,7 @@ func TestInterruptDuringNew(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		cancel(errors.New("by SIGTERM"))
 	}()
-	run := &store.Run{}
+	run := &model.Run{}
 	save := &memSaver{}
 	r := &Runner{Scenario: s, Run: run, Save: save, Progress: &quietProgress{},
 		Opts: Options{Count: 3, Time: time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
@@ -50,7 +50,7 @@ func TestInterruptDuringNew(t *testing.T) {
 	if run.Complete || !strings.Contains(run.Note, "SIGTERM") {
 		t.Errorf("complete=%v note=%q", run.Complete, run.Note)
 	}
-	if c := run.Cases[0]; c.Status == store.StatusFailed || !hasWarning(c.Warnings, store.WarnInterrupted, "interrupted during setup") {
+	if c := run.Cases[0]; c.Status == model.StatusFailed || !hasWarning(c.Warnings, model.WarnInterrupted, "interrupted during setup") {
 		t.Errorf("case %s, warnings %q: the interruption is not the case's failure", c.Status, c.Warnings)
 	}
 	// New returns at last: its case is closed, never used.
@@ -70,18 +70,18 @@ func TestPanicInNewIsTheCasesFailure(t *testing.T) {
 		perflab.Variant{Name: "boom", New: func(perflab.Params) (perflab.Case, error) { panic("no config") }},
 		perflab.Variant{Name: "fine", New: func(perflab.Params) (perflab.Case, error) { return caseOf(func(int) {}), nil }})
 	s.Threads = []int{1}
-	run := &store.Run{}
+	run := &model.Run{}
 	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{},
 		Opts: Options{Count: 2, Time: time.Millisecond, Warmup: time.Nanosecond, Profile: []string{}}}
 	r.Execute(context.Background())
-	got := map[string]store.Status{}
+	got := map[string]model.Status{}
 	for _, c := range run.Cases {
 		got[c.Variant] = c.Status
 		if c.Variant == "boom" && !strings.Contains(c.Error, "setup panicked: no config") {
 			t.Errorf("error %q", c.Error)
 		}
 	}
-	if got["boom"] != store.StatusFailed || got["fine"] != store.StatusOK {
+	if got["boom"] != model.StatusFailed || got["fine"] != model.StatusOK {
 		t.Errorf("statuses %v", got)
 	}
 }

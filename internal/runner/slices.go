@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-	"github.com/perflab/perflab/internal/store"
+
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/wallclock"
 )
 
@@ -121,7 +122,7 @@ func (r *Runner) traceSlice(ctx context.Context, i, round int) error {
 	wall := slices.Contains(r.Opts.Profile, "wall")
 	counts0 := c.lc.Counts()
 	m := r.sliceOps(c)
-	tw := r.traced(c, wall, func(msg string) { c.sliceWarn(store.Warn(store.WarnProfiling, 0, msg)) }, func() (int64, time.Duration, error) {
+	tw := r.traced(c, wall, func(msg string) { c.sliceWarn(model.Warn(model.WarnProfiling, 0, msg)) }, func() (int64, time.Duration, error) {
 		d, err := c.runWorkers(m, nil, nil, nil)
 		return int64(m) * int64(c.lc.Threads()), d, err
 	})
@@ -129,7 +130,7 @@ func (r *Runner) traceSlice(ctx context.Context, i, round int) error {
 	if err := tw.err; err != nil {
 		switch {
 		case errors.Is(err, errAbandoned):
-			c.sliceWarn(store.Warn(store.WarnAbandoned, 0, "a traced slice was abandoned when the run was interrupted: not counted"))
+			c.sliceWarn(model.Warn(model.WarnAbandoned, 0, "a traced slice was abandoned when the run was interrupted: not counted"))
 			return err
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -155,7 +156,7 @@ func (r *Runner) traceSlice(ctx context.Context, i, round int) error {
 		}
 		if err != nil {
 			s.wall, s.wallErr = nil, err
-			c.sliceWarn(store.Warn(store.WarnProfiling, 0, "wall-clock profile of a traced slice: "+err.Error()))
+			c.sliceWarn(model.Warn(model.WarnProfiling, 0, "wall-clock profile of a traced slice: "+err.Error()))
 		}
 	}
 	r.slices[i] = append(r.slices[i], s)
@@ -165,7 +166,7 @@ func (r *Runner) traceSlice(ctx context.Context, i, round int) error {
 // sliceWarn keeps a warning of c's traced slices, once however many
 // slices give it; the profiling pass adds them to the case (a round's
 // summary rewrites its warnings).
-func (c *liveCase) sliceWarn(w store.Warning) {
+func (c *liveCase) sliceWarn(w model.Warning) {
 	if !slices.Contains(c.sliceWarnings, w) {
 		c.sliceWarnings = append(c.sliceWarnings, w)
 	}
@@ -266,7 +267,7 @@ func (r *Runner) fromSlices(i int, want map[string]bool, save func(string, *prof
 	sc.Window.Traced, sc.Window.Tracer = tracedStat, tracer
 	for _, s := range traced {
 		if s.ops > 0 {
-			sc.Window.TracedReps = append(sc.Window.TracedReps, store.TracedRep{Round: s.round, NsPerOp: float64(s.elapsed.Nanoseconds()) / float64(s.ops)})
+			sc.Window.TracedReps = append(sc.Window.TracedReps, model.TracedRep{Round: s.round, NsPerOp: float64(s.elapsed.Nanoseconds()) / float64(s.ops)})
 		}
 	}
 	if tracedStat != nil {
@@ -365,7 +366,7 @@ func weighted(ss []*slice, f func(*slice) *float64) *float64 {
 // which moves both alike, is out of the ratio. Rounds with a slice and no
 // repetition (or the reverse) are left out of the pairs; nil where no
 // round has both.
-func pairSlices(reps []repResult, ss []*slice) (traced, tracer *store.Stat) {
+func pairSlices(reps []repResult, ss []*slice) (traced, tracer *model.Stat) {
 	byRound := map[int]float64{}
 	for _, rp := range reps {
 		if ns := rp.metrics["ns/op"]; ns > 0 {

@@ -12,8 +12,9 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
 	"github.com/perflab/perflab"
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -61,7 +62,7 @@ func TestSlicesInterleaved(t *testing.T) {
 	l := &callLog{}
 	s := newFake("slices", l.variant("a"), l.variant("b"), l.variant("c"))
 	s.Threads = []int{1}
-	run := &store.Run{}
+	run := &model.Run{}
 	prog := &quietProgress{onPhase: func(name string) { l.mu.Lock(); l.phase = name; l.mu.Unlock() }}
 	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: prog, Rules: profiles.DefaultRules(),
 		Opts: Options{Count: count, Time: 5 * time.Millisecond, Warmup: time.Millisecond, ProfileTime: 30 * time.Millisecond,
@@ -148,7 +149,7 @@ func TestTraceWindow(t *testing.T) {
 	l := &callLog{}
 	s := newFake("window", l.variant("a"))
 	s.Threads = []int{1}
-	run := &store.Run{}
+	run := &model.Run{}
 	prog := &quietProgress{onPhase: func(name string) { l.mu.Lock(); l.phase = name; l.mu.Unlock() }}
 	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: prog, Rules: profiles.DefaultRules(),
 		Opts: Options{Count: 2, Time: 5 * time.Millisecond, Warmup: time.Millisecond, ProfileTime: 20 * time.Millisecond,
@@ -248,7 +249,7 @@ func TestSlicesTracerBusy(t *testing.T) {
 	l := &callLog{}
 	s := newFake("busy", l.variant("a"))
 	s.Threads = []int{1}
-	run := &store.Run{}
+	run := &model.Run{}
 	r := &Runner{Scenario: s, Run: run, Save: &memSaver{}, Progress: &quietProgress{}, Rules: profiles.DefaultRules(),
 		Opts: Options{Count: 3, Time: 2 * time.Millisecond, Warmup: time.Millisecond, ProfileTime: 6 * time.Millisecond, Profile: []string{"wall", "cpu"}}}
 	if err := r.Execute(context.Background()); err != nil {

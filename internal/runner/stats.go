@@ -5,9 +5,10 @@ import (
 	"math"
 	"strings"
 
-	"github.com/perflab/perflab/internal/store"
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchunit"
+
+	"github.com/perflab/perflab/internal/model"
 )
 
 // WideCI is the relative half-width of the median's confidence interval
@@ -19,19 +20,19 @@ const WideCI = 0.10
 // reports it) and the median with its 95% confidence interval (as benchstat
 // does), both from golang.org/x/perf/benchmath. Warnings come back as
 // values for the user: too few samples, or an interval too wide to trust.
-func Summarise(values []float64) (store.Stat, []store.Warning) {
+func Summarise(values []float64) (model.Stat, []model.Warning) {
 	xs := append([]float64(nil), values...)
 	s := benchmath.NewSample(xs, &benchmath.DefaultThresholds)
-	st := store.Stat{N: len(xs)}
+	st := model.Stat{N: len(xs)}
 	if len(xs) == 0 {
-		return st, []store.Warning{store.Warn(store.WarnFewReps, 0, "no samples")}
+		return st, []model.Warning{model.Warn(model.WarnFewReps, 0, "no samples")}
 	}
 	st.Min, st.Max = s.Values[0], s.Values[len(s.Values)-1]
 	mean := benchmath.AssumeNormal.Summary(s, 0.999)
 	st.Mean, st.MeanLo, st.MeanHi = mean.Center, mean.Lo, mean.Hi
 	med := benchmath.AssumeNothing.Summary(s, 0.95)
 	st.Median, st.MedianLo, st.MedianHi = med.Center, med.Lo, med.Hi
-	var warns []store.Warning
+	var warns []model.Warning
 	for _, w := range med.Warnings {
 		msg := w.Error()
 		if strings.HasPrefix(msg, "need ") {
@@ -40,18 +41,18 @@ func Summarise(values []float64) (store.Stat, []store.Warning) {
 			// (TestMinIntervalReps holds the two thresholds together).
 			msg = TooFewForInterval(len(xs))
 		}
-		warns = append(warns, store.Warn(store.WarnFewReps, float64(len(xs)), msg))
+		warns = append(warns, model.Warn(model.WarnFewReps, float64(len(xs)), msg))
 	}
 	if len(xs) < 2 {
 		st.MeanLo, st.MeanHi = math.Inf(-1), math.Inf(1)
 	}
 	if lo, hi, ok := twoSpeeds(s.Values); ok {
 		// Before the wide-interval warning, which it explains.
-		warns = append(warns, store.Warn(store.WarnTwoSpeeds, math.Round(10*hi.center/lo.center)/10, fmt.Sprintf("time/op ran at two speeds: %d repetitions near %s and %d near %s, none between (a lock or scheduler state that flips between repetitions); its median and a comparison mix them: compare the repetitions in results.txt",
+		warns = append(warns, model.Warn(model.WarnTwoSpeeds, math.Round(10*hi.center/lo.center)/10, fmt.Sprintf("time/op ran at two speeds: %d repetitions near %s and %d near %s, none between (a lock or scheduler state that flips between repetitions); its median and a comparison mix them: compare the repetitions in results.txt",
 			lo.n, nsText(lo.center), hi.n, nsText(hi.center))))
 	}
 	if hw := st.HalfWidth(); !math.IsInf(hw, 0) && hw > WideCI {
-		warns = append(warns, store.Warn(store.WarnWideCI, math.Round(100*hw), fmt.Sprintf("time/op confidence interval ±%.0f%% is wide: the machine is noisy or the case unstable; use more --count, a quieter machine, or compare cpu/op", 100*hw)))
+		warns = append(warns, model.Warn(model.WarnWideCI, math.Round(100*hw), fmt.Sprintf("time/op confidence interval ±%.0f%% is wide: the machine is noisy or the case unstable; use more --count, a quieter machine, or compare cpu/op", 100*hw)))
 	}
 	return st, warns
 }

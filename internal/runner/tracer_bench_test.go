@@ -11,7 +11,7 @@ import (
 
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/compare"
-	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/model"
 	_ "github.com/perflab/perflab/scenarios/all"
 )
 
@@ -134,10 +134,10 @@ func tracerCases(specs []perflab.CaseSpec) []perflab.CaseSpec {
 // tracerVerdict compares traced against untraced throughputs, paired by
 // index, as perflab compare would two variants of one run.
 func tracerVerdict(name string, traced, untraced []float64) compare.Result {
-	side := func(ops []float64) *store.Case {
-		c := &store.Case{Name: name, Status: store.StatusOK}
+	side := func(ops []float64) *model.Case {
+		c := &model.Case{Name: name, Status: model.StatusOK}
 		for _, v := range ops {
-			c.Reps = append(c.Reps, store.Rep{Metrics: map[string]float64{"ops/s": v}})
+			c.Reps = append(c.Reps, model.Rep{Metrics: map[string]float64{"ops/s": v}})
 		}
 		return c
 	}

@@ -5,7 +5,8 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
-	"github.com/perflab/perflab/internal/store"
+
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -51,15 +52,15 @@ const minLostWait = 0.05
 // The tracer's paired effect comes first: where it is known beyond its
 // threshold, it is why the traced time/op is off the timed, and is said
 // instead.
-func Judge(sc *store.Case, lost bool) *store.Trust {
+func Judge(sc *model.Case, lost bool) *model.Trust {
 	win := sc.Window
 	if win == nil || len(sc.Budget) == 0 {
 		return nil
 	}
-	t := &store.Trust{}
+	t := &model.Trust{}
 	if e := win.Tracer; e != nil && e.N >= MinIntervalReps && finite(e.MedianLo) && finite(e.MedianHi) {
 		if e.MedianLo > tracedLimit || e.MedianHi < 1/tracedLimit {
-			t.Reasons = append(t.Reasons, store.TrustReason{Kind: store.TracerEffect, Value: e.Median, Limit: tracedLimit})
+			t.Reasons = append(t.Reasons, model.TrustReason{Kind: model.TracerEffect, Value: e.Median, Limit: tracedLimit})
 		}
 	}
 	if ns := sc.Stats["ns/op"]; len(t.Reasons) == 0 && ns.Median > 0 && win.NsPerOp > 0 {
@@ -68,7 +69,7 @@ func Judge(sc *store.Case, lost bool) *store.Trust {
 			lo, hi = ns.Median, ns.Median // no interval: the median itself
 		}
 		if win.NsPerOp > hi*tracedLimit || win.NsPerOp < lo/tracedLimit {
-			t.Reasons = append(t.Reasons, store.TrustReason{Kind: store.TracedOff, Value: win.NsPerOp / ns.Median, Limit: tracedLimit})
+			t.Reasons = append(t.Reasons, model.TrustReason{Kind: model.TracedOff, Value: win.NsPerOp / ns.Median, Limit: tracedLimit})
 		}
 	}
 	// The budget splits the workers' running time by their CPU samples
@@ -78,16 +79,16 @@ func Judge(sc *store.Case, lost bool) *store.Trust {
 	// barely run, 4–7 samples in the suite's 1.8 s, while its helpers'
 	// hundreds split its work.)
 	if n := win.CPUSamples; win.Running >= minSampledShare && n < minCPUSamples {
-		t.Reasons = append(t.Reasons, store.TrustReason{Kind: store.FewSamples, Value: float64(n), Limit: minCPUSamples})
+		t.Reasons = append(t.Reasons, model.TrustReason{Kind: model.FewSamples, Value: float64(n), Limit: minCPUSamples})
 	} else if n := win.HelperSamples; win.HelpedRunning >= minSampledShare && n < minCPUSamples {
-		t.Reasons = append(t.Reasons, store.TrustReason{Kind: store.FewSamples, Value: float64(n), Limit: minCPUSamples})
+		t.Reasons = append(t.Reasons, model.TrustReason{Kind: model.FewSamples, Value: float64(n), Limit: minCPUSamples})
 	}
 	// A pool several workers feed: its goroutine's time is charged to the
 	// worker it woke, though it may have been running another's job. The
 	// truth suite's pool-chan at two workers read work 39–45 against
 	// 82–88 (knownOff before this mark).
 	if win.SharedHelped >= minSharedHelped {
-		t.Reasons = append(t.Reasons, store.TrustReason{Kind: store.SharedHelpers, Value: win.SharedHelped, Limit: minSharedHelped})
+		t.Reasons = append(t.Reasons, model.TrustReason{Kind: model.SharedHelpers, Value: win.SharedHelped, Limit: minSharedHelped})
 	}
 	// The critical path: a fan-out's budget is its helpers' running,
 	// split among helpers running at once and over their CPU samples.
@@ -98,10 +99,10 @@ func Judge(sc *store.Case, lost bool) *store.Trust {
 	// is marked. (The few-samples mark used to cover these by accident:
 	// it judged the helpers' running by the workers' own few samples.)
 	if win.HelpedRunning >= minSampledShare {
-		t.Reasons = append(t.Reasons, store.TrustReason{Kind: store.HelpersCharged, Value: win.HelpedRunning, Limit: minSampledShare})
+		t.Reasons = append(t.Reasons, model.TrustReason{Kind: model.HelpersCharged, Value: win.HelpedRunning, Limit: minSampledShare})
 	}
 	if lost && win.OSWait >= minLostWait {
-		t.Reasons = append(t.Reasons, store.TrustReason{Kind: store.RecordsLost, Value: win.OSWait, Limit: minLostWait})
+		t.Reasons = append(t.Reasons, model.TrustReason{Kind: model.RecordsLost, Value: win.OSWait, Limit: minLostWait})
 	}
 	return t
 }

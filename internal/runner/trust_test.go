@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-	"github.com/perflab/perflab/internal/store"
+
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/wallclock"
 	"github.com/perflab/perflab/profiles"
 )
@@ -25,66 +26,66 @@ func wallResult(stacks map[string]int64) *wallclock.Result {
 
 func TestJudge(t *testing.T) {
 	// A case timed at 1000 ns/op, its median's interval 980–1030.
-	timed := map[string]store.Stat{"ns/op": {N: 10, Median: 1000, MedianLo: 980, MedianHi: 1030}}
-	stat := func(med, lo, hi float64) *store.Stat {
-		return &store.Stat{N: 10, Median: med, MedianLo: lo, MedianHi: hi}
+	timed := map[string]model.Stat{"ns/op": {N: 10, Median: 1000, MedianLo: 980, MedianHi: 1030}}
+	stat := func(med, lo, hi float64) *model.Stat {
+		return &model.Stat{N: 10, Median: med, MedianLo: lo, MedianHi: hi}
 	}
-	win := func(f func(w *store.Window)) *store.Window {
-		w := &store.Window{NsPerOp: 1000, Running: 0.5, CPUSamples: 200}
+	win := func(f func(w *model.Window)) *model.Window {
+		w := &model.Window{NsPerOp: 1000, Running: 0.5, CPUSamples: 200}
 		if f != nil {
 			f(w)
 		}
 		return w
 	}
-	reason := func(k store.TrustKind, v, limit float64) []store.TrustReason {
-		return []store.TrustReason{{Kind: k, Value: v, Limit: limit}}
+	reason := func(k model.TrustKind, v, limit float64) []model.TrustReason {
+		return []model.TrustReason{{Kind: k, Value: v, Limit: limit}}
 	}
 	for _, tt := range []struct {
 		name   string
-		window *store.Window
+		window *model.Window
 		lost   bool
-		want   []store.TrustReason
+		want   []model.TrustReason
 		nilOut bool
 	}{
 		{name: "as timed", window: win(nil)},
 		{name: "no window: unknown", nilOut: true},
-		{name: "traced within the timed interval and the limit", window: win(func(w *store.Window) { w.NsPerOp = 1080 })}, // 1030 × 1.0526 = 1084
-		{name: "traced beyond it", window: win(func(w *store.Window) { w.NsPerOp = 1100 }), want: reason(store.TracedOff, 1.1, tracedLimit)},
-		{name: "traced faster beyond it", window: win(func(w *store.Window) { w.NsPerOp = 900 }), want: reason(store.TracedOff, 0.9, tracedLimit)},
+		{name: "traced within the timed interval and the limit", window: win(func(w *model.Window) { w.NsPerOp = 1080 })}, // 1030 × 1.0526 = 1084
+		{name: "traced beyond it", window: win(func(w *model.Window) { w.NsPerOp = 1100 }), want: reason(model.TracedOff, 1.1, tracedLimit)},
+		{name: "traced faster beyond it", window: win(func(w *model.Window) { w.NsPerOp = 900 }), want: reason(model.TracedOff, 0.9, tracedLimit)},
 		{name: "tracer's effect beyond, with its interval",
-			window: win(func(w *store.Window) { w.NsPerOp = 1200; w.Tracer = stat(1.2, 1.06, 1.3) }), want: reason(store.TracerEffect, 1.2, tracedLimit)},
+			window: win(func(w *model.Window) { w.NsPerOp = 1200; w.Tracer = stat(1.2, 1.06, 1.3) }), want: reason(model.TracerEffect, 1.2, tracedLimit)},
 		{name: "tracer slowing below, interval reaches inside: traced-off decides",
-			window: win(func(w *store.Window) { w.NsPerOp = 1200; w.Tracer = stat(1.2, 1.04, 1.3) }), want: reason(store.TracedOff, 1.2, tracedLimit)},
+			window: win(func(w *model.Window) { w.NsPerOp = 1200; w.Tracer = stat(1.2, 1.04, 1.3) }), want: reason(model.TracedOff, 1.2, tracedLimit)},
 		{name: "tracer speeding up",
-			window: win(func(w *store.Window) { w.NsPerOp = 800; w.Tracer = stat(0.8, 0.75, 0.9) }), want: reason(store.TracerEffect, 0.8, tracedLimit)},
+			window: win(func(w *model.Window) { w.NsPerOp = 800; w.Tracer = stat(0.8, 0.75, 0.9) }), want: reason(model.TracerEffect, 0.8, tracedLimit)},
 		{name: "tracer's effect from too few pairs: no interval",
-			window: win(func(w *store.Window) {
-				w.Tracer = &store.Stat{N: 4, Median: 1.3, MedianLo: math.Inf(-1), MedianHi: math.Inf(1)}
+			window: win(func(w *model.Window) {
+				w.Tracer = &model.Stat{N: 4, Median: 1.3, MedianLo: math.Inf(-1), MedianHi: math.Inf(1)}
 			})},
 		{name: "few samples for a large running share",
-			window: win(func(w *store.Window) { w.CPUSamples = 30 }), want: reason(store.FewSamples, 30, minCPUSamples)},
-		{name: "few samples, little running", window: win(func(w *store.Window) { w.CPUSamples = 3; w.Running = 0.1 })},
+			window: win(func(w *model.Window) { w.CPUSamples = 30 }), want: reason(model.FewSamples, 30, minCPUSamples)},
+		{name: "few samples, little running", window: win(func(w *model.Window) { w.CPUSamples = 3; w.Running = 0.1 })},
 		{name: "a fan-out: few worker samples, many helper samples",
-			window: win(func(w *store.Window) {
+			window: win(func(w *model.Window) {
 				w.CPUSamples = 5
 				w.Running = 0.05
 				w.HelpedRunning = 0.8
 				w.HelperSamples = 300
 			}),
-			want: reason(store.HelpersCharged, 0.8, minSampledShare)},
+			want: reason(model.HelpersCharged, 0.8, minSampledShare)},
 		{name: "a fan-out: few helper samples",
-			window: win(func(w *store.Window) { w.CPUSamples = 5; w.Running = 0.05; w.HelpedRunning = 0.8; w.HelperSamples = 20 }),
-			want:   []store.TrustReason{{Kind: store.FewSamples, Value: 20, Limit: minCPUSamples}, {Kind: store.HelpersCharged, Value: 0.8, Limit: minSampledShare}}},
-		{name: "a little helped", window: win(func(w *store.Window) { w.HelpedRunning = 0.1; w.HelperSamples = 300 })},
+			window: win(func(w *model.Window) { w.CPUSamples = 5; w.Running = 0.05; w.HelpedRunning = 0.8; w.HelperSamples = 20 }),
+			want:   []model.TrustReason{{Kind: model.FewSamples, Value: 20, Limit: minCPUSamples}, {Kind: model.HelpersCharged, Value: 0.8, Limit: minSampledShare}}},
+		{name: "a little helped", window: win(func(w *model.Window) { w.HelpedRunning = 0.1; w.HelperSamples = 300 })},
 		{name: "records lost while waiting for a CPU",
-			window: win(func(w *store.Window) { w.OSWait = 0.12 }), lost: true, want: reason(store.RecordsLost, 0.12, minLostWait)},
-		{name: "records lost, little wait", window: win(func(w *store.Window) { w.OSWait = 0.01 }), lost: true},
+			window: win(func(w *model.Window) { w.OSWait = 0.12 }), lost: true, want: reason(model.RecordsLost, 0.12, minLostWait)},
+		{name: "records lost, little wait", window: win(func(w *model.Window) { w.OSWait = 0.01 }), lost: true},
 		{name: "waits charged to a pool the workers share",
-			window: win(func(w *store.Window) { w.SharedHelped = 0.4 }), want: reason(store.SharedHelpers, 0.4, minSharedHelped)},
-		{name: "a little charged to a shared pool", window: win(func(w *store.Window) { w.SharedHelped = 0.02 })},
+			window: win(func(w *model.Window) { w.SharedHelped = 0.4 }), want: reason(model.SharedHelpers, 0.4, minSharedHelped)},
+		{name: "a little charged to a shared pool", window: win(func(w *model.Window) { w.SharedHelped = 0.02 })},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			sc := &store.Case{Stats: timed, Budget: map[string]float64{"work": 1000}, Window: tt.window}
+			sc := &model.Case{Stats: timed, Budget: map[string]float64{"work": 1000}, Window: tt.window}
 			got := Judge(sc, tt.lost)
 			if tt.nilOut {
 				if got != nil {

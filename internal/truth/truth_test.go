@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/runner"
-	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -72,7 +72,7 @@ func options() (runner.Options, error) {
 
 // newRunner is the one place the suite builds a runner, so a change of the
 // runner's classification hook is a one-line change here.
-func newRunner(s *perflab.Scenario, run *store.Run, prog runner.Progress, opts runner.Options) (*runner.Runner, error) {
+func newRunner(s *perflab.Scenario, run *model.Run, prog runner.Progress, opts runner.Options) (*runner.Runner, error) {
 	rules, err := profiles.DefaultRules().WithUser(UserRules...)
 	if err != nil {
 		return nil, err
@@ -187,7 +187,7 @@ func TestTruthBudget(t *testing.T) {
 		}()
 	}
 	t.Logf("trace %s, beside %d spinning process(es); load %s", opts.Trace, *spinFlag, loadAvg())
-	run := &store.Run{}
+	run := &model.Run{}
 	r, err := newRunner(s, run, prog, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +207,7 @@ func TestTruthBudget(t *testing.T) {
 	for _, c := range run.Cases {
 		name := c.Variant + "/threads=" + strconv.Itoa(c.Threads)
 		t.Run(name, func(t *testing.T) {
-			if c.Status != store.StatusOK {
+			if c.Status != model.StatusOK {
 				t.Fatalf("case %s: %s", c.Status, c.Error)
 			}
 			if err := prog.errs[c.Name]; err != nil {
@@ -275,8 +275,8 @@ var knownOff = map[string]string{
 	"rwmutex/threads=2":   "at two goroutines with a lock, budget work reads 3–7 points above the hashing's thread CPU time; cause not found",
 	"cond/threads=2":      "at two goroutines with a lock, budget work reads 2–7 points above the hashing's thread CPU time; cause not found",
 	// pool-chan is not here: at one goroutine its budget is marked
-	// (store.HelpersCharged, as every fan-out's), at two and four too
-	// (store.SharedHelpers: a pool goroutine that sends a worker its
+	// (model.HelpersCharged, as every fan-out's), at two and four too
+	// (model.SharedHelpers: a pool goroutine that sends a worker its
 	// first half's result goes on to another worker's job, and which job
 	// it took from a buffered channel is in no trace event: work 39–45
 	// against 82–88 at two workers, 28 against 52 at four), and a marked
@@ -369,7 +369,7 @@ func sampledTolerance(share, running float64, n int) float64 {
 // loop the model counts as wanting a CPU), and a goroutine stopped for a
 // stack scan is blocked too. Measured at four workers on two Ps: model
 // sched 40%, budget sched 22% and gc 39%; their sums 77% and 74%.
-func compare(c store.Case, tr Truth) []row {
+func compare(c model.Case, tr Truth) []row {
 	var sum float64
 	for _, v := range c.Budget {
 		sum += v
@@ -459,7 +459,7 @@ func compare(c store.Case, tr Truth) []row {
 // a CPU to sched, where a stopwatch around the hashing counts it as
 // hashing: these rows say the budget knows what it moved. The rows
 // combined for the model (combined) are combined here too.
-func wallRows(c store.Case, tr Truth, share func(string) float64, sampled func(float64) float64) []row {
+func wallRows(c model.Case, tr Truth, share func(string) float64, sampled func(float64) float64) []row {
 	var sum float64
 	for _, v := range c.Budget {
 		sum += v
@@ -575,7 +575,7 @@ func combine(rows []row, names []string, spread float64) []row {
 	return append(rows, sum)
 }
 
-func formatTable(c store.Case, tr Truth, rows []row) string {
+func formatTable(c model.Case, tr Truth, rows []row) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %.0f ns/op, cpu %.0f ns/op; truth from %d repetitions, GOMAXPROCS %d",
 		c.Name, c.Stats["ns/op"].Median, c.Stats["cpu-ns/op"].Median, tr.Reps, tr.Procs)
@@ -629,7 +629,7 @@ func formatTable(c store.Case, tr Truth, rows []row) string {
 		fmt.Fprintf(&b, "  %-14s %7.1f %13s %+6.1f %s%s%s\n", r.name, 100*r.budget, truth, 100*r.diff(), timed, mark, note)
 	}
 	for _, w := range c.Warnings {
-		if w.Kind == store.WarnFewReps {
+		if w.Kind == model.WarnFewReps {
 			continue // the suite's three timed rounds are for the timed column only
 		}
 		fmt.Fprintf(&b, "  warning: %s\n", w.Message)

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -26,8 +28,8 @@ const Hostile = `</script><img src=x onerror="alert(1)">&'`
 // Fixture describes the run store the tests build.
 type Fixture struct {
 	Root   string
-	Full   *store.Run // complete run: 3 variants × keys × threads 1,4
-	Small  *store.Run // incomplete run with a hostile variant name
+	Full   *model.Run // complete run: 3 variants × keys × threads 1,4
+	Small  *model.Run // incomplete run with a hostile variant name
 	Broken string     // id of a run whose profile is corrupt
 }
 
@@ -44,8 +46,8 @@ func WriteFixture(t testing.TB, root string) *Fixture {
 	f.Small = makeRun(t, st, rng, base.Add(time.Hour), "cipher-cache", []string{"mutex", Hostile}, []string{"128"}, []int{4}, false)
 
 	// A run whose profile is not a profile.
-	r := &store.Run{ID: store.NewID(base.Add(-time.Hour), "broken"), Scenario: "broken", Started: base.Add(-time.Hour), Complete: true,
-		Cases: []store.Case{{Name: "variant=x", Variant: "x", Status: store.StatusOK, Profiles: map[string]string{"wall": "cases/variant=x/wall.pb.gz"}}}}
+	r := &model.Run{ID: store.NewID(base.Add(-time.Hour), "broken"), Scenario: "broken", Started: base.Add(-time.Hour), Complete: true,
+		Cases: []model.Case{{Name: "variant=x", Variant: "x", Status: model.StatusOK, Profiles: map[string]string{"wall": "cases/variant=x/wall.pb.gz"}}}}
 	w, err := st.Create(r)
 	if err != nil {
 		t.Fatal(err)
@@ -60,15 +62,15 @@ func WriteFixture(t testing.TB, root string) *Fixture {
 	return f
 }
 
-func makeRun(t testing.TB, st *store.Store, rng *rand.Rand, started time.Time, scenario string, variants, keys []string, threads []int, complete bool) *store.Run {
+func makeRun(t testing.TB, st *store.Store, rng *rand.Rand, started time.Time, scenario string, variants, keys []string, threads []int, complete bool) *model.Run {
 	t.Helper()
-	r := &store.Run{
+	r := &model.Run{
 		ID: store.NewID(started, scenario), Scenario: scenario, Started: started, Finished: started.Add(2 * time.Minute),
 		Complete: complete,
-		Env: store.Env{GoVersion: "go1.26.8", GOOS: "linux", GOARCH: "amd64", CPU: "Test CPU @ 2.0GHz", NumCPU: 2, GOMAXPROCS: 2,
+		Env: model.Env{GoVersion: "go1.26.8", GOOS: "linux", GOARCH: "amd64", CPU: "Test CPU @ 2.0GHz", NumCPU: 2, GOMAXPROCS: 2,
 			GOGC: "100", Hostname: "lab-1", Commit: "0123456789abcdef0123456789abcdef01234567"},
-		Config: store.Config{Args: []string{"run", scenario, "--count", "6"}, Variants: variants, Threads: threads, Count: 6,
-			Time: store.Duration(50 * time.Millisecond), Profile: []string{"wall", "cpu", "mutex", "block"}},
+		Config: model.Config{Args: []string{"run", scenario, "--count", "6"}, Variants: variants, Threads: threads, Count: 6,
+			Time: model.Duration(50 * time.Millisecond), Profile: []string{"wall", "cpu", "mutex", "block"}},
 	}
 	if !complete {
 		r.Note = "interrupted"
@@ -81,14 +83,14 @@ func makeRun(t testing.TB, st *store.Store, rng *rand.Rand, started time.Time, s
 		for _, th := range threads {
 			for vi, v := range variants {
 				name := fmt.Sprintf("variant=%s/keys=%s/key=ssk/threads=%d", v, k, th)
-				slug := store.Slug(name)
+				slug := model.Slug(name)
 				// Time per op grows with lock contention for the caches.
 				ns := 300.0 + 150*float64(vi)
 				if v != "nocache" && th > 1 {
 					ns *= 1.8 + 0.6*float64(vi)
 				}
 				ns /= float64(th) * 0.8
-				c := store.Case{Name: name, Variant: v, Params: map[string]string{"keys": k, "key": "ssk"}, Threads: th, Status: store.StatusOK,
+				c := model.Case{Name: name, Variant: v, Params: map[string]string{"keys": k, "key": "ssk"}, Threads: th, Status: model.StatusOK,
 					Profiles: map[string]string{}, Flame: "cases/" + slug + "/wall.svg"}
 				reps := 6
 				if !complete {
@@ -96,15 +98,15 @@ func makeRun(t testing.TB, st *store.Store, rng *rand.Rand, started time.Time, s
 				}
 				for i := 0; i < reps; i++ {
 					x := ns * (1 + 0.05*rng.NormFloat64())
-					c.Reps = append(c.Reps, store.Rep{Ops: 100000, Metrics: map[string]float64{
+					c.Reps = append(c.Reps, model.Rep{Ops: 100000, Metrics: map[string]float64{
 						"ns/op": x, "cpu-ns/op": x * 1.1 * float64(th), "ops/s": 1e9 / x, "B/op": 96, "allocs/op": 2, "hits/op": 0.87, "gc-cpu-%": 1.5,
 					}})
 				}
 				c.Stats = Stats(c.Reps)
 				c.Budget = map[string]float64{"work": ns * 0.4, "lock": ns * 0.3 * float64(vi), "wait": ns * 0.02, "alloc": ns * 0.1, "gc": ns * 0.08, "sched": ns * 0.05, "other": ns * 0.07}
-				c.Window = &store.Window{Seconds: 1.01, Ops: 1e6, NsPerOp: ns * 1.02, Running: 0.6, Runnable: 0.1, Blocked: 0.3, Occupancy: 0.97, BackgroundGCNsPerOp: 3.5, CPUSamples: 180, Goroutines: 20}
+				c.Window = &model.Window{Seconds: 1.01, Ops: 1e6, NsPerOp: ns * 1.02, Running: 0.6, Runnable: 0.1, Blocked: 0.3, Occupancy: 0.97, BackgroundGCNsPerOp: 3.5, CPUSamples: 180, Goroutines: 20}
 				if vi == 1 && th == 4 {
-					c.Warnings = []store.Warning{store.Warn(store.WarnWideCI, 12, "time/op confidence interval ±12% is wide: noisy machine?")}
+					c.Warnings = []model.Warning{model.Warn(model.WarnWideCI, 12, "time/op confidence interval ±12% is wide: noisy machine?")}
 				}
 				for _, kind := range []string{"wall", "cpu", "mutex", "block"} {
 					rel := "cases/" + slug + "/" + kind + ".pb.gz"
@@ -125,12 +127,12 @@ func makeRun(t testing.TB, st *store.Store, rng *rand.Rand, started time.Time, s
 		// A variant that panicked, one that does not apply here, and one
 		// the interrupted run never reached.
 		r.Cases = append(r.Cases,
-			store.Case{Name: "variant=panicky/keys=128/key=ssk/threads=4", Variant: "panicky", Params: map[string]string{"keys": "128", "key": "ssk"}, Threads: 4,
-				Status: store.StatusFailed, Error: "panic: " + Hostile},
-			store.Case{Name: "variant=sharded/keys=128/key=ssk/threads=4", Variant: "sharded", Params: map[string]string{"keys": "128", "key": "ssk"}, Threads: 4,
-				Status: store.StatusNotApplicable, Error: "no sharding below 256 keys"},
-			store.Case{Name: "variant=sum256/keys=128/key=ssk/threads=4", Variant: "sum256", Params: map[string]string{"keys": "128", "key": "ssk"}, Threads: 4,
-				Status: store.StatusSkipped})
+			model.Case{Name: "variant=panicky/keys=128/key=ssk/threads=4", Variant: "panicky", Params: map[string]string{"keys": "128", "key": "ssk"}, Threads: 4,
+				Status: model.StatusFailed, Error: "panic: " + Hostile},
+			model.Case{Name: "variant=sharded/keys=128/key=ssk/threads=4", Variant: "sharded", Params: map[string]string{"keys": "128", "key": "ssk"}, Threads: 4,
+				Status: model.StatusNotApplicable, Error: "no sharding below 256 keys"},
+			model.Case{Name: "variant=sum256/keys=128/key=ssk/threads=4", Variant: "sum256", Params: map[string]string{"keys": "128", "key": "ssk"}, Threads: 4,
+				Status: model.StatusSkipped})
 	}
 	if err := w.Checkpoint(); err != nil { // writes results.txt
 		t.Fatal(err)
@@ -143,8 +145,8 @@ func makeRun(t testing.TB, st *store.Store, rng *rand.Rand, started time.Time, s
 
 // Stats summarises reps like the runner does (roughly: the web UI only
 // displays these).
-func Stats(reps []store.Rep) map[string]store.Stat {
-	out := map[string]store.Stat{}
+func Stats(reps []model.Rep) map[string]model.Stat {
+	out := map[string]model.Stat{}
 	for unit := range reps[0].Metrics {
 		var xs []float64
 		for _, r := range reps {
@@ -163,7 +165,7 @@ func Stats(reps []store.Rep) map[string]store.Stat {
 			ss += (x - mean) * (x - mean)
 		}
 		sd := math.Sqrt(ss / float64(n-1))
-		st := store.Stat{N: n, Mean: mean, MeanLo: mean - 3*sd, MeanHi: mean + 3*sd, Median: med, MedianLo: xs[0], MedianHi: xs[n-1], Min: xs[0], Max: xs[n-1]}
+		st := model.Stat{N: n, Mean: mean, MeanLo: mean - 3*sd, MeanHi: mean + 3*sd, Median: med, MedianLo: xs[0], MedianHi: xs[n-1], Min: xs[0], Max: xs[n-1]}
 		if n < 6 {
 			st.MedianLo, st.MedianHi = math.Inf(-1), math.Inf(1)
 		}
@@ -228,17 +230,17 @@ func Profile(t testing.TB, kind string, variant int) []byte {
 // allocs/op, hits/op for the caches only, every case with a warning of its
 // own, and budgets whose two largest shares make the longest label
 // ("sched 50% · other 49%").
-func WriteWideRun(t testing.TB, root string) *store.Run {
+func WriteWideRun(t testing.TB, root string) *model.Run {
 	t.Helper()
 	st := store.Open(root)
 	rng := rand.New(rand.NewPCG(3, 4))
 	started := time.Date(2026, 12, 1, 12, 21, 0, 0, time.UTC)
 	variants := []string{"mutex", "rwmutex", "sharded", "nocache-pool", "nocache", "sum256"}
-	r := &store.Run{
+	r := &model.Run{
 		ID: store.NewID(started, "cipher-cache"), Scenario: "cipher-cache", Started: started, Finished: started.Add(2 * time.Minute), Complete: true,
-		Env: store.Env{GoVersion: "go1.26.8", GOOS: "linux", GOARCH: "amd64", CPU: "AMD EPYC", NumCPU: 2, GOMAXPROCS: 2, GOGC: "100", Hostname: "vm"},
-		Config: store.Config{Args: []string{"run", "cipher-cache"}, Variants: variants, Threads: []int{1, 4}, Count: 10,
-			Time: store.Duration(200 * time.Millisecond), Profile: []string{"wall", "cpu", "mutex", "block"}},
+		Env: model.Env{GoVersion: "go1.26.8", GOOS: "linux", GOARCH: "amd64", CPU: "AMD EPYC", NumCPU: 2, GOMAXPROCS: 2, GOGC: "100", Hostname: "vm"},
+		Config: model.Config{Args: []string{"run", "cipher-cache"}, Variants: variants, Threads: []int{1, 4}, Count: 10,
+			Time: model.Duration(200 * time.Millisecond), Profile: []string{"wall", "cpu", "mutex", "block"}},
 	}
 	w, err := st.Create(r)
 	if err != nil {
@@ -248,10 +250,10 @@ func WriteWideRun(t testing.TB, root string) *store.Run {
 		for _, th := range []int{1, 4} {
 			for vi, v := range variants {
 				name := fmt.Sprintf("variant=%s/keys=%s/key=ssk/threads=%d", v, keys, th)
-				slug := store.Slug(name)
+				slug := model.Slug(name)
 				ns := []float64{223.6, 226.8, 210.1, 109.5, 115.4, 114.5}[vi] * float64(th)
 				bytes, allocs := []float64{70.1, 70.2, 69.9, 0.0004, 32, 0}[vi], []float64{0.876, 0.877, 0.874, 0.0002, 1, 0}[vi]
-				c := store.Case{Name: name, Variant: v, Params: map[string]string{"keys": keys, "key": "ssk"}, Threads: th, Status: store.StatusOK,
+				c := model.Case{Name: name, Variant: v, Params: map[string]string{"keys": keys, "key": "ssk"}, Threads: th, Status: model.StatusOK,
 					Profiles: map[string]string{}}
 				for range 10 {
 					// Up to ±80% between repetitions: every interval is
@@ -261,11 +263,11 @@ func WriteWideRun(t testing.TB, root string) *store.Run {
 					if vi < 3 {
 						met["hits/op"] = x(0.121)
 					}
-					c.Reps = append(c.Reps, store.Rep{Ops: 100000, Metrics: met})
+					c.Reps = append(c.Reps, model.Rep{Ops: 100000, Metrics: met})
 				}
 				c.Stats = Stats(c.Reps)
 				c.Budget = map[string]float64{"work": ns * 0.01, "sched": ns * (0.5 - 0.01*float64(vi)), "other": ns * (0.49 - 0.01*float64(vi))}
-				c.Warnings = []store.Warning{store.Warn(store.WarnWindowDrift, float64(13+vi), fmt.Sprintf("the profiling window's time/op was +%d%% off the timed median", 13+vi))}
+				c.Warnings = []model.Warning{model.Warn(model.WarnWindowDrift, float64(13+vi), fmt.Sprintf("the profiling window's time/op was +%d%% off the timed median", 13+vi))}
 				for _, kind := range []string{"wall", "cpu", "mutex", "block"} {
 					rel := "cases/" + slug + "/" + kind + ".pb.gz"
 					if err := w.WriteFile(rel, Profile(t, kind, vi)); err != nil {
@@ -287,8 +289,8 @@ func WriteWideRun(t testing.TB, root string) *store.Run {
 }
 
 // CaseURL is the page of run's i-th case.
-func CaseURL(r *store.Run, i int) string {
-	return "/runs/" + r.ID + "/cases/" + store.Slug(r.Cases[i].Name)
+func CaseURL(r *model.Run, i int) string {
+	return "/runs/" + r.ID + "/cases/" + model.Slug(r.Cases[i].Name)
 }
 
 // DeepProfile is one stack of main.main calling main.recurse depth times.
