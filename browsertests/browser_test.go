@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/web"
 	"github.com/perflab/perflab/web/webtest"
@@ -275,7 +276,7 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("case page is wider than a phone screen: %v > %v", eval[int](b, `document.documentElement.scrollWidth`), 390)
 		}
 		b.shot("case-phone")
-		pair := run.ID + "/" + store.Slug(run.Cases[3].Name) + "&b=" + run.ID + "/" + store.Slug(run.Cases[4].Name)
+		pair := run.ID + "/" + model.Slug(run.Cases[3].Name) + "&b=" + run.ID + "/" + model.Slug(run.Cases[4].Name)
 		for _, path := range []string{"/", "/upload", "/runs/" + f.Small.ID, "/nope", "/compare?a=" + pair, "/runs/" + run.ID + "/compare?base=mutex"} {
 			b.open(path)
 			if w := eval[int](b, `document.documentElement.scrollWidth`); w > 391 {
@@ -325,7 +326,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("flame", func(t *testing.T) {
 		b.t = t
 		c := &run.Cases[4] // rwmutex, keys=128, threads=4
-		b.open("/runs/" + run.ID + "/cases/" + store.Slug(c.Name))
+		b.open("/runs/" + run.ID + "/cases/" + model.Slug(c.Name))
 		b.waitFor(`document.getElementById("flame").dataset.state === "ready"`)
 		if h := eval[float64](b, `document.querySelector("#flame canvas").getBoundingClientRect().height`); h < 60 {
 			t.Fatalf("flame canvas is %vpx high", h)
@@ -407,7 +408,7 @@ func TestBrowser(t *testing.T) {
 		b.waitFor(workShare + ` === ` + fmt.Sprint(workBefore))
 
 		// The other profile kinds load too.
-		b.open("/runs/" + run.ID + "/cases/" + store.Slug(c.Name) + "?kind=mutex")
+		b.open("/runs/" + run.ID + "/cases/" + model.Slug(c.Name) + "?kind=mutex")
 		b.waitFor(`document.getElementById("flame").dataset.state === "ready"`)
 		if sub := eval[string](b, `document.querySelector("#flame .pf-sub").textContent`); !strings.HasPrefix(sub, "delay") {
 			t.Errorf("mutex flame graph subtitle %q", sub)
@@ -436,8 +437,8 @@ func TestBrowser(t *testing.T) {
 		b.t = t
 		b.open("/runs/" + run.ID)
 		// Pick mutex vs rwmutex at 4 threads in the run page's form.
-		a := run.ID + "/" + store.Slug(run.Cases[3].Name)
-		bb := run.ID + "/" + store.Slug(run.Cases[4].Name)
+		a := run.ID + "/" + model.Slug(run.Cases[3].Name)
+		bb := run.ID + "/" + model.Slug(run.Cases[4].Name)
 		b.do(chromedp.SetValue(`form.compare-form select[name="a"]`, a),
 			chromedp.SetValue(`form.compare-form select[name="b"]`, bb),
 			chromedp.Click(`form.compare-form button`))
