@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-
 	"github.com/perflab/perflab/internal/model"
 )
 

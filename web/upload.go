@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-
 	"github.com/perflab/perflab/internal/lab"
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/profiles"

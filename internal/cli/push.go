@@ -8,13 +8,12 @@ import (
 	"os"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/perflab/perflab/internal/lab"
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/pyroscope"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/web"
+	"github.com/spf13/cobra"
 )
 
 // Environment variables that configure the Pyroscope server for

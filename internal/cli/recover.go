@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/spf13/cobra"
-
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/spf13/cobra"
 )
 
 // RecoverOptions are the flags of `perflab recover`.

@@ -14,12 +14,11 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/spf13/cobra"
-
 	"github.com/perflab/perflab/internal/buildinfo"
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/spf13/cobra"
 )
 
 // IO carries the streams a command writes to: data to Out, progress and

@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/spf13/cobra"
 )
 
 // RunsOptions are the flags of `perflab runs rm` and `perflab runs prune`.

@@ -14,12 +14,11 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/profiles"
+	"golang.org/x/perf/benchfmt"
 )
 
 // BenchOptions say what perflab bench measures and how.

@@ -11,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
+	"golang.org/x/perf/benchfmt"
 )
 
 // TestPlanErrors: what the user got wrong is a PlanError (exit 2) that

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"

@@ -8,10 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/exp/trace"
-
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/wallclock"
+	"golang.org/x/exp/trace"
 )
 
 // The benchmark's timer in the execution trace (issue 23).

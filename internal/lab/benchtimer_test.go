@@ -4,10 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/exp/trace"
-
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/wallclock"
+	"golang.org/x/exp/trace"
 )
 
 // TestLastLeaf: the runN testing reported is the last to end of those

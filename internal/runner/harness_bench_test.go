@@ -15,11 +15,10 @@ import (
 	"time"
 
 	"github.com/felixge/fgprof"
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/live"
 	"github.com/perflab/perflab/internal/model"
+	"golang.org/x/perf/benchfmt"
 )
 
 // These benchmarks check the harness against testing.B and itself; run

@@ -20,7 +20,6 @@ import (
 	"github.com/felixge/fgprof"
 	"github.com/google/pprof/profile"
 	"github.com/grafana/pyroscope-go/godeltaprof"
-
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/wallclock"

@@ -3,9 +3,8 @@ package runner
 import (
 	"testing"
 
-	"golang.org/x/perf/benchmath"
-
 	"github.com/perflab/perflab/internal/model"
+	"golang.org/x/perf/benchmath"
 )
 
 // TestMinIntervalReps: MinIntervalReps is where benchmath starts giving a

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/live"
 	"github.com/perflab/perflab/internal/model"

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/wallclock"
 )

@@ -5,10 +5,9 @@ import (
 	"math"
 	"strings"
 
+	"github.com/perflab/perflab/internal/model"
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchunit"
-
-	"github.com/perflab/perflab/internal/model"
 )
 
 // WideCI is the relative half-width of the median's confidence interval

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
-
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/profiles"
 )

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/wallclock"
 	"github.com/perflab/perflab/profiles"

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
 )
