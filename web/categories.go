@@ -5,11 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"slices"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/lab"
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/profiles"
 )
@@ -66,17 +67,10 @@ type runRules struct {
 // use of the rules; the error is the budget's (errBusy).
 func (s *Server) rulesOfRun(ctx context.Context, run *model.Run) (*runRules, func(), error) {
 	noop := func() {}
-	c := run.Config.Classification
+	choice := lab.StoredRules(run)
+	c := choice.Recorded
 	if c == nil {
-		rr := &runRules{rules: rulesFor(run.Scenario), key: "registry\x00" + run.Scenario}
-		if _, err := perflab.Lookup(run.Scenario); err != nil {
-			rr.warning = "This run was stored without its classification rules (by a perflab before they were recorded), and " +
-				run.Scenario + " is not in this binary: nothing is classified as work. Serve it with the binary that made it to see its work."
-		}
-		return rr, noop, nil
-	}
-	if err := c.Check(); err != nil {
-		return refusedRules(run, err), noop, nil
+		return registryRules(run, choice), noop, nil
 	}
 	patterns := slices.Clone(c.Work)
 	for _, r := range c.Rules {
@@ -99,7 +93,7 @@ func (s *Server) rulesOfRun(ctx context.Context, run *model.Run) (*runRules, fun
 		rules, err := c.Compile()
 		if err != nil {
 			l.release()
-			return &built{rules: refusedRules(run, err)}, nil, nil
+			return &built{rules: registryRules(run, lab.RefusedRules(run, err))}, nil, nil
 		}
 		// Kept for every profile of the run drawn while it is cached,
 		// its cache of names' classes is charged to the same lease,
@@ -113,23 +107,21 @@ func (s *Server) rulesOfRun(ctx context.Context, run *model.Run) (*runRules, fun
 	return b.rules, done, nil
 }
 
-func refusedRules(run *model.Run, err error) *runRules {
+// registryRules are this binary's rules for run's scenario, with the
+// warning lab.StoredRules gave for not using what run.json records.
+func registryRules(run *model.Run, choice lab.RunRules) *runRules {
 	rr := &runRules{rules: rulesFor(run.Scenario), key: "registry\x00" + run.Scenario}
-	instead := "this binary's work patterns for " + run.Scenario
-	if _, lerr := perflab.Lookup(run.Scenario); lerr != nil {
-		instead = "the built-in rules only (" + run.Scenario + " is not in this binary, so nothing is work)"
+	if choice.Warning != "" {
+		rr.warning = upperFirst(choice.Warning) + "."
+		if choice.Work == nil {
+			rr.warning += " Serve it with the binary that made it to see its work."
+		}
 	}
-	rr.warning = fmt.Sprintf("The classification recorded in run.json was refused (%s); frames are classified with %s.", clip(err.Error(), 300), instead)
 	return rr
 }
 
-// clip shortens s to at most n bytes, on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+// upperFirst starts a sentence of s.
+func upperFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
 }

@@ -138,7 +138,7 @@ func TestStoredClassification(t *testing.T) {
 			if code != http.StatusOK {
 				t.Fatalf("case page: %d\n%s", code, h1(body))
 			}
-			hasWarning := strings.Contains(body, "recorded in run.json was refused") || strings.Contains(body, "without its classification")
+			hasWarning := strings.Contains(body, "recorded in run.json is refused") || strings.Contains(body, "without its classification")
 			if tt.warning == "" && hasWarning || tt.warning != "" && !strings.Contains(body, tt.warning) {
 				t.Errorf("case page warning: want %q, page says:\n%s", tt.warning, warnings(body))
 			}

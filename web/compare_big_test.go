@@ -10,6 +10,7 @@ import (
 
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/textsafe"
 )
 
 // TestCompareManyCases: /compare offered every case of a run in both
@@ -40,7 +41,7 @@ func TestCompareManyCases(t *testing.T) {
 		start := time.Now()
 		code, _, body := get(t, srv.URL+u)
 		took := time.Since(start)
-		t.Logf("%s: %d, %d KB in %v", clip(u, 60), code, len(body)>>10, took.Round(time.Millisecond))
+		t.Logf("%s: %d, %d KB in %v", textsafe.Clip(u, 60), code, len(body)>>10, took.Round(time.Millisecond))
 		if code != http.StatusOK {
 			t.Errorf("%s: %d", u, code)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/textsafe"
 )
 
 // TestPageSafety holds issue 26's small breaks of the pages: a corrupt
@@ -98,7 +99,7 @@ func TestFlameJSONSafe(t *testing.T) {
 	for _, u := range []string{"/runs/" + id + "/cases/" + slug + "/flame.json", resp.Header.Get("Location") + "/flame.json"} {
 		code, _, body := get(t, srv.URL+u)
 		if code != http.StatusOK || strings.Contains(body, "\u202e") || !strings.Contains(body, "main.\uFFFDgnp.exe") {
-			t.Errorf("GET %s: %d, want the name with U+FFFD for U+202E:\n%s", u, code, clip(body, 500))
+			t.Errorf("GET %s: %d, want the name with U+FFFD for U+202E:\n%s", u, code, textsafe.Clip(body, 500))
 		}
 	}
 }

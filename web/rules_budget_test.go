@@ -9,6 +9,7 @@ import (
 
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/textsafe"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -43,7 +44,7 @@ func TestStoredRulesCharged(t *testing.T) {
 
 	code, _, body := get(t, srv.URL+caseURL(bad, 0))
 	if code != http.StatusOK || !strings.Contains(body, "would take about") {
-		t.Errorf("tampered run's case page: %d, want 200 with the refusal in a warning:\n%s", code, clip(warnings(body), 2000))
+		t.Errorf("tampered run's case page: %d, want 200 with the refusal in a warning:\n%s", code, textsafe.Clip(warnings(body), 2000))
 	}
 	if _, peak := s.mem.usage(); peak >= cost {
 		t.Errorf("budget peak %d MB for a refused classification: it was compiled", peak>>20)
@@ -51,7 +52,7 @@ func TestStoredRulesCharged(t *testing.T) {
 
 	code, _, body = get(t, srv.URL+caseURL(ok, 0))
 	if code != http.StatusOK || strings.Contains(body, "was refused") {
-		t.Errorf("moderate run's case page: %d:\n%s", code, clip(warnings(body), 2000))
+		t.Errorf("moderate run's case page: %d:\n%s", code, textsafe.Clip(warnings(body), 2000))
 	}
 	used, peak := s.mem.usage()
 	if peak < cost || used < cost {

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/perflab/perflab/internal/textsafe"
 )
 
 // FuzzUpload posts any body as a multipart form to /upload. Invariants:
@@ -38,7 +40,7 @@ func FuzzUpload(f *testing.F) {
 		switch c := rec.Code; {
 		case c == http.StatusSeeOther, c >= 400 && c < 500, c == http.StatusServiceUnavailable:
 		default:
-			t.Errorf("status %d: %s", c, clip(rec.Body.String(), 1000))
+			t.Errorf("status %d: %s", c, textsafe.Clip(rec.Body.String(), 1000))
 		}
 		checkReleased(t, s)
 	})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perflab/perflab/internal/textsafe"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -110,7 +111,7 @@ func TestUploadWorkFieldsBounded(t *testing.T) {
 			body, ct := uploadForm(tc.fields, prof)
 			rec := serveUpload(s, body, ct)
 			if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.want) {
-				t.Errorf("%d bytes of form: status %d, want %d with %q:\n%s", len(body), rec.Code, tc.status, tc.want, clip(rec.Body.String(), 2000))
+				t.Errorf("%d bytes of form: status %d, want %d with %q:\n%s", len(body), rec.Code, tc.status, tc.want, textsafe.Clip(rec.Body.String(), 2000))
 			}
 			checkReleased(t, s)
 		})
@@ -168,7 +169,7 @@ func TestUploadManySampleTypes(t *testing.T) {
 			{"?type=t6", past},
 		} {
 			if code, _, body := get(t, page+tc.query); code != tc.status {
-				t.Errorf("%d types, %s: %d, want %d: %s", n, tc.query, code, tc.status, clip(body, 500))
+				t.Errorf("%d types, %s: %d, want %d: %s", n, tc.query, code, tc.status, textsafe.Clip(body, 500))
 			}
 		}
 	}

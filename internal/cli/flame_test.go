@@ -213,18 +213,18 @@ func TestFlameStoredClassification(t *testing.T) {
 		{"recorded work wins over the registry", "cipher-cache", &model.Classification{Work: []string{`^runtime\.mallocgc$`}},
 			[]string{"--work", `^runtime\.mallocgc$`}, ""},
 		{"old run, registered scenario", "cipher-cache", nil, cipherWork, ""},
-		{"old run, unregistered scenario", "my-own", nil, nil, "was stored without its classification rules, and my-own is not in this binary"},
+		{"old run, unregistered scenario", "my-own", nil, nil, "was stored without its classification rules (by a perflab before they were recorded), and my-own is not in this binary"},
 		{"tampered: bad regexp", "cipher-cache", &model.Classification{Work: []string{`(`}}, cipherWork,
 			"classification recorded in run.json is refused (work pattern: bad pattern"},
 		{"tampered: unknown category", "my-own", &model.Classification{Work: []string{`^crypto/`}, Rules: []model.Rule{{Category: "speed", Pattern: "x"}}}, nil,
 			`refused (rule 1: unknown category "speed"`},
 		{"tampered: too many rules", "cipher-cache", &model.Classification{Rules: make([]model.Rule, model.MaxClassificationRules+1)}, cipherWork,
-			"refused (257 rules (at most 256)); using this binary's work patterns for cipher-cache"},
+			"refused (257 rules (at most 256)); frames are classified with this binary's work patterns for cipher-cache"},
 		// 15 patterns of 585 bounded repeats: within the byte limits,
 		// ~800 MB compiled, which flame did before reading the profile
 		// (issue 26); refused before it compiles, as serve refuses it.
 		{"tampered: patterns too large compiled", "cipher-cache", &model.Classification{Work: slices.Repeat([]string{strings.Repeat("x{1000}", 585)}, 15)}, cipherWork,
-			"MiB compiled, more than 64 MiB); using this binary's work patterns for cipher-cache"},
+			"MiB compiled, more than 64 MiB); frames are classified with this binary's work patterns for cipher-cache"},
 		{"tampered: pattern too long", "my-own", &model.Classification{Work: []string{strings.Repeat("x", model.MaxPatternBytes+1)}}, nil,
 			"my-own is not in this binary, so nothing is work"},
 	}

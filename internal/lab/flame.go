@@ -219,32 +219,22 @@ func (f *Flame) Tree() (*flame.Tree, error) {
 	return t, nil
 }
 
-// classifyAs takes the classification inputs of stored run: those recorded
-// in its run.json, so a run made by another binary (a user's own, with its
-// own scenario) is drawn as it was classified; for a run stored before
-// they were recorded, or when what is recorded is refused (a tampered
-// run.json, a category this version does not know), the work patterns of
-// the scenario if this binary has it.
+// classifyAs takes the classification of stored run StoredRules decides.
 func (in *FlameInput) classifyAs(run *model.Run) {
-	if c := run.Config.Classification; c != nil {
-		user, err := c.UserRules()
+	rr := StoredRules(run)
+	if rr.Recorded != nil {
+		user, err := rr.Recorded.UserRules()
 		if err == nil {
-			in.User, in.Work = user, c.Work
+			in.User, in.Work = user, rr.Recorded.Work
 			return
 		}
-		in.Warning = fmt.Sprintf("run %s: the classification recorded in run.json is refused (%v); using ", run.ID, err)
-		if _, lerr := perflab.Lookup(run.Scenario); lerr != nil {
-			in.Warning += "the built-in rules only (" + run.Scenario + " is not in this binary, so nothing is work)"
-		} else {
-			in.Warning += "this binary's work patterns for " + run.Scenario
-		}
+		rr = RefusedRules(run, err)
 	}
-	if s, err := perflab.Lookup(run.Scenario); err == nil {
-		in.Work = s.Work
-	} else if in.Warning == "" {
-		in.Warning = "run " + run.ID + " was stored without its classification rules, and " + run.Scenario +
-			" is not in this binary: nothing is work (draw it with the binary that made it, or give --work)"
+	in.Work = rr.Work
+	if rr.Warning != "" && rr.Work == nil {
+		rr.Warning += " (draw it with the binary that made it, or give --work)"
 	}
+	in.Warning = rr.Warning
 }
 
 // openProfile opens a profile file, or a stored case in any form a

@@ -36,7 +36,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
+
+	"github.com/perflab/perflab/internal/textsafe"
 )
 
 // Config holds how to reach a Pyroscope server besides its URL.
@@ -516,13 +517,4 @@ func connectMessage(body []byte) string {
 var htmlTag = regexp.MustCompile(`<[^>]*>`)
 
 // shorten cuts s to about n bytes, at a rune's start, marking the cut.
-func shorten(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) > n {
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		return s[:n] + "…"
-	}
-	return s
-}
+func shorten(s string, n int) string { return textsafe.Clip(strings.TrimSpace(s), n) }

@@ -1,6 +1,7 @@
 // Package textsafe says which characters a terminal acts on rather than
 // shows, for the outputs that escape or replace them: report's Safe (a
-// visible escape) and profiles' FoldedName ('_').
+// visible escape) and profiles' FoldedName ('_'); and how a message quotes
+// a long one (Clip).
 package textsafe
 
 // Control reports whether r is a character that can move a terminal's
