@@ -19,6 +19,7 @@ func TestTrustReason(t *testing.T) {
 			"traced 1.21× untraced, round by round; context-switch records lost (CPU wait 12%)"},
 		{"shared pool", &store.Trust{Reasons: []store.TrustReason{{Kind: store.SharedHelpers, Value: 0.42}}}, "42% charged to a pool the workers share"},
 		{"helpers", &store.Trust{Reasons: []store.TrustReason{{Kind: store.HelpersCharged, Value: 0.55}}}, "55% charged to helpers' running"},
+		{"handoffs", &store.Trust{Reasons: []store.TrustReason{{Kind: store.Handoffs, Value: 4.94, Limit: 2}}}, "workers woke each other 4.9 times a ms of running: CPU samples land after hand-offs"},
 		{"a kind from a newer perflab", &store.Trust{Reasons: []store.TrustReason{{Kind: "gremlins"}}}, "gremlins"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
