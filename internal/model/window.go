@@ -65,6 +65,10 @@ type Window struct {
 	// CPU while Go had them running or in a system call (another process
 	// on the cores); it is in Runnable and in sched.
 	OSWait float64 `json:"os_wait,omitempty"`
+	// Handoffs is how many times a worker woke another worker from a wait
+	// (an Unlock, a send) per millisecond of the workers' running time
+	// (trust: Handoffs).
+	Handoffs float64 `json:"handoffs,omitempty"`
 	// OSWake is the share their thread waited for a CPU that a thread of
 	// the process, just woken by the worker's own call (an Unlock, a send,
 	// a pipe's write), had taken: in Runnable, and in the waking call's

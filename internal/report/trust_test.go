@@ -19,6 +19,7 @@ func TestTrustReason(t *testing.T) {
 			"traced 1.21× untraced, round by round; context-switch records lost (CPU wait 12%)"},
 		{"shared pool", &model.Trust{Reasons: []model.TrustReason{{Kind: model.SharedHelpers, Value: 0.42}}}, "42% charged to a pool the workers share"},
 		{"helpers", &model.Trust{Reasons: []model.TrustReason{{Kind: model.HelpersCharged, Value: 0.55}}}, "55% charged to helpers' running"},
+		{"handoffs", &model.Trust{Reasons: []model.TrustReason{{Kind: model.Handoffs, Value: 4.94, Limit: 2}}}, "workers woke each other 4.9 times a ms of running: CPU samples land after hand-offs"},
 		{"a kind from a newer perflab", &model.Trust{Reasons: []model.TrustReason{{Kind: "gremlins"}}}, "gremlins"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -233,6 +233,9 @@ func window(w *wallclock.Result, ops int64, elapsed time.Duration, threads int) 
 		out.OSOwn = float64(w.OSOwn) / t
 		out.OSWaitExact = w.OSWaitExact
 	}
+	if r := w.Time[wallclock.Running]; r > 0 {
+		out.Handoffs = float64(w.Handoffs) / (float64(r) / float64(time.Millisecond))
+	}
 	return out
 }
 

@@ -326,6 +326,8 @@ func mergeSlices(ss []*slice) (*wallclock.Result, error) {
 		out.Helped += scale(w.Helped)
 		out.HelpedRunning += scale(w.HelpedRunning)
 		out.SharedHelped += scale(w.SharedHelped)
+		// A count per running time: scaled as the times are.
+		out.Handoffs += int(math.Round(float64(w.Handoffs) * f))
 		// Exact only if every slice's was: one estimated slice makes
 		// the sum an estimate.
 		out.OSWaitExact = out.OSWaitExact && w.OSWaitExact

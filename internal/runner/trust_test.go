@@ -82,6 +82,10 @@ func TestJudge(t *testing.T) {
 		{name: "waits charged to a pool the workers share",
 			window: win(func(w *model.Window) { w.SharedHelped = 0.4 }), want: reason(model.SharedHelpers, 0.4, minSharedHelped)},
 		{name: "a little charged to a shared pool", window: win(func(w *model.Window) { w.SharedHelped = 0.02 })},
+		{name: "workers handing a lock to each other",
+			window: win(func(w *model.Window) { w.Handoffs = 4.9 }), want: reason(model.Handoffs, 4.9, maxHandoffs)},
+		{name: "a few hand-offs", window: win(func(w *model.Window) { w.Handoffs = 0.6 })},
+		{name: "many hand-offs, little running", window: win(func(w *model.Window) { w.Handoffs = 30; w.Running = 0.1 })},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sc := &model.Case{Stats: timed, Budget: map[string]float64{"work": 1000}, Window: tt.window}

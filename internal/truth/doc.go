@@ -48,8 +48,11 @@
 // (mutex-pipeline); wait on a sync.Cond (cond); and make system calls
 // (pipe). RWMutex readers with a writer are the rwmutex variant. Rows a
 // stopwatch cannot split as the budget does are asserted summed
-// (combined), and cases whose budget is known to be wrong are shown with
-// the measured reason, not failed (knownOff).
+// (combined). A row off the truth fails the suite unless the budget is
+// marked untrusted (model.Case.BudgetTrust) with its reason: at two goroutines
+// with a lock, the workers' hand-offs put more CPU samples in the hashing
+// than its thread CPU time, and the runner marks such budgets
+// (model.Handoffs) by how often the workers woke each other.
 //
 // The suite takes about four minutes on the 2-core VM and skips itself
 // under -race and -short:

@@ -237,15 +237,6 @@ func TestTruthBudget(t *testing.T) {
 				t.Logf("MARKED (%s): rows %s off the truth, on a budget marked untrusted:\n%s", report.TrustReason(c.BudgetTrust), strings.Join(bad, ", "), table)
 				return
 			}
-			if why, known := knownOff[name]; known {
-				// Checked and shown, not failed: see knownOff.
-				if len(bad) > 0 {
-					t.Logf("KNOWN OFF (%s): rows %s off the truth:\n%s", why, strings.Join(bad, ", "), table)
-				} else {
-					t.Logf("known off (%s), but within the truth this time:\n%s", why, table)
-				}
-				return
-			}
 			if len(bad) > 0 {
 				t.Errorf("budget rows %s off the truth by more than %.0f points (or three standard errors of their CPU samples):\n%s", strings.Join(bad, ", "), 100*tolerance, table)
 			} else {
@@ -254,35 +245,6 @@ func TestTruthBudget(t *testing.T) {
 		})
 	}
 	t.Logf("all cases: budget and truth shares in points; timed is the workers' own counters in the timed pass (means, no runnable correction)\n%s", all.String())
-}
-
-// knownOff are the cases whose budget is known to be wrong, by name
-// ("variant/threads=N"), with the measured reason. Their rows are computed
-// and shown like every other's, but a row off the truth is logged ("KNOWN
-// OFF"), not failed, so that `make truth` stays green and says what it
-// cannot yet hold. Remove an entry when the budget can answer it.
-var knownOff = map[string]string{
-	// At two goroutines with a lock, budget work read above the
-	// hashing's on-CPU time (the thread CPU clock) in every run: rwmutex
-	// +6.8, +3.0, +6.8, +3.1; cond +7.2, +2.3, +4.5, +4.2; mutex-all
-	// +0.8, +4.4, +3.9, +3.0, +6.5 (issue 22's four runs and a fifth at
-	// a load of 2–4; the stopwatch, the model and the timed counters
-	// agree with the clock). The other rows are within the truth. The
-	// cause is not found: the running time is split by about 100 CPU
-	// samples, so +6.5 is 2.5 standard errors, but the sign never
-	// changes.
-	"mutex-all/threads=2": "at two goroutines with a lock, budget work reads 1–7 points above the hashing's thread CPU time; cause not found",
-	"rwmutex/threads=2":   "at two goroutines with a lock, budget work reads 3–7 points above the hashing's thread CPU time; cause not found",
-	"cond/threads=2":      "at two goroutines with a lock, budget work reads 2–7 points above the hashing's thread CPU time; cause not found",
-	// pool-chan is not here: at one goroutine its budget is marked
-	// (model.HelpersCharged, as every fan-out's), at two and four too
-	// (model.SharedHelpers: a pool goroutine that sends a worker its
-	// first half's result goes on to another worker's job, and which job
-	// it took from a buffered channel is in no trace event: work 39–45
-	// against 82–88 at two workers, 28 against 52 at four), and a marked
-	// off row passes. pipe/threads=4 is not here either: with the
-	// hashing timed by the thread CPU clock its work row is exact, and
-	// every row was within the truth quiet and beside a spinner.
 }
 
 // loadAvg is the machine's load average (/proc/loadavg), for the log: the
@@ -594,8 +556,8 @@ func formatTable(c model.Case, tr Truth, rows []row) string {
 		fmt.Fprintf(&b, "\n  budget marked ?: %s", report.TrustReason(c.BudgetTrust))
 	}
 	if w := c.Window; w != nil {
-		fmt.Fprintf(&b, "\n  budget: threads waited for a CPU %.1f%% of the workers' time while running (exact %v), %.1f%% at a wake-up; CPU samples %d, helpers' %d",
-			100*w.OSWait, w.OSWaitExact, 100*w.OSWake, w.CPUSamples, w.HelperSamples)
+		fmt.Fprintf(&b, "\n  budget: threads waited for a CPU %.1f%% of the workers' time while running (exact %v), %.1f%% at a wake-up; CPU samples %d, helpers' %d; hand-offs %.1f a ms of running",
+			100*w.OSWait, w.OSWaitExact, 100*w.OSWake, w.CPUSamples, w.HelperSamples, w.Handoffs)
 	}
 	fmt.Fprintf(&b, "\n  load %s", loadAvg())
 	if m := tr.Machine; m.RunDelay >= 0 {

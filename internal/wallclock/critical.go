@@ -33,7 +33,7 @@ package wallclock
 // Running time of helpers is spread over the CPU samples of the helpers
 // started with the same function, as a counted goroutine's is over its
 // own: the trace cannot say what a goroutine ran in a given microsecond.
-// Limits, measured in the truth suite (internal/truth, knownOff): a shared
+// Limits, measured in the truth suite (internal/truth; runner.Judge marks them): a shared
 // pool's goroutine serves several workers, and no event says whose job it
 // took from a buffered channel; the helpers' non-work CPU (channel
 // operations, the tracer's own events) is spread over their whole running

@@ -185,6 +185,14 @@ type Result struct {
 	// run another worker's, and no trace event says whose it ran, so
 	// this part of the budget is an attribution, not a measurement.
 	SharedHelped time.Duration
+	// Handoffs is how many times a counted goroutine, running, made
+	// another counted goroutine runnable from a wait (an Unlock, a send
+	// or a Signal that woke a worker): the workers handing a lock or work
+	// to each other. Each wakes a thread, and the CPU samples taken
+	// around such hand-offs land in the code that runs after them, so
+	// many per millisecond of running make the split of running time by
+	// CPU samples unreliable (the runner's trust judge, issue 22).
+	Handoffs int
 }
 
 // SchedStat is one thread's kernel scheduling figures
@@ -574,6 +582,13 @@ func (a *accountant) event(ev *trace.Event) error {
 			return nil
 		}
 		from, to := st.Goroutine()
+		if from == trace.GoWaiting && to == trace.GoRunnable && ev.Goroutine() != st.Resource.Goroutine() && a.inWindow(ev.Time()) {
+			// A worker woke a worker: a hand-off (Result.Handoffs).
+			if w, g := a.gs[ev.Goroutine()], a.gs[st.Resource.Goroutine()]; w != nil && g != nil && w.counted && g.counted &&
+				w.state == trace.GoRunning && !(a.all && (w.class == undecided || g.class == undecided)) {
+				a.res.Handoffs++
+			}
+		}
 		if from == trace.GoWaiting && to == trace.GoRunnable && ev.Stack() != trace.NoStack {
 			// The event's own goroutine, if any, did the waking.
 			if w := a.gs[ev.Goroutine()]; ev.Goroutine() != st.Resource.Goroutine() && w != nil && w.state == trace.GoRunning {
