@@ -48,6 +48,9 @@ type runRules struct {
 	// warning says why the classification recorded in run.json was not
 	// used, if it was not.
 	warning string
+	// refused, in the cache of built trees only, is why compiling a
+	// recorded classification failed.
+	refused error
 }
 
 // rulesOfRun returns the classification rules of a stored run: those
@@ -93,7 +96,10 @@ func (s *Server) rulesOfRun(ctx context.Context, run *model.Run) (*runRules, fun
 		rules, err := c.Compile()
 		if err != nil {
 			l.release()
-			return &built{rules: registryRules(run, lab.RefusedRules(run, err))}, nil, nil
+			// Cached by content, for every run recording the same
+			// classification: the warning, which names the run, is made
+			// per request below.
+			return &built{rules: &runRules{refused: err}}, nil, nil
 		}
 		// Kept for every profile of the run drawn while it is cached,
 		// its cache of names' classes is charged to the same lease,
@@ -103,6 +109,9 @@ func (s *Server) rulesOfRun(ctx context.Context, run *model.Run) (*runRules, fun
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if err := b.rules.refused; err != nil {
+		return registryRules(run, lab.RefusedRules(run, err)), done, nil
 	}
 	return b.rules, done, nil
 }

@@ -93,7 +93,13 @@ func (s *Server) loadRun(w http.ResponseWriter, r *http.Request) (*model.Run, bo
 			s.fail(w, r, http.StatusNotFound, "%v", err)
 			return nil, false
 		}
-		target := "/runs/" + run.ID + strings.TrimPrefix(r.URL.Path, "/runs/"+store.Latest)
+		// The rest of the path as it was sent, escaped: a case name's '/'
+		// (a sub-benchmark's, a full case name) is %2F in one segment,
+		// which the unescaped path would split in two.
+		target := "/runs/" + run.ID
+		if parts := strings.SplitN(r.URL.EscapedPath(), "/", 4); len(parts) == 4 {
+			target += "/" + parts[3]
+		}
 		if r.URL.RawQuery != "" {
 			target += "?" + r.URL.RawQuery
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -116,7 +115,7 @@ func pushRun(ctx context.Context, io *IO, o *PushOptions) error {
 	if ref.Case != nil {
 		return usagef(fmt.Errorf("push sends a whole run: give %s, not one of its cases", ref.Run.ID))
 	}
-	return pushStoredRun(ctx, io, io.Out, false, p, ref.Store, ref.Run)
+	return pushStoredRun(ctx, io, p, ref.Store, ref.Run)
 }
 
 // pyroscopeServer is the server the flags name, falling back to the
@@ -150,26 +149,21 @@ func labUsage(err error) error {
 	return err
 }
 
-// pushStoredRun pushes run and prints the summary to summary: in full on
-// stdout for `perflab push`, whose result it is, and brief (failures and
-// totals) on stderr for `perflab run --push`, whose stdout is the run's
-// table or JSON.
-func pushStoredRun(ctx context.Context, io *IO, summary io.Writer, brief bool, p *lab.Pusher, st *store.Store, run *model.Run) error {
+// pushStoredRun pushes run for `perflab push` and prints the summary in
+// full on stdout, whose result it is (run --push pushes through
+// lab.MeasurePlan.Measure, and says it briefly on stderr).
+func pushStoredRun(ctx context.Context, io *IO, p *lab.Pusher, st *store.Store, run *model.Run) error {
 	if err := p.Check(run); err != nil {
 		return labUsage(err)
 	}
 	fmt.Fprintf(io.Err, "perflab: pushing run %s to %s\n", run.ID, p.URL())
 	progress := io.Err
-	if !io.ErrIsTerminal || brief {
+	if !io.ErrIsTerminal {
 		progress = nil
 	}
 	sum, err := p.Push(ctx, st, run, progress)
-	switch {
-	case len(sum.Results) == 0:
-	case brief:
-		sum.WriteBrief(summary)
-	default:
-		sum.Write(summary)
+	if len(sum.Results) > 0 {
+		sum.Write(io.Out)
 	}
 	return err
 }

@@ -7,9 +7,9 @@ import (
 
 // The data model moved to internal/model (issue 24: the model apart from
 // persistence). The names below are aliases of it, kept for the transition
-// only, so that packages not yet switched (internal/cli, internal/lab,
-// internal/runner, internal/pyroscope, web's handlers) and branches in
-// flight compile unchanged. New code imports internal/model. Every alias
+// only: no package of this module uses them any more (4d87462 switched
+// them all); they let branches in flight compile unchanged. New code
+// imports internal/model. Every alias
 // is marked for go fix's inliner: `go fix -inline ./...` rewrites a
 // package's uses of them to internal/model's names (ErrNoCase and
 // ProfileKinds, variables, it cannot: rename those by hand); then this
