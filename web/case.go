@@ -77,7 +77,7 @@ func (s *Server) loadCase(w http.ResponseWriter, r *http.Request) (*model.Run, *
 	// that every page and cache knows a case by one name.
 	c, err := run.FindCase(name)
 	if err != nil {
-		s.fail(w, r, http.StatusNotFound, "Run %s: %v.", run.ID, err)
+		s.fail(w, r, http.StatusNotFound, "%s.", upperFirst(err.Error()))
 		return nil, nil, false
 	}
 	// The route matched /runs/{id}/cases/{case}[/rest]: the escaped

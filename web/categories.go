@@ -122,7 +122,7 @@ func registryRules(run *model.Run, choice lab.RunRules) *runRules {
 	rr := &runRules{rules: rulesFor(run.Scenario), key: "registry\x00" + run.Scenario}
 	if choice.Warning != "" {
 		rr.warning = upperFirst(choice.Warning) + "."
-		if choice.Work == nil {
+		if choice.NotInBinary {
 			rr.warning += " Serve it with the binary that made it to see its work."
 		}
 	}

@@ -41,13 +41,15 @@ func gateError(g *lab.Gate) error {
 		case lab.RefusedLatest:
 			return &ExitError{Code: exitCannotJudge, Err: errors.New("cannot gate on latest: " + strings.Join(r.Details, "; "))}
 		}
-		return nil
+		// Unusable, which compare says itself, and any kind added later:
+		// a gate that judged nothing does not pass (it fails closed).
+		return &ExitError{Code: exitCannotJudge, Err: fmt.Errorf("cannot gate (%s): %s", r.Kind, strings.Join(r.Details, "; "))}
 	}
 	if g.Verdict == lab.GatePass {
 		return nil
 	}
 	var b strings.Builder
-	code := gateExits[g.Verdict]
+	code := gateExit(g.Verdict)
 	if len(g.Regressions) > 0 {
 		b.WriteString("a compared metric regressed beyond the threshold:")
 		for i, r := range g.Regressions {
@@ -77,6 +79,15 @@ func gateError(g *lab.Gate) error {
 // gateExits are the exit codes of the gate's verdicts.
 var gateExits = map[lab.GateVerdict]int{lab.GatePass: exitOK, lab.GateRegression: exitFailed, lab.GateCannotJudge: exitCannotJudge}
 
+// gateExit is verdict's exit code; a verdict it does not know (one added
+// to lab later) cannot pass.
+func gateExit(v lab.GateVerdict) int {
+	if code, ok := gateExits[v]; ok {
+		return code
+	}
+	return exitCannotJudge
+}
+
 // gateMeanings say compare --fail-on's exit codes in its JSON's gate.
 var gateMeanings = map[int]string{
 	exitOK:          "pass: nothing compared regressed beyond the threshold, and everything was judged",
@@ -87,6 +98,6 @@ var gateMeanings = map[int]string{
 // gateReport is gate g as compare --json gives it: the verdict and exit
 // code gateError decides, with every reason, not the first few.
 func gateReport(g *lab.Gate) *report.Gate {
-	code := gateExits[g.Verdict]
+	code := gateExit(g.Verdict)
 	return &report.Gate{Verdict: string(g.Verdict), Exit: code, Meaning: gateMeanings[code], Reasons: g.Reasons()}
 }

@@ -231,8 +231,8 @@ func (in *FlameInput) classifyAs(run *model.Run) {
 		rr = RefusedRules(run, err)
 	}
 	in.Work = rr.Work
-	if rr.Warning != "" && rr.Work == nil {
-		rr.Warning += " (draw it with the binary that made it, or give --work)"
+	if rr.NotInBinary {
+		rr.Warning += "; draw it with the binary that made it, or give --work"
 	}
 	in.Warning = rr.Warning
 }

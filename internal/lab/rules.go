@@ -23,6 +23,9 @@ type RunRules struct {
 	// recorded classification is not used or why nothing is work; ""
 	// when neither. Each surface adds what its reader can do about it.
 	Warning string
+	// NotInBinary is set when the run's scenario is not in this binary,
+	// which has no work patterns to give it instead.
+	NotInBinary bool
 }
 
 // StoredRules decides how run's frames are classified: by the
@@ -39,6 +42,7 @@ func StoredRules(run *model.Run) RunRules {
 		if s, err := perflab.Lookup(run.Scenario); err == nil {
 			rr.Work = s.Work
 		} else {
+			rr.NotInBinary = true
 			rr.Warning = "run " + run.ID + " was stored without its classification rules (by a perflab before they were recorded), and " +
 				run.Scenario + " is not in this binary: nothing is work"
 		}
@@ -53,10 +57,10 @@ func StoredRules(run *model.Run) RunRules {
 // RefusedRules is StoredRules for a run whose recorded classification was
 // refused with err, when checked or when compiled.
 func RefusedRules(run *model.Run, err error) RunRules {
-	rr := RunRules{}
+	rr := RunRules{NotInBinary: true}
 	instead := "the built-in rules only (" + run.Scenario + " is not in this binary, so nothing is work)"
 	if s, lerr := perflab.Lookup(run.Scenario); lerr == nil {
-		rr.Work = s.Work
+		rr.Work, rr.NotInBinary = s.Work, false
 		instead = "this binary's work patterns for " + run.Scenario
 	}
 	rr.Warning = fmt.Sprintf("run %s: the classification recorded in run.json is refused (%s); frames are classified with %s",
