@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -72,7 +71,7 @@ func ImportProfile(st *store.Store, p ProfileImport) (*model.Run, error) {
 	}
 	if err != nil {
 		// The partial run holds nothing worth keeping.
-		os.RemoveAll(w.Dir())
+		w.Abandon()
 		return nil, err
 	}
 	return run, nil

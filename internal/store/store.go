@@ -100,6 +100,20 @@ func (s *Store) Create(r *model.Run) (*Writer, error) {
 	return w, nil
 }
 
+// Abandon removes the run being written, what it holds included, and
+// releases its lock: for a run whose files are worth nothing on their own
+// (an import that failed). A server that kept the lock of each failed
+// write held a file descriptor per failure. After Commit it does nothing.
+func (w *Writer) Abandon() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	w.release()
+	w.unlock()
+	return os.RemoveAll(w.dir)
+}
+
 // unlock releases the writer's lock on its run directory.
 func (w *Writer) unlock() {
 	if w.lock != nil {
