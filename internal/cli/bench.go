@@ -242,12 +242,7 @@ func runBench(ctx context.Context, io *IO, o *BenchOptions) error {
 		errs = append(errs, fmt.Errorf("%d of %s did not build (the others are measured and saved; the go command's message is above): %s",
 			len(unbuilt), report.Count(len(unbuilt)+len(runs), "package"), strings.Join(unbuilt, ", ")))
 	}
-	switch {
-	case len(failed) == total:
-		errs = append(errs, fmt.Errorf("%s: %s", report.AllFailed(len(failed)), strings.Join(failed, ", ")))
-	case len(failed) > 0:
-		errs = append(errs, fmt.Errorf("%d of %s failed (the others are measured and saved): %s", len(failed), report.Count(total, "benchmark"), strings.Join(failed, ", ")))
-	}
+	errs = append(errs, lab.FailedError(failed, total, "benchmark"))
 	return errors.Join(errs...)
 }
 

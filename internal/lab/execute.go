@@ -132,15 +132,22 @@ func FailedCases(run *model.Run) error {
 			failed = append(failed, c.Name)
 		}
 	}
+	return FailedError(failed, len(run.Cases), "case")
+}
+
+// FailedError is the error of a measurement whose failed ones, of total
+// (cases, or perflab bench's benchmarks: the noun), are named; nil if none
+// failed.
+func FailedError(failed []string, total int, noun string) error {
 	switch {
 	case len(failed) == 0:
 		return nil
-	case len(failed) == len(run.Cases):
+	case len(failed) == total:
 		// A case can fail after some rounds and keep them, so not
 		// report.Unmeasured, which is "" for a run that measured.
 		return fmt.Errorf("%s: %s", report.AllFailed(len(failed)), strings.Join(failed, ", "))
 	}
-	return fmt.Errorf("%d of %s failed (the others are measured and saved): %s", len(failed), report.Count(len(run.Cases), "case"), strings.Join(failed, ", "))
+	return fmt.Errorf("%d of %s failed (the others are measured and saved): %s", len(failed), report.Count(total, noun), strings.Join(failed, ", "))
 }
 
 // causeOf says by what the context ended, for an interrupted run's note:
