@@ -36,7 +36,7 @@ func TestBenchCaseNames(t *testing.T) {
 	}
 	srv := httptest.NewServer(New(root, Options{MaxUpload: 1 << 20, Logf: t.Logf}))
 	t.Cleanup(srv.Close)
-	own := "/runs/" + r.ID + "/cases/" + url.PathEscape(model.Slug(name))
+	own := "/runs/" + r.ID + "/cases/" + model.Slug(name)
 	for _, tt := range []struct {
 		typed, rest, query string
 	}{
@@ -60,6 +60,13 @@ func TestBenchCaseNames(t *testing.T) {
 	status, _, body := get(t, srv.URL+"/runs/"+r.ID+"/cases/Mutx")
 	if status != http.StatusNotFound || !strings.Contains(body, "Mutex") {
 		t.Errorf("GET an unknown case: %d, want 404 naming the closest case:\n%s", status, body)
+	}
+	// The compare page takes the same names for its sides.
+	if status, _, body := get(t, srv.URL+"/compare?a="+url.QueryEscape(r.ID+"/BenchmarkMutex/size=64-2")+"&b="+url.QueryEscape(r.ID+"/Mutex/size=64")); status != http.StatusOK || !strings.Contains(body, `href="`+own+`"`) {
+		t.Errorf("compare by go test names: %d, want 200 linking the case's page\n%s", status, body)
+	}
+	if status, _, body := get(t, srv.URL+"/compare?a="+url.QueryEscape(r.ID+"/Mutx")+"&b="+url.QueryEscape(r.ID+"/Mutex")); status != http.StatusNotFound || !strings.Contains(body, "Mutex") {
+		t.Errorf("compare with an unknown case: %d, want 404 naming the closest:\n%s", status, body)
 	}
 	// The page the redirect names is the case's.
 	if status, _, body := get(t, srv.URL+own); status != http.StatusOK || !strings.Contains(body, "Mutex") {
@@ -91,7 +98,7 @@ func TestLatestCaseNameWithSlash(t *testing.T) {
 	}
 	srv := httptest.NewServer(New(root, Options{MaxUpload: 1 << 20, Logf: t.Logf}))
 	t.Cleanup(srv.Close)
-	own := "/runs/" + r.ID + "/cases/" + url.PathEscape(model.Slug(name))
+	own := "/runs/" + r.ID + "/cases/" + model.Slug(name)
 	for _, typed := range []string{"BenchmarkMutex/size=64-2", name} {
 		path := "/runs/latest/cases/" + url.PathEscape(typed)
 		status, h, _ := get(t, srv.URL+path)

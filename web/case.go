@@ -83,7 +83,8 @@ func (s *Server) loadCase(w http.ResponseWriter, r *http.Request) (*model.Run, *
 	// The route matched /runs/{id}/cases/{case}[/rest]: the escaped
 	// path's fifth segment is the case.
 	parts := strings.SplitN(r.URL.EscapedPath(), "/", 6)
-	to := "/runs/" + url.PathEscape(run.ID) + "/cases/" + url.PathEscape(model.Slug(c.Name))
+	// A slug and a run id need no escaping: their bytes are URL-safe.
+	to := "/runs/" + run.ID + "/cases/" + model.Slug(c.Name)
 	if len(parts) == 6 {
 		to += "/" + parts[5]
 	}

@@ -87,9 +87,11 @@ func (s *Server) side(ref string) (*compareSide, int, error) {
 	if err != nil {
 		return nil, status, err
 	}
-	c, ok := run.Case(slug)
-	if !ok {
-		return nil, http.StatusNotFound, fmt.Errorf("run %s has no case %q", run.ID, slug)
+	// Any name the CLI takes: the slug, the full name, a bench case's go
+	// test name (BenchmarkMutex-2); an unknown one is told the closest.
+	c, err := run.FindCase(slug)
+	if err != nil {
+		return nil, http.StatusNotFound, err
 	}
 	return &compareSide{Run: run, Case: c, URL: "/runs/" + run.ID + "/cases/" + model.Slug(c.Name)}, http.StatusOK, nil
 }
