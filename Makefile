@@ -27,7 +27,7 @@ test:
 	PERFLAB_TIMING_TESTS=1 $(GO) test -race -p 1 ./...
 	# Timing without the race detector: the tests whose figures do not
 	# hold under it either (timingtest.RequireNoRace).
-	PERFLAB_TIMING_TESTS=1 $(GO) test -count=1 -p 1 -run '^(TestStart|TestSoak)$$' ./continuous ./internal/cli
+	PERFLAB_TIMING_TESTS=1 $(GO) test -count=1 -p 1 -run '^(TestHandler|TestStart|TestSoak)$$' ./continuous ./internal/cli
 	$(MAKE) truth truth-loaded
 
 # The browser tests are a module of their own (browsertests/, as

@@ -145,7 +145,7 @@ func Start(cfg Config) (stop func() error, err error) {
 type Session struct {
 	cfg  Config
 	bg   *ipyro.Background
-	stop func() error
+	stop func(deadline time.Time) error
 
 	stopOnce sync.Once
 	stopErr  error
@@ -239,13 +239,16 @@ func StartSession(cfg Config) (*Session, error) {
 	}
 	var once sync.Once
 	var stopErr error
-	stop := func() error {
+	stop := func(deadline time.Time) error {
 		once.Do(func() {
 			cancel()
 			wg.Wait()
 			// Within 10 s in all, however slow the server: what has not
-			// been uploaded then is aborted and counted as failed.
-			flushed := bg.Close(stopTimeout, func() { prof.Flush(true) }, func() { prof.Stop() })
+			// been uploaded then is aborted and counted as failed. The
+			// last windows' ends (trace.Stop, parsing the trace) are in
+			// the 10 s: under -race beside a spinning process they took
+			// up to 0.8 s, and stop took 2.8 s at a 2 s timeout.
+			flushed := bg.Close(max(time.Until(deadline), 0), func() { prof.Flush(true) }, func() { prof.Stop() })
 			restore()
 			cpuByStart.Store(false)
 			st := bg.Stats()
@@ -291,6 +294,7 @@ func checkLabels(service string, tags, labels map[string]string) error {
 // Later calls return the same; Wall after Stop returns ErrStopped.
 func (s *Session) Stop() error {
 	s.stopOnce.Do(func() {
+		deadline := time.Now().Add(stopTimeout)
 		s.mu.Lock()
 		s.stopped = true
 		open := s.open
@@ -304,7 +308,7 @@ func (s *Session) Stop() error {
 				errs = append(errs, fmt.Errorf("continuous: a wall-clock window open at Stop: %w", err))
 			}
 		}
-		s.stopErr = errors.Join(append([]error{s.stop()}, errs...)...)
+		s.stopErr = errors.Join(append([]error{s.stop(deadline)}, errs...)...)
 	})
 	return s.stopErr
 }

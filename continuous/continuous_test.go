@@ -64,24 +64,40 @@ func rootsOf(p *profile.Profile) map[string]int64 {
 	return out
 }
 
-// rootless is the time at samples with no function of their goroutine's
-// own at the root: a state frame with no stack (a goroutine first seen
-// runnable, or blocked with no stack given), and CPU samples whose stack
-// the runtime could not walk to the goroutine's (runtime._System,
-// runtime._ExternalCode) or that were taken on g0 as it parked
-// (runtime.mcall). Whose goroutine's time it is the profile does not say,
-// which is a limit of it: in a run beside a Pyroscope server, 85 ms of a
-// 410 ms window's two workers' 820 ms, a tenth, was there (runtime._System
-// 53, "[sched] runnable" 21, "[wait] blocked" 10), and the workers' own
-// root had 723 ms: the check that failed CI twice. The tests allow a fifth.
+// rootless is the time at CPU samples with no function of their
+// goroutine's own at the root: stacks the runtime could not walk to the
+// goroutine's (runtime._System, runtime._ExternalCode, and under -race
+// racecall and time.now), or taken on g0 as it parked (runtime.mcall).
+// Whose running time it is the profile does not say, which is a limit of
+// it: in a run beside a Pyroscope server, 53 ms of a 410 ms window's two
+// workers' 820 ms was at runtime._System. The tests allow a fifth.
+//
+// Time at a state frame with no stack (a goroutine first seen runnable,
+// or blocked since before the window and woken in it) is under its
+// goroutine's root once another stack of it says the root; what is left
+// at no root is goroutines the trace never gave a stack, short-lived ones
+// here (an HTTP connection's), not the workers, which block with a stack
+// every 20 hashes. It used to be counted here, and the httptest server's
+// accept loop, woken by an upload, alone put up to a window there.
 func rootless(roots map[string]int64) time.Duration {
 	var d int64
 	for root, v := range roots {
-		if strings.HasPrefix(root, "[") || strings.HasPrefix(root, "runtime._") || root == "runtime.mcall" {
+		if unwound(root) {
 			d += v
 		}
 	}
 	return time.Duration(d)
+}
+
+// unwound reports whether root is where a CPU sample's unwinding stopped
+// short of its goroutine's root function (wallclock's tests know the same
+// list as truncatedRoot).
+func unwound(root string) bool {
+	switch root {
+	case "runtime.mcall", "racecall", "time.now", "runtime.nanotime", "runtime.nanotime1":
+		return true
+	}
+	return strings.HasPrefix(root, "runtime._")
 }
 
 func TestHandler(t *testing.T) {
@@ -110,20 +126,31 @@ func TestHandler(t *testing.T) {
 	if st := p.SampleType[0]; st.Type != "wall" || st.Unit != "nanoseconds" {
 		t.Errorf("sample type %s/%s", st.Type, st.Unit)
 	}
-	// It covers the trace, less than the second by trace.Start's and
-	// Stop's latency.
-	if d := time.Duration(p.DurationNanos); d < 850*time.Millisecond || d > took {
-		t.Errorf("profile covers %v of a 1 s request that took %v", d, took)
-	}
 	roots := rootsOf(p)
-	const worker = "github.com/perflab/perflab/continuous_test.serviceWorker"
-	// Each of the two workers is in the profile for the whole window: at
-	// their own root, or at none (rootless), which is at most a fifth.
-	if w, d, r := time.Duration(roots[worker]), time.Duration(p.DurationNanos), rootless(roots); w+r < 2*d*95/100 || w > 2*d*101/100 || r > 2*d/5 {
-		t.Errorf("workers: %v in a %v window, and %v at no root: want about 2 × the window, at most a fifth of it at no root", w, time.Duration(p.DurationNanos), r)
+	if timingtest.Race {
+		// Under -race, beside other load, 2 runs in 20 failed these:
+		// the trace covered 830 ms (trace.Start and Stop took 170 ms),
+		// and the workers read 1.023× the window (every goroutine's
+		// running time is spread over all CPU samples: the HTTP
+		// request's goroutines', instrumented, landed on the workers').
+		// make test checks them in its line without -race.
+		t.Log("window figures not checked under -race")
+	} else {
+		// It covers the trace, less than the second by trace.Start's
+		// and Stop's latency.
+		if d := time.Duration(p.DurationNanos); d < 850*time.Millisecond || d > took {
+			t.Errorf("profile covers %v of a 1 s request that took %v", d, took)
+		}
+		const worker = "github.com/perflab/perflab/continuous_test.serviceWorker"
+		// Each of the two workers is in the profile for the whole
+		// window: at their own root, or at none (rootless), which is
+		// at most a fifth.
+		if w, d, r := time.Duration(roots[worker]), time.Duration(p.DurationNanos), rootless(roots); w+r < 2*d*95/100 || w > 2*d*101/100 || r > 2*d/5 {
+			t.Errorf("workers: %v in a %v window, and %v at no root: want about 2 × the window, at most a fifth of it at no root", w, time.Duration(p.DurationNanos), r)
+		}
 	}
 	for root, v := range roots {
-		if strings.HasPrefix(root, "runtime.") && !strings.HasPrefix(root, "runtime._") && root != "runtime.mcall" || strings.HasPrefix(root, "github.com/perflab/perflab/continuous.") {
+		if strings.HasPrefix(root, "runtime.") && !unwound(root) || strings.HasPrefix(root, "github.com/perflab/perflab/continuous.") {
 			t.Errorf("%v at %s: the runtime's or the profiler's own", time.Duration(v), root)
 		}
 	}
@@ -155,9 +182,16 @@ func TestHandler(t *testing.T) {
 
 func TestStart(t *testing.T) {
 	// Under -race the windows counted the two workers 1.5–1.75× the
-	// window, not 2× (9 of 12 runs, on this commit and on aa69a34 alike,
-	// on a quiet machine; 0 of 4 without it).
-	timingtest.RequireNoRace(t, "the wall windows count the workers 1.5–1.75× their length, not 2×")
+	// window, not 2× (9 of 12 runs). Two causes were the product's: the
+	// upload gave each profile the window's wall time, trace.Start's
+	// and Stop's latency (20-60 ms under -race) included, not its
+	// trace's span; and a worker first seen runnable, or the test
+	// server's accept loop woken by an upload, had its time at no root.
+	// With both fixed, -race still fails 1-3 runs in 20 beside other
+	// load: every goroutine's running time is spread over all CPU
+	// samples, and the fake ingest server parsing uploads in this
+	// process under -race put the workers at 1.16× the window.
+	timingtest.RequireNoRace(t, "the in-process ingest server's running time, spread over the workers' CPU samples, counts them up to 1.16× the window")
 	f := &pyroscopetest.Ingest{}
 	srv := httptest.NewServer(f)
 	defer srv.Close()

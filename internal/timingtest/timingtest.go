@@ -24,6 +24,11 @@ func Require(t testing.TB) {
 	}
 }
 
+// Race reports whether the race detector is on: a test whose other checks
+// hold under it leaves out only its figures that do not (make test checks
+// those in its line without -race).
+const Race = raceEnabled
+
 // RequireNoRace is Require for a test whose figures do not hold under the
 // race detector either; why says what it does to them. make test runs
 // these without -race (its "timing without the race detector" line).

@@ -212,7 +212,7 @@ func (a *accountant) woken(g, w *gor, now trace.Time, to trace.GoState) {
 	delete(a.open, g)
 	own := key{frame: g.offFrame, state: Blocked, stack: g.offStack}
 	if g.counted {
-		a.offTime(own, g.waitPend)
+		a.ownTime(g, own, g.waitPend)
 	} else if g.helper && g.blockCat == profiles.Wait {
 		g.addPiece(piece{from: g.blockFrom, to: now, weight: 1, k: own})
 	}
@@ -276,8 +276,8 @@ func (a *accountant) resolve(g *gor, now trace.Time) {
 		if w.shared {
 			a.res.SharedHelped += gotB + gotR
 		}
-		a.offTime(blocked, pendB-gotB)
-		a.offTime(runnable, pendR-gotR)
+		a.ownTime(g, blocked, pendB-gotB)
+		a.ownTime(g, runnable, pendR-gotR)
 	} else {
 		// A helper's resolved wait becomes pieces of its own timeline,
 		// through its waiting stack; the gaps are its own.

@@ -243,6 +243,9 @@ type key struct {
 	// via is the chain of waits the time was charged through, if it is
 	// a helper's (see critical.go); 0 for a goroutine's own time.
 	via int32
+	// root is, for time at no stack, the function the goroutine was
+	// started with, when another of its stacks said (see rooted).
+	root string
 }
 
 // gor is what is known of one goroutine while reading the trace.
@@ -299,6 +302,11 @@ type gor struct {
 	children []*gor
 	root     string
 	pieces   []piece
+	// AllGoroutines: the function it was started with, once a stack
+	// of it reaching its root says (ownRoot), and until then its time
+	// charged at no stack (unrooted), moved under the root when known.
+	ownRoot  string
+	unrooted map[key]time.Duration
 }
 
 // class is what AllGoroutines knows of a goroutine.
@@ -562,6 +570,9 @@ func (a *accountant) event(ev *trace.Event) error {
 			return nil
 		}
 		if g != nil && a.all {
+			if root, ok := sampleRoot(ev.Stack()); ok {
+				a.rooted(g, root)
+			}
 			a.classify(g, ev.Stack())
 			if g.class == undecided && g.state == trace.GoRunning {
 				p := g.pend()
@@ -629,6 +640,11 @@ func (a *accountant) event(ev *trace.Event) error {
 				}
 			}
 			a.classify(g, st.Stack)
+			if root, n := rootFunc(st.Stack); n > 0 && n < maxTraceDepth && !pseudoFrame(root) {
+				// A state transition's stack ends at the goroutine's
+				// root function (a creation's is that function).
+				a.rooted(g, root)
+			}
 		}
 		if !g.gcWorker && st.Stack != trace.NoStack {
 			for f := range st.Stack.Frames() {
@@ -837,11 +853,11 @@ func (a *accountant) flush(g *gor, now trace.Time) {
 			a.res.Time[Runnable] += os
 			a.res.OSWait += os - self
 			a.res.OSWake += self
-			a.offTime(key{frame: profiles.StateFrame(profiles.Sched, osSyscallState), state: Runnable, stack: g.offStack}, os-self)
-			a.offTime(key{frame: profiles.StateFrame(g.sysCat, osSelfSyscallState), state: Runnable, stack: g.offStack}, self)
+			a.ownTime(g, key{frame: profiles.StateFrame(profiles.Sched, osSyscallState), state: Runnable, stack: g.offStack}, os-self)
+			a.ownTime(g, key{frame: profiles.StateFrame(g.sysCat, osSelfSyscallState), state: Runnable, stack: g.offStack}, self)
 		}
 		a.res.Time[g.offState] += d
-		a.offTime(key{frame: g.offFrame, state: g.offState, stack: g.offStack}, d)
+		a.ownTime(g, key{frame: g.offFrame, state: g.offState, stack: g.offStack}, d)
 	}
 }
 
@@ -946,6 +962,70 @@ func (a *accountant) offTime(k key, d time.Duration) {
 		k.stack = trace.NoStack // keep the time, lose the stack
 	}
 	a.off[k] += d
+}
+
+// ownTime charges d of g's own off-CPU time to k. Time at no stack (a
+// goroutine first seen runnable, or blocked since before the trace and
+// woken in it: the tracer gives such a status no stack, golang/go#65634)
+// goes under g's root function when a stack of g has said it, now or later
+// (rooted); else it stays at no root, whose goroutine's the profile cannot
+// say. Under load a wall window's workers sat runnable, first seen, for a
+// quarter of it, and an HTTP server's accept loop blocked until an upload
+// woke it: their time was at no root.
+func (a *accountant) ownTime(g *gor, k key, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	if k.stack == trace.NoStack && k.via == 0 && k.root == "" {
+		if g.ownRoot == "" {
+			if g.unrooted == nil {
+				g.unrooted = map[key]time.Duration{}
+			}
+			g.unrooted[k] += d
+		} else {
+			k.root = g.ownRoot
+		}
+	}
+	a.offTime(k, d)
+}
+
+// rooted records g's root function and moves its time charged at no stack
+// so far under it.
+func (a *accountant) rooted(g *gor, root string) {
+	if g.ownRoot != "" {
+		return
+	}
+	g.ownRoot = root
+	for k, d := range g.unrooted {
+		if a.off[k] -= d; a.off[k] <= 0 {
+			delete(a.off, k)
+		}
+		k.root = root
+		a.off[k] += d
+	}
+	g.unrooted = nil
+}
+
+// sampleRoot returns the root function of a CPU sample's stack that the
+// profiler unwound whole, to runtime.goexit (or runtime.main); one that
+// stopped short (at racecall, time.now, runtime._System) says nothing of
+// its root.
+func sampleRoot(s trace.Stack) (string, bool) {
+	var last, below string
+	n := 0
+	for f := range s.Frames() {
+		below, last = last, f.Func
+		n++
+	}
+	switch {
+	case n < 2 || n >= maxTraceDepth:
+		return "", false
+	case last == "runtime.goexit":
+		return below, !pseudoFrame(below)
+	case last == "runtime.main":
+		return "main.main", true
+	}
+	return "", false
 }
 
 // sample counts n CPU samples of a counted goroutine at stack s.
@@ -1054,7 +1134,7 @@ func (a *accountant) decide(g *gor, c class) {
 		a.res.Time[st] += d
 	}
 	for k, d := range p.off {
-		a.offTime(k, d)
+		a.ownTime(g, k, d)
 	}
 	for s, n := range p.samples {
 		a.sample(s, n)
@@ -1229,7 +1309,11 @@ func (a *accountant) build() *profile.Profile {
 			b.addFrames(int64(d), k.state, append([]trace.StackFrame{{Func: k.frame}}, stackFrames(k.stack)...), b.chain(a, k.via, c))
 			continue
 		}
-		b.add(int64(d), k.state, []trace.StackFrame{{Func: k.frame}}, k.stack)
+		leaf := []trace.StackFrame{{Func: k.frame}}
+		if k.root != "" {
+			leaf = append(leaf, trace.StackFrame{Func: k.root})
+		}
+		b.add(int64(d), k.state, leaf, k.stack)
 	}
 	b.addHelped(a)
 	return b.p
