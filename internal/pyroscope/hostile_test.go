@@ -225,8 +225,12 @@ func TestBackgroundCloseBounded(t *testing.T) {
 	if finished {
 		t.Error("Close says everything was uploaded")
 	}
-	if took > 2500*time.Millisecond {
-		t.Errorf("Close took %v, want at most its 2 s timeout", took)
+	// The server never answers: a Close that waited for it would never
+	// return. After its timeout Close aborts the uploads and waits for
+	// them to end, which took up to 0.32 s under -race beside a spinning
+	// process (10 runs): a second is allowed for it.
+	if took > 3*time.Second {
+		t.Errorf("Close took %v, want at most its 2 s timeout and the abort's second", took)
 	}
 	if st := b.Stats(); st.Failed != n+1 || st.SentTotal() != 0 || !strings.Contains(st.LastError, "aborted") {
 		t.Errorf("stats %+v, want %d failed (aborted)", st, n+1)
