@@ -47,9 +47,15 @@ func TestRunShowList(t *testing.T) {
 	if !strings.Contains(errs, "saved") {
 		t.Errorf("stderr lacks the saved line:\n%s", errs)
 	}
-	// Two repetitions give no interval: said before the rounds.
-	if !strings.Contains(errs, "perflab: 2 repetitions are too few for a 95% interval (time/op shows ±∞): use --count 6 or more") {
+	// Two repetitions give no interval: said before the rounds, in lines
+	// that fit 80 columns.
+	if !strings.Contains(errs, "perflab: 2 repetitions are too few for a 95% interval (time/op shows ±∞): use\n  --count 6 or more") {
 		t.Errorf("stderr does not say --count 2 is too few:\n%s", errs)
+	}
+	for _, l := range strings.Split(errs, "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 && !strings.Contains(l, dir) {
+			t.Errorf("stderr line of %d columns: %q", n, l)
+		}
 	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
