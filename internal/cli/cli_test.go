@@ -283,6 +283,7 @@ func TestFlagValueErrors(t *testing.T) {
 		{"count out of range", []string{"--count", "99999999999999999999"}, `--count: "99999999999999999999" is out of range`},
 		{"count", []string{"--count", "2.5"}, `--count: "2.5" is not a whole number`},
 		{"duration", []string{"--time", "soon"}, `--time: "soon" is not a duration, such as 200ms, 1.5s or 2m`},
+		{"duration in days", []string{"--time", "7d"}, `--time: "7d" is not a duration: hours are the largest unit, so write 168h`},
 		{"bool", []string{"--json=maybe"}, `--json: "maybe" is not true or false`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
