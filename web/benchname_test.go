@@ -57,6 +57,21 @@ func TestBenchCaseNames(t *testing.T) {
 			t.Errorf("GET %s: %d to %q, want %d to %q", path, status, h.Get("Location"), http.StatusFound, want)
 		}
 	}
+	// Typed with its '/' unescaped, as in the CLI, the name still finds
+	// its case's page; one that names none is a 404 naming the cases.
+	for _, tt := range []struct {
+		path, want string
+	}{
+		{"/runs/" + r.ID + "/cases/BenchmarkMutex/size=64-2", own},
+		{"/runs/" + r.ID + "/cases/Mutex/size=64?kind=cpu", own + "?kind=cpu"},
+	} {
+		if status, h, _ := get(t, srv.URL+tt.path); status != http.StatusFound || h.Get("Location") != tt.want {
+			t.Errorf("GET %s: %d to %q, want %d to %q", tt.path, status, h.Get("Location"), http.StatusFound, tt.want)
+		}
+	}
+	if status, _, body := get(t, srv.URL+"/runs/"+r.ID+"/cases/Mutx/size=64"); status != http.StatusNotFound || !strings.Contains(body, "Mutex") {
+		t.Errorf("GET an unknown slashed case: %d, want 404 naming the closest case:\n%s", status, body)
+	}
 	status, _, body := get(t, srv.URL+"/runs/"+r.ID+"/cases/Mutx")
 	if status != http.StatusNotFound || !strings.Contains(body, "Mutex") {
 		t.Errorf("GET an unknown case: %d, want 404 naming the closest case:\n%s", status, body)

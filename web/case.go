@@ -95,6 +95,28 @@ func (s *Server) loadCase(w http.ResponseWriter, r *http.Request) (*model.Run, *
 	return nil, nil, false
 }
 
+// caseBySlashedName answers a case page asked for by a name with its '/'
+// typed as is, as perflab show takes it (BenchmarkHash/size=64/loop-2):
+// the routes above match one segment, so without this such a name was a
+// bare "no page" 404. It redirects to the case's own address, or says
+// which cases the run has.
+func (s *Server) caseBySlashedName(w http.ResponseWriter, r *http.Request) {
+	run, ok := s.loadRun(w, r)
+	if !ok {
+		return
+	}
+	c, err := run.FindCase(r.PathValue("rest"))
+	if err != nil {
+		s.fail(w, r, http.StatusNotFound, "%s.", upperFirst(err.Error()))
+		return
+	}
+	to := "/runs/" + run.ID + "/cases/" + model.Slug(c.Name)
+	if r.URL.RawQuery != "" {
+		to += "?" + r.URL.RawQuery
+	}
+	http.Redirect(w, r, to, http.StatusFound)
+}
+
 // caseKind picks the profile kind a request asks for (?kind=), defaulting
 // to the first the case has.
 func caseKind(r *http.Request, c *model.Case) (string, error) {

@@ -99,6 +99,12 @@ func (s *Server) side(ref string) (*compareSide, int, error) {
 func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := compareView{AValue: q.Get("a"), BValue: q.Get("b")}
+	// Two runs, as perflab compare A B takes them: that is the run's
+	// compare page, not a 400 that says each "does not name a case".
+	if a, b := v.AValue, v.BValue; store.ValidID(a) && store.ValidID(b) {
+		http.Redirect(w, r, "/runs/"+url.PathEscape(a)+"/compare?with="+url.QueryEscape(b), http.StatusFound)
+		return
+	}
 	status := http.StatusOK
 	var errs []string
 	if v.AValue != "" || v.BValue != "" {

@@ -119,6 +119,7 @@ func New(dir string, opts Options) *Server {
 	s.mux.HandleFunc("GET /runs/{id}/cases/{case}/flame.json", s.caseFlameJSON)
 	s.mux.HandleFunc("GET /runs/{id}/cases/{case}/folded", s.caseFolded)
 	s.mux.HandleFunc("GET /runs/{id}/cases/{case}/flame.svg", s.caseFlameSVG)
+	s.mux.HandleFunc("GET /runs/{id}/cases/{rest...}", s.caseBySlashedName)
 	s.mux.HandleFunc("GET /runs/{id}/files/{path...}", s.runFile)
 	s.mux.HandleFunc("GET /runs/{id}/compare", s.runComparePage)
 	s.mux.HandleFunc("GET /compare", s.comparePage)

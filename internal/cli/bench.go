@@ -251,11 +251,19 @@ func runBench(ctx context.Context, io *IO, o *BenchOptions) error {
 func writeBenchTable(w io.Writer, run *model.Run, wide, verbose bool) {
 	writeTable(w, run, wide, verbose)
 	if cl := run.Config.Classification; cl != nil && len(run.Config.Profile) > 0 {
-		fmt.Fprintf(w, "work: functions matching %s", report.Safe(strings.Join(cl.Work, " or ")))
+		line := "work: functions matching " + report.Safe(strings.Join(cl.Work, " or "))
 		if len(cl.Work) == 1 && cl.Work[0] == lab.WorkPatterns(run.Package)[0] {
-			fmt.Fprint(w, " (the package's own code; --work to change)")
+			line += " (the package's own code; --work to change)"
 		}
-		fmt.Fprintln(w)
+		// Wrapped at spaces like the table above it: on one line the
+		// default pattern ran to 137 columns (a pattern itself is not
+		// broken).
+		for i, l := range wrap(line, 80) {
+			if i > 0 {
+				l = "  " + l
+			}
+			fmt.Fprintln(w, l)
+		}
 	}
 	for _, c := range run.Cases {
 		if c.Status == model.StatusFailed {

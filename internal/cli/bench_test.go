@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/store"
@@ -41,6 +42,11 @@ func TestBenchTableGolden(t *testing.T) {
 	}
 	if got := buf.String(); got != string(want) {
 		t.Errorf("table differs from %s (go test -run TestBenchTableGolden -update to accept):\n%s", golden, got)
+	}
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 && !strings.Contains(l, " failed: ") {
+			t.Errorf("line of %d columns: %q", n, l)
+		}
 	}
 }
 

@@ -47,9 +47,15 @@ func TestRunShowList(t *testing.T) {
 	if !strings.Contains(errs, "saved") {
 		t.Errorf("stderr lacks the saved line:\n%s", errs)
 	}
-	// Two repetitions give no interval: said before the rounds.
-	if !strings.Contains(errs, "perflab: 2 repetitions are too few for a 95% interval (time/op shows ±∞): use --count 6 or more") {
+	// Two repetitions give no interval: said before the rounds, in lines
+	// that fit 80 columns.
+	if !strings.Contains(errs, "perflab: 2 repetitions are too few for a 95% interval (time/op shows ±∞): use\n  --count 6 or more") {
 		t.Errorf("stderr does not say --count 2 is too few:\n%s", errs)
+	}
+	for _, l := range strings.Split(errs, "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 && !strings.Contains(l, dir) {
+			t.Errorf("stderr line of %d columns: %q", n, l)
+		}
 	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
@@ -277,6 +283,7 @@ func TestFlagValueErrors(t *testing.T) {
 		{"count out of range", []string{"--count", "99999999999999999999"}, `--count: "99999999999999999999" is out of range`},
 		{"count", []string{"--count", "2.5"}, `--count: "2.5" is not a whole number`},
 		{"duration", []string{"--time", "soon"}, `--time: "soon" is not a duration, such as 200ms, 1.5s or 2m`},
+		{"duration in days", []string{"--time", "7d"}, `--time: "7d" is not a duration: hours are the largest unit, so write 168h`},
 		{"bool", []string{"--json=maybe"}, `--json: "maybe" is not true or false`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

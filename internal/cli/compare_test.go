@@ -117,6 +117,7 @@ func TestCompare(t *testing.T) {
 		{"gate on an incomplete run", []string{"compare", old, halfway, "--fail-on", "regression", "-o", dir}, 3, []string{"incomplete"}, nil},
 		{"bad threshold", []string{"compare", old, newer, "--threshold", "lots", "-o", dir}, 2, []string{"--threshold"}, nil},
 		{"unknown base", []string{"compare", newer, "--base", "nope", "-o", dir}, 2, []string{`no variant "nope"`}, nil},
+		{"base the only variant", []string{"compare", lonely, "--base", "other", "-o", dir}, 3, []string{"has no variant but other to compare with it"}, []string{"no shared case measured"}},
 		// Other programs took 1.2 of the 2 CPUs in its rounds: said, in a
 		// comparison of its variants and in one with another run.
 		{"base variant, contended", []string{"compare", contended, "--base", "sum256", "-o", dir}, 0,

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/buildinfo"
 	"github.com/perflab/perflab/internal/scaffold"
@@ -105,7 +106,10 @@ func newRun(_ context.Context, io *IO, o *NewOptions) error {
 	if sw.Replace != "" {
 		from = "perflab from " + sw.Replace
 	}
-	fmt.Fprintf(io.Out, "created %s (module %s, %s):\n  %s\n", dir, module, from, strings.Join(files, "  "))
+	fmt.Fprintf(io.Out, "created %s (module %s, %s):\n", dir, module, from)
+	for _, l := range fileRows(files, 80) {
+		fmt.Fprintln(io.Out, l)
+	}
 	if !o.NoTidy {
 		if err := scaffold.Tidy(dir, ""); err != nil {
 			return fmt.Errorf("%w\nthe files are in place: once the error is fixed, run go mod tidy in %s", err, dir)
@@ -133,4 +137,27 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// fileRows lists files two spaces apart in rows indented by two, each at
+// most width columns unless one name is longer: the seven files of a new
+// scenario made one row of 85 columns.
+func fileRows(files []string, width int) []string {
+	var rows []string
+	row := ""
+	for _, f := range files {
+		if row != "" && utf8.RuneCountInString(row)+2+utf8.RuneCountInString(f) > width {
+			rows = append(rows, row)
+			row = ""
+		}
+		if row == "" {
+			row = "  " + f
+		} else {
+			row += "  " + f
+		}
+	}
+	if row != "" {
+		rows = append(rows, row)
+	}
+	return rows
 }

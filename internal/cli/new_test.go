@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +128,23 @@ func TestNewRefuses(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(full, "keep.txt")); err != nil || string(b) != "mine" {
 		t.Errorf("the existing directory was touched: %q %v", b, err)
+	}
+}
+
+func TestFileRows(t *testing.T) {
+	files := []string{"README.md", ".gitignore", "go.mod", "main.go", "mylab/mylab.go", "mylab/mylab_test.go", "go.sum"}
+	for _, tt := range []struct {
+		files []string
+		width int
+		want  []string
+	}{
+		{files, 80, []string{"  README.md  .gitignore  go.mod  main.go  mylab/mylab.go  mylab/mylab_test.go", "  go.sum"}},
+		{files[:3], 80, []string{"  README.md  .gitignore  go.mod"}},
+		{[]string{"a-name-longer-than-the-width"}, 10, []string{"  a-name-longer-than-the-width"}},
+		{nil, 80, nil},
+	} {
+		if got := fileRows(tt.files, tt.width); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("fileRows(%q, %d) = %q, want %q", tt.files, tt.width, got, tt.want)
+		}
 	}
 }

@@ -193,8 +193,9 @@ var _ lab.MeasureEvents = (*runView)(nil)
 func (v *runView) Started(run *model.Run) {
 	noteWrapped(v.io.Err, fmt.Sprintf("%s; GOMAXPROCS=%d GOGC=%s", announcement(v.scenario, v.cases, v.o.Count, v.o.Time, v.prof, v.estimate), run.Env.GOMAXPROCS, run.Env.GOGC))
 	if v.o.Count < runner.MinIntervalReps && v.o.Until == "" {
-		// Said before the rounds, not only after them as a ±∞.
-		fmt.Fprintln(v.io.Err, "perflab:", runner.TooFewForInterval(v.o.Count))
+		// Said before the rounds, not only after them as a ±∞; wrapped,
+		// as on one line it ran to 95 columns.
+		noteWrapped(v.io.Err, runner.TooFewForInterval(v.o.Count))
 	}
 }
 

@@ -77,5 +77,10 @@ func invalidValue(iv *pflag.InvalidValueError) error {
 	if want == "in range" {
 		return fmt.Errorf("%s: %q is out of range", name, bad)
 	}
+	// Days are what one means by --older-than 7d, and Go's durations stop
+	// at hours: say the hours rather than leave "such as 2m" as the hint.
+	if days, err := strconv.ParseFloat(strings.TrimSuffix(bad, "d"), 64); strings.HasPrefix(typ, "duration") && strings.HasSuffix(bad, "d") && err == nil && days > 0 {
+		return fmt.Errorf("%s: %q is not a duration: hours are the largest unit, so write %gh", name, bad, days*24)
+	}
 	return fmt.Errorf("%s: %q is not %s", name, bad, want)
 }

@@ -90,7 +90,25 @@ func CompareVariants(run *model.Run, base string) (*report.Comparison, compare.P
 		c.Warnings = append(c.Warnings, fmt.Sprintf("run %s is incomplete: %s", run.ID, run.Why()))
 	}
 	judge(c, run)
+	if only := onlyVariant(run); !c.Unusable && only == base {
+		// Else "no shared case measured any of time/op, …", which blames
+		// the metrics for what is the run's having nothing to compare.
+		c.Unusable, c.Reason = true, fmt.Sprintf("run %s has no variant but %s to compare with it: compare the run with another (perflab compare OLD NEW)", run.ID, base)
+	}
 	return c, pr, nil
+}
+
+// onlyVariant is the one variant all of run's cases have, or "" when they
+// have several.
+func onlyVariant(run *model.Run) string {
+	only := ""
+	for _, c := range run.Cases {
+		if only != "" && c.Variant != only {
+			return ""
+		}
+		only = c.Variant
+	}
+	return only
 }
 
 // Measure compares the pairs of pr metric by metric (units, run.json

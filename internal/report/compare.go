@@ -257,6 +257,10 @@ func WriteCompareText(w io.Writer, c *Comparison, cols int) error {
 			split = split || width(one) > cols
 		}
 	}
+	// A note the metric above already gave in full is named, not said
+	// again: with too few repetitions the same three lines of --count
+	// advice came under each of the four metrics.
+	var lastAdv, lastUnit string
 	for _, m := range c.Metrics {
 		tw.wrap(metricTitle(m), cols, "")
 		t := &table{}
@@ -300,8 +304,11 @@ func WriteCompareText(w io.Writer, c *Comparison, cols int) error {
 				}
 			}
 		}
-		if adv := m.AdviceFor(c.A, c.B); adv != "" {
+		if adv := m.AdviceFor(c.A, c.B); adv == lastAdv && adv != "" {
+			tw.wrap("note: the same as for "+lastUnit, cols, "  ")
+		} else if adv != "" {
 			tw.wrap("note: "+adv, cols, "  ")
+			lastAdv, lastUnit = adv, unitName(m.Unit)
 		}
 		tw.linef("")
 	}

@@ -64,9 +64,18 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 		if run.Env.Dirty {
 			dirty = "+dirty"
 		}
-		machine += fmt.Sprintf("  commit %.12s%s", run.Env.Commit, dirty)
+		commit := fmt.Sprintf("commit %.12s%s", run.Env.Commit, dirty)
+		// go test's cpu: line may be long ("Oxide Virtual Turin-like
+		// Processor" made 89 columns): then the commit goes under it.
+		if width(machine)+2+width(commit) > opts.Width {
+			machine += "\n  " + commit
+		} else {
+			machine += "  " + commit
+		}
 	}
-	tw.linef("%s", machine)
+	for _, l := range strings.Split(machine, "\n") {
+		tw.linef("%s", l)
+	}
 	if rep.Machine != "" {
 		tw.wrap("machine during the rounds: "+rep.Machine, opts.Width, "")
 	}

@@ -327,3 +327,33 @@ func TestTextIncomplete(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareNoteOnce: the --count advice that two metrics share is given
+// in full under the first and named under the second.
+func TestCompareNoteOnce(t *testing.T) {
+	a, b := fixture(), fixture()
+	b.ID = "20261201-130000-cipher-cache"
+	var pairs []compare.Pair
+	for i := range a.Cases {
+		a.Cases[i].Reps = a.Cases[i].Reps[:min(3, len(a.Cases[i].Reps))]
+		b.Cases[i].Reps = b.Cases[i].Reps[:min(3, len(b.Cases[i].Reps))]
+		pairs = append(pairs, compare.Pair{Label: a.Cases[i].Name, A: &a.Cases[i], B: &b.Cases[i]})
+	}
+	c := &Comparison{A: a.ID, B: b.ID}
+	c.Metrics = compare.Metrics(pairs, []string{"ns/op", "cpu-ns/op"}, compare.Options{})
+	adv := c.Metrics[0].AdviceFor(c.A, c.B)
+	if adv == "" || c.Metrics[1].AdviceFor(c.A, c.B) != adv {
+		t.Fatalf("fixture: want the same advice for both metrics, got %q and %q", adv, c.Metrics[1].AdviceFor(c.A, c.B))
+	}
+	var buf bytes.Buffer
+	if err := WriteCompareText(&buf, c, 80); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if n := strings.Count(out, "  note: "); n != 2 {
+		t.Errorf("%d notes, want 2:\n%s", n, out)
+	}
+	if !strings.Contains(out, "  note: the same as for time/op\n") || strings.Count(out, "--count") != 1 {
+		t.Errorf("the second metric's note should name time/op's, not repeat it:\n%s", out)
+	}
+}
