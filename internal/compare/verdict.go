@@ -90,13 +90,13 @@ type Result struct {
 	// Significant says PAdj < Alpha.
 	Significant bool
 	Verdict     Verdict
-	// UnderZeroFloor says the change is a significant rise from a base of
-	// 0 that the unit's ZeroFloor (internal/units) keeps from counting: Verdict is Same.
+	// UnderZeroFloor says the change is a significant rise from a base
+	// under the unit's ZeroFloor (internal/units) that is not shown to
+	// reach the floor, which keeps it from counting: Verdict is Same.
 	UnderZeroFloor bool
-	// shiftLo is the lower bound of the shift's interval in the metric's
-	// own units, B less A, where the base is 0 (and no log was taken):
-	// what the zero floor is held against.
-	shiftLo float64
+	// riseLo is the lower bound of the rise, B less A, in the metric's
+	// own units: what the zero floor is held against.
+	riseLo float64
 }
 
 // Comparison is one metric compared over many pairs.
@@ -187,7 +187,7 @@ func row(p SamplePair, unit string, opts Options) Result {
 		r.MinP = minSignedRankP(n)
 		est, lo, hi := pairedShiftCI(d, opts.Alpha)
 		r.Change, r.ChangeLo, r.ChangeHi = relative(est, lo, hi, logs, r.ASum.Center)
-		r.shiftLo = lo
+		r.riseLo = riseLo(lo, logs, r.ASum.Center)
 	} else {
 		r.Test = TestUnpaired
 		cmp := benchmath.AssumeNothing.Compare(sa, sb)
@@ -202,12 +202,21 @@ func row(p SamplePair, unit string, opts Options) Result {
 		}
 		est, lo, hi := shiftCI(ta, tb, opts.Alpha)
 		r.Change, r.ChangeLo, r.ChangeHi = relative(est, lo, hi, logs, r.ASum.Center)
-		r.shiftLo = lo
+		r.riseLo = riseLo(lo, logs, r.ASum.Center)
 	}
 	if math.IsNaN(r.P) {
 		r.P = 1
 	}
 	return r
+}
+
+// riseLo is a shift's lower bound lo (of logs, or of values) as a change
+// in the metric's own units from base.
+func riseLo(lo float64, logs bool, base float64) float64 {
+	if logs {
+		return base * math.Expm1(lo)
+	}
+	return lo
 }
 
 // relative turns a shift (of logs, or of values) into a relative change.
@@ -250,11 +259,12 @@ func verdictOf(r *Result, opts Options) Verdict {
 	}
 	up := r.ChangeLo > opts.Threshold
 	down := r.ChangeHi < -opts.Threshold
-	// From nothing to crumbs: the rise is not shown to reach the floor.
+	// From nothing, or from crumbs, to crumbs: the rise is not shown to
+	// reach the floor. A sync.Pool's 0.002 B/op rising to 0.0024 is +20%,
+	// beyond any threshold, and a gate failed on it (a new user's trial).
 	// The shift's interval, not B's median's: benchmath gives a median no
 	// interval below six repetitions (−Inf), which would hide any rise.
-	// With a base of 0 no log was taken, so shiftLo is in the unit.
-	if up && r.ASum.Center == 0 && r.shiftLo < units.ZeroFloor(r.Unit) {
+	if floor := units.ZeroFloor(r.Unit); up && r.ASum.Center < floor && r.riseLo < floor {
 		up, r.UnderZeroFloor = false, true
 	}
 	if !up && !down {

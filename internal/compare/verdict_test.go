@@ -164,6 +164,13 @@ func TestFromZero(t *testing.T) {
 		{"up from nothing, four repetitions", rep(4, 0), []float64{1000, 1001, 1002, 1003}, false, Worse, math.Inf(1)},
 		{"up from nothing, five repetitions", rep(5, 0), []float64{1000, 1001, 1002, 1003, 1004}, false, Worse, math.Inf(1)},
 		{"up from nothing to crumbs, five repetitions", rep(5, 0), []float64{0.001, 0.001, 0.002, 0.001, 0.001}, false, Same, math.Inf(1)},
+		// Crumbs to crumbs: a pool's 0.002 B/op to 0.0024 is +20%, and
+		// still under the floor (a gate failed on it). From crumbs past
+		// the floor, or from above it, the relative threshold judges.
+		{"crumbs to crumbs", rep(10, 0.002), rep(10, 0.0024), false, Same, 0.2},
+		{"crumbs to crumbs, paired", rep(10, 0.002), rep(10, 0.0024), true, Same, 0.2},
+		{"crumbs past the floor", rep(10, 0.5), rep(10, 2), false, Worse, 3},
+		{"above the floor", rep(10, 32), rep(10, 40), false, Worse, 0.25},
 		{"down to nothing", rep(10, 32), rep(10, 0), false, Better, -1},
 		{"nothing to nothing", rep(10, 0), rep(10, 0), false, Same, 0},
 		// One repetition in ten allocated: the shift (the median of
