@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/report"
@@ -158,15 +159,19 @@ func joinInts(xs []int) string {
 func wrap(text string, width int) []string {
 	var lines []string
 	var cur strings.Builder
+	n := 0 // columns in cur: runes, not bytes (a name may be "é")
 	for _, w := range strings.Fields(text) {
-		if cur.Len() > 0 && cur.Len()+1+len(w) > width {
+		if n > 0 && n+1+utf8.RuneCountInString(w) > width {
 			lines = append(lines, cur.String())
 			cur.Reset()
+			n = 0
 		}
-		if cur.Len() > 0 {
+		if n > 0 {
 			cur.WriteByte(' ')
+			n++
 		}
 		cur.WriteString(w)
+		n += utf8.RuneCountInString(w)
 	}
 	if cur.Len() > 0 {
 		lines = append(lines, cur.String())

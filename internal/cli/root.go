@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/buildinfo"
 	"github.com/perflab/perflab/internal/model"
@@ -122,7 +123,11 @@ func Main(args []string) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		printError(streams.Err, err)
+		if streams.ErrIsTerminal {
+			printErrorWrapped(streams.Err, err, 80)
+		} else {
+			printError(streams.Err, err)
+		}
 	}
 	code := exitCode(err)
 	if sig, ok := got.Load().(os.Signal); ok && code == exitInterrupted && sig == syscall.SIGTERM {
@@ -136,6 +141,30 @@ func Main(args []string) int {
 // errors quote run.json, profiles and servers' answers.
 func printError(w io.Writer, err error) {
 	fmt.Fprintln(w, "perflab:", report.SafeText(store.RedactURL(err.Error()+hint(err))))
+}
+
+// printErrorWrapped is printError for a terminal: each line of the
+// message broken at spaces into lines of at most width columns, a broken
+// line's later parts indented under it (an error naming a variant's
+// neighbours ran to 130 columns). A log or a pipe gets printError's one
+// line per line, for grep.
+func printErrorWrapped(w io.Writer, err error, width int) {
+	var b strings.Builder
+	printError(&b, err)
+	for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		if utf8.RuneCountInString(line) <= width {
+			fmt.Fprintln(w, line)
+			continue
+		}
+		body := strings.TrimLeft(line, " ")
+		indent := line[:len(line)-len(body)]
+		for i, part := range wrap(body, max(width-len(indent), 20)) {
+			if i == 1 {
+				indent += "  "
+			}
+			fmt.Fprintln(w, indent+part)
+		}
+	}
 }
 
 // signalError is the cause of the context's end when a signal ends it: the
