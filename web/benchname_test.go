@@ -17,25 +17,7 @@ import (
 // by a redirect to the case's own address; a name that matches none is a
 // 404 that says the closest.
 func TestBenchCaseNames(t *testing.T) {
-	root := t.TempDir()
-	st := store.Open(root)
-	started := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
-	r := &model.Run{ID: store.NewID(started, "bench"), Scenario: "bench", Started: started, Finished: started.Add(time.Minute), Complete: true}
-	w, err := st.Create(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := "pkg=example.com/m/Mutex/size=64/threads=2"
-	r.Cases = []model.Case{{Name: name, Bench: "BenchmarkMutex/size=64-2", Variant: "Mutex", Threads: 2, Status: model.StatusOK,
-		Params: map[string]string{"size": "64"}, Profiles: map[string]string{}}}
-	if err := w.Checkpoint(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(New(root, Options{MaxUpload: 1 << 20, Logf: t.Logf}))
-	t.Cleanup(srv.Close)
+	srv, r, name := benchRunServer(t)
 	own := "/runs/" + r.ID + "/cases/" + model.Slug(name)
 	for _, tt := range []struct {
 		typed, rest, query string
@@ -94,6 +76,32 @@ func TestBenchCaseNames(t *testing.T) {
 // name both have a '/', sent as %2F in their one path segment. The latest
 // redirect used to unescape it, so the case became two segments and a 404.
 func TestLatestCaseNameWithSlash(t *testing.T) {
+	srv, r, name := benchRunServer(t)
+	own := "/runs/" + r.ID + "/cases/" + model.Slug(name)
+	for _, typed := range []string{"BenchmarkMutex/size=64-2", name} {
+		path := "/runs/latest/cases/" + url.PathEscape(typed)
+		status, h, _ := get(t, srv.URL+path)
+		if want := "/runs/" + r.ID + "/cases/" + url.PathEscape(typed); status != http.StatusFound || h.Get("Location") != want {
+			t.Errorf("GET %s: %d to %q, want %d to %q", path, status, h.Get("Location"), http.StatusFound, want)
+		}
+		resp, err := http.Get(srv.URL + path) // following every redirect
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		// A full name is served where it is; a go test name is sent on to
+		// the case's own address.
+		if end := resp.Request.URL.EscapedPath(); resp.StatusCode != http.StatusOK || typed != name && end != own {
+			t.Errorf("GET %s: ends at %s with %d, want %s with 200", path, end, resp.StatusCode, own)
+		}
+	}
+}
+
+// benchRunServer serves a store holding one perflab bench run, whose one
+// case is go test's BenchmarkMutex/size=64-2, and returns the server, the
+// run and the case's name.
+func benchRunServer(t *testing.T) (*httptest.Server, *model.Run, string) {
+	t.Helper()
 	root := t.TempDir()
 	st := store.Open(root)
 	started := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
@@ -113,22 +121,5 @@ func TestLatestCaseNameWithSlash(t *testing.T) {
 	}
 	srv := httptest.NewServer(New(root, Options{MaxUpload: 1 << 20, Logf: t.Logf}))
 	t.Cleanup(srv.Close)
-	own := "/runs/" + r.ID + "/cases/" + model.Slug(name)
-	for _, typed := range []string{"BenchmarkMutex/size=64-2", name} {
-		path := "/runs/latest/cases/" + url.PathEscape(typed)
-		status, h, _ := get(t, srv.URL+path)
-		if want := "/runs/" + r.ID + "/cases/" + url.PathEscape(typed); status != http.StatusFound || h.Get("Location") != want {
-			t.Errorf("GET %s: %d to %q, want %d to %q", path, status, h.Get("Location"), http.StatusFound, want)
-		}
-		resp, err := http.Get(srv.URL + path) // following every redirect
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		// A full name is served where it is; a go test name is sent on to
-		// the case's own address.
-		if end := resp.Request.URL.EscapedPath(); resp.StatusCode != http.StatusOK || typed != name && end != own {
-			t.Errorf("GET %s: ends at %s with %d, want %s with 200", path, end, resp.StatusCode, own)
-		}
-	}
+	return srv, r, name
 }
