@@ -2,8 +2,6 @@ package wallclock
 
 import (
 	"bytes"
-	"context"
-	"runtime/trace"
 	"sync"
 	"testing"
 	"time"
@@ -26,16 +24,7 @@ func TestHandoffs(t *testing.T) {
 				mu.Unlock()
 			}
 		}
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := trace.StartRegion(context.Background(), region)
-			work()
-			r.End()
-		}()
-		work()
-		wg.Wait()
+		pairInRegion(work)
 	}
 	fed := func() {
 		ch := make(chan struct{})

@@ -53,6 +53,22 @@ func traced(t *testing.T, f func()) []byte {
 	return tb.Bytes()
 }
 
+// pairInRegion runs work on the calling goroutine (inside traced's
+// region) and at once on a second goroutine in the same region, and waits
+// for both: two counted workers.
+func pairInRegion(work func()) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r := trace.StartRegion(context.Background(), region)
+		work()
+		r.End()
+	}()
+	work()
+	wg.Wait()
+}
+
 func spin(d time.Duration) {
 	buf := make([]byte, 4096)
 	for end := time.Now().Add(d); time.Now().Before(end); {
@@ -657,16 +673,7 @@ func TestWakePreemption(t *testing.T) {
 	// them under -race at load 1. Up to four, each twice as long.
 	for try := 0; try < 4 && len(wakes) < 10; try, span = try+1, 2*span {
 		data = traced(t, func() {
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r := trace.StartRegion(context.Background(), region)
-				work()
-				r.End()
-			}()
-			work()
-			wg.Wait()
+			pairInRegion(work)
 		})
 		wakes = wakes[:0]
 		lead = readGoTransitions(t, data, func(ev *xtrace.Event, st xtrace.StateTransition, from, to xtrace.GoState) {
