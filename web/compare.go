@@ -100,9 +100,12 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := compareView{AValue: q.Get("a"), BValue: q.Get("b")}
 	// Two runs, as perflab compare A B takes them: that is the run's
-	// compare page, not a 400 that says each "does not name a case".
+	// compare page, not a 400 that says each "does not name a case". A
+	// is the base: the page of the new run, B, against it (with=A), so
+	// the verdicts read as the CLI's do (the first redirect went to A's
+	// page with B, every verdict reversed).
 	if a, b := v.AValue, v.BValue; store.ValidID(a) && store.ValidID(b) {
-		http.Redirect(w, r, "/runs/"+url.PathEscape(a)+"/compare?with="+url.QueryEscape(b), http.StatusFound)
+		http.Redirect(w, r, "/runs/"+url.PathEscape(b)+"/compare?with="+url.QueryEscape(a), http.StatusFound)
 		return
 	}
 	status := http.StatusOK

@@ -121,7 +121,7 @@ func TestRoutes(t *testing.T) {
 			`<span class="tag warn">skipped</span>`, "variant=sum256/keys=128/key=ssk/threads=4 · " + small.ID + " · skipped", small.ID + " (incomplete)"}},
 		{"compare one side", "/compare?a=" + url.QueryEscape(full.ID+"/"+model.Slug(full.Cases[0].Name)), 400, []string{"pick the new case"}},
 		{"compare bad ref", "/compare?a=nope/&b=nope/", 400, []string{"does not name a case"}},
-		{"compare two runs", "/compare?a=" + full.ID + "&b=" + small.ID, 302, []string{`href="/runs/` + full.ID + `/compare?with=` + small.ID + `"`}},
+		{"compare two runs", "/compare?a=" + full.ID + "&b=" + small.ID, 302, []string{`href="/runs/` + small.ID + `/compare?with=` + full.ID + `"`}},
 		{"compare missing run", "/compare?a=20990101-000000-x/y&b=20990101-000000-x/y", 404, nil},
 		{"upload form", "/upload", 200, []string{"multipart/form-data"}},
 		{"upload gone", "/upload/0123456789abcdef", 404, []string{"no longer in memory"}},
@@ -609,5 +609,23 @@ func TestLatestAsCLI(t *testing.T) {
 	status, h, _ := get(t, srv.URL+"/runs/latest")
 	if loc := h.Get("Location"); status != http.StatusFound || loc != "/runs/"+good.ID {
 		t.Errorf("/runs/latest: %d to %q, want 302 to /runs/%s", status, loc, good.ID)
+	}
+}
+
+// TestCompareTwoRunsDirection: /compare?a=A&b=B reads as perflab compare
+// A B does, A the base and B the new run. The first redirect put them the
+// other way round, and every verdict of the page was the CLI's reversed.
+func TestCompareTwoRunsDirection(t *testing.T) {
+	srv, f := newTestServer(t)
+	resp, err := http.Get(srv.URL + "/compare?a=" + f.full.ID + "&b=" + f.small.ID) // follows the redirect
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	body := string(b)
+	a, bb := strings.Index(body, "A: "+f.full.ID), strings.Index(body, "B: "+f.small.ID)
+	if resp.StatusCode != 200 || a < 0 || bb < 0 {
+		t.Fatalf("status %d; A: %s at %d, B: %s at %d", resp.StatusCode, f.full.ID, a, f.small.ID, bb)
 	}
 }
