@@ -50,20 +50,24 @@ func listRun(io *IO, names []string, long bool) error {
 		fmt.Fprintln(io.Err, "no scenarios are registered (import github.com/perflab/perflab/scenarios/all)")
 		return nil
 	}
-	writeList(io.Out, scenarios, long)
+	writeList(io.Out, scenarios, long, io.cmd("flame"))
 	return nil
 }
 
 // workHint says where the frame names a scenario's Work patterns match
-// come from, after a long listing.
-const workHint = "Work patterns are RE2 expressions matched against full function names " +
-	"(crypto/md5.block, example.com/you/pkg.(*worker).Run). To see the names in a " +
-	"profile: go tool pprof -top perflab-runs/ID/cases/CASE/cpu.pb.gz; " +
-	"perflab flame on a case draws them coloured by category."
+// come from, after a long listing; flame is the command that draws a
+// case's flame graph (perflab flame, go run . flame).
+func workHint(flame string) string {
+	return "Work patterns are RE2 expressions matched against full function names " +
+		"(crypto/md5.block, example.com/you/pkg.(*worker).Run). To see the names in a " +
+		"profile: go tool pprof -top perflab-runs/ID/cases/CASE/cpu.pb.gz; " +
+		flame + " on a case draws them coloured by category."
+}
 
 // writeList writes scenarios as `perflab list` does; long adds each
-// one's question and work patterns, and the hint on frame names.
-func writeList(out io.Writer, scenarios []*perflab.Scenario, long bool) {
+// one's question and work patterns, and the hint on frame names, which
+// names flame as the command that draws them.
+func writeList(out io.Writer, scenarios []*perflab.Scenario, long bool, flame string) {
 	for i, s := range scenarios {
 		if i > 0 {
 			fmt.Fprintln(out)
@@ -113,7 +117,7 @@ func writeList(out io.Writer, scenarios []*perflab.Scenario, long bool) {
 	}
 	if long {
 		fmt.Fprintln(out)
-		for _, line := range wrap(workHint, listWidth) {
+		for _, line := range wrap(workHint(flame), listWidth) {
 			fmt.Fprintln(out, line)
 		}
 	}

@@ -26,7 +26,7 @@ func TestListGolden(t *testing.T) {
 	}{{"list.golden", false}, {"list-l.golden", true}} {
 		t.Run(tt.file, func(t *testing.T) {
 			var b strings.Builder
-			writeList(&b, []*perflab.Scenario{cc, broken}, tt.long)
+			writeList(&b, []*perflab.Scenario{cc, broken}, tt.long, "perflab flame")
 			for i, line := range strings.Split(b.String(), "\n") {
 				if n := utf8.RuneCountInString(line); n > listWidth {
 					t.Errorf("line %d is %d columns: %q", i+1, n, line)

@@ -50,7 +50,7 @@ func newRunsCmd(io *IO, rmF, pruneF runFunc[RunsOptions]) *cobra.Command {
 		Short: "Remove stored runs by id, after asking",
 		Args: func(cmd *cobra.Command, a []string) error {
 			if len(a) == 0 {
-				return usagef(errors.New("name the runs to remove (perflab show --list lists them)"))
+				return usagef(errors.New("name the runs to remove (" + io.cmd("show --list") + " lists them)"))
 			}
 			return nil
 		},
@@ -94,7 +94,7 @@ func runsRm(_ context.Context, io *IO, o *RunsOptions) error {
 	var list []doomed
 	for _, id := range o.IDs {
 		if id == store.Latest {
-			return usagef(errors.New("runs rm takes run ids, not latest: name the run (perflab show --list)"))
+			return usagef(errors.New("runs rm takes run ids, not latest: name the run (" + io.cmd("show --list") + ")"))
 		}
 		if !store.ValidID(id) {
 			return usagef(fmt.Errorf("%w %q", store.ErrInvalidID, id))
@@ -114,7 +114,7 @@ func runsRm(_ context.Context, io *IO, o *RunsOptions) error {
 
 func runsPrune(_ context.Context, io *IO, o *RunsOptions) error {
 	if !o.Incomplete && !o.Empty && o.OlderThan == 0 {
-		return usagef(errors.New("say what to prune: --incomplete, --empty or --older-than (see perflab runs prune --help)"))
+		return usagef(errors.New("say what to prune: --incomplete, --empty or --older-than (see " + io.cmd("runs prune --help") + ")"))
 	}
 	if o.OlderThan < 0 {
 		return usagef(fmt.Errorf("--older-than %s: want a positive duration, such as 72h", o.OlderThan))

@@ -23,7 +23,7 @@ func executeIn(t *testing.T, in string, terminal bool, args ...string) (string, 
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	if err != nil {
-		printError(&errb, err)
+		printError(&errb, nil, err)
 	}
 	return out.String(), errb.String(), exitCode(err)
 }
