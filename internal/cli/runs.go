@@ -33,12 +33,26 @@ type RunsOptions struct {
 const stalePartial = time.Hour
 
 func newRunsCmd(io *IO, rmF, pruneF runFunc[RunsOptions]) *cobra.Command {
+	// Alone, runs lists the store, as show --list does: the verb a user
+	// types to see the runs is the noun (git branch, git remote). It
+	// printed its help, which a user read as the command doing nothing;
+	// a usage error would have named show --list, a read-only listing
+	// this can give at once.
+	listO := &RunsOptions{}
 	runs := &cobra.Command{
 		Use:   "runs",
-		Short: "Remove stored runs: by id (rm), or incomplete, empty or old ones (prune)",
-		Args:  noSuchCommand,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Short: "List stored runs (as show --list); rm and prune remove them",
+		Long: `runs lists the stored runs, newest first, as show --list does. Its
+subcommands remove runs: rm by id, prune the incomplete, empty or old ones.`,
+		Example: `  perflab runs
+  perflab runs rm 20261130-111905-cipher-cache
+  perflab runs prune --empty`,
+		Args: noSuchCommand,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return listRuns(io, store.Open(store.Dir(listO.Dir)))
+		},
 	}
+	storeFlag(runs.Flags(), &listO.Dir)
 	flags := func(cmd *cobra.Command, o *RunsOptions) {
 		storeFlag(cmd.Flags(), &o.Dir)
 		cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "remove without asking (needed when stdin is not a terminal)")
