@@ -111,7 +111,15 @@ func writeList(out io.Writer, scenarios []*perflab.Scenario, long bool, flame st
 				fmt.Fprintln(out, "    none: the scenario's own code counts as other")
 			}
 			for _, w := range s.Work {
-				fmt.Fprintf(out, "    %s\n", w)
+				// Escaped, as the scenario's other texts; broken into
+				// lines of 80 columns, as a pattern has no spaces
+				// for wrap: one ran to 132 (suite-lookup's).
+				for j, line := range breakPattern(report.Safe(w), listWidth-4, listWidth-6) {
+					if j > 0 {
+						line = "  " + line
+					}
+					fmt.Fprintf(out, "    %s\n", line)
+				}
 			}
 		}
 	}
@@ -121,6 +129,50 @@ func writeList(out io.Writer, scenarios []*perflab.Scenario, long bool, flame st
 			fmt.Fprintln(out, line)
 		}
 	}
+}
+
+// breakPattern breaks a regular expression into a first line of at most
+// first runes and others of at most rest, after a '|' where it can, else
+// after a '/', else anywhere but after a backslash: the pattern is its
+// lines joined. Breaking after an alternative's '|' keeps each line a
+// whole alternative or more, as a person reads one.
+func breakPattern(p string, first, rest int) []string {
+	var lines []string
+	width := first
+	for utf8.RuneCountInString(p) > width {
+		bar, slash, hard := -1, -1, -1
+		n := 0
+		for i, r := range p {
+			if n == width {
+				break
+			}
+			n++
+			end := i + utf8.RuneLen(r)
+			switch {
+			case r == '|':
+				bar = end
+			case r == '/':
+				slash = end
+			}
+			if r != '\\' {
+				hard = end
+			}
+		}
+		cut := bar
+		if cut <= 0 {
+			cut = slash
+		}
+		if cut <= 0 {
+			cut = hard
+		}
+		if cut <= 0 {
+			break // width 1 and a backslash: give up rather than loop
+		}
+		lines = append(lines, p[:cut])
+		p = p[cut:]
+		width = rest
+	}
+	return append(lines, p)
 }
 
 // listWidth is the width `perflab list` keeps to.
