@@ -112,7 +112,7 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		Scenarios: o.Scenarios, Params: o.Params, Variants: o.Variants, VariantsSet: o.variantsSet,
 		Threads: o.Threads, Count: o.Count, Time: o.Time, Warmup: o.Warmup,
 		Profile: o.Profile, ProfileTime: o.ProfileTime, Trace: o.Trace,
-		Until: until, UntilMax: o.UntilMax, Rules: o.Rules, Seed: o.Seed, Args: o.Args,
+		Until: until, UntilMax: o.UntilMax, Rules: o.Rules, Seed: o.Seed, Args: o.Args, Cmd: io.Cmd,
 	})
 	if err != nil {
 		return usagef(err)
