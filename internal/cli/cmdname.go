@@ -15,8 +15,11 @@ import (
 //   - "perflab" for a binary named perflab (perflab.exe on Windows);
 //   - "go run ." for one the go command built to run: go run links into
 //     $WORK/b001/exe/NAME, $WORK a go-build directory under $GOTMPDIR or
-//     the system's temporary directory (go test's binaries, in
-//     $WORK/b001/ with no exe/, are not taken for it);
+//     the system's temporary directory, and since Go 1.24 runs it from
+//     the build cache once built, $GOCACHE/xx/<sha256 hex>-d/NAME (seen
+//     here: the first go run of a module had the first path, the next
+//     ones the second). go test's binaries, in $WORK/b001/ with no exe/,
+//     are not taken for it;
 //   - else the binary's base name: a user's own main built with go build
 //     or go install, such as my-cache.
 func commandName(arg0 string) string {
@@ -33,12 +36,26 @@ func commandName(arg0 string) string {
 }
 
 // goRunBinary says path is where go run puts the binary it runs:
-// .../go-buildNNN/bNNN/exe/NAME.
+// .../go-buildNNN/bNNN/exe/NAME as it builds it, or the build cache's
+// .../xx/<64 hex digits>-d/NAME (cmd/go/internal/cache's file name for
+// an output directory, xx the id's first byte) when it was built before.
 func goRunBinary(path string) bool {
-	exe := filepath.Dir(path)
-	pkg := filepath.Dir(exe)
-	work := filepath.Base(filepath.Dir(pkg))
-	return filepath.Base(exe) == "exe" && strings.HasPrefix(filepath.Base(pkg), "b") && strings.HasPrefix(work, "go-build")
+	dir := filepath.Dir(path)
+	parent := filepath.Dir(dir)
+	if filepath.Base(dir) == "exe" && strings.HasPrefix(filepath.Base(parent), "b") && strings.HasPrefix(filepath.Base(filepath.Dir(parent)), "go-build") {
+		return true
+	}
+	id, ok := strings.CutSuffix(filepath.Base(dir), "-d")
+	return ok && len(id) == 64 && isHex(id) && len(filepath.Base(parent)) == 2 && strings.HasPrefix(id, filepath.Base(parent))
+}
+
+func isHex(s string) bool {
+	for _, r := range s {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // cmd is the command line a hint tells the user to type: sub (such as

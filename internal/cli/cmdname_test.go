@@ -19,6 +19,9 @@ func TestCommandName(t *testing.T) {
 		{"Windows", "perflab.exe", "perflab"},
 		{"go run of a module from perflab new", "/tmp/go-build2771433911/b001/exe/my-cache", "go run ."},
 		{"go run under GOTMPDIR", "/home/u/.cache/tmp/go-build123/b001/exe/perflab-main", "go run ."},
+		{"go run, built before (Go 1.24+: from the build cache)", "/root/.cache/go-build/a8/a8aedbe73a9e41e48ccc0af21512aa2bc2bbc4d1797182f11dd48584b13b6182-d/my-cache", "go run ."},
+		{"a cache-like directory of another first byte", "/c/ff/a8aedbe73a9e41e48ccc0af21512aa2bc2bbc4d1797182f11dd48584b13b6182-d/my-cache", "my-cache"},
+		{"a short id is no cache entry", "/c/a8/a8aedbe7-d/my-cache", "my-cache"},
 		// go run ./cmd/perflab: the binary is named perflab, which is
 		// what a user who has one on PATH types.
 		{"go run of perflab itself", "/tmp/go-build99/b001/exe/perflab", "perflab"},
