@@ -105,3 +105,38 @@ func TestHintsNameTheCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpNamesTheCommand: help's usage line and examples name the
+// command as the user runs it, as the hints do.
+func TestHelpNamesTheCommand(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"root", []string{"--help"}, []string{"Usage:\n  go run . [flags]\n  go run . [command]", `Use "go run . [command] --help"`}},
+		{"run", []string{"run", "--help"}, []string{"Usage:\n  go run . run <scenario>", "Examples:\n  go run . run cipher-cache\n"}},
+		{"runs", []string{"runs", "--help"}, []string{"  go run . runs [command]", "  go run . runs prune --empty", `Use "go run . runs [command] --help"`}},
+		{"runs prune", []string{"runs", "prune", "--help"}, []string{"Usage:\n  go run . runs prune [--incomplete]"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errs, code := executeAs(t, "go run .", tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, errs)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("no %q in\n%s", w, out)
+				}
+			}
+			// Up to the flags, whose texts (see perflab push) are
+			// left as they are.
+			usage, _, _ := strings.Cut(out, "\nFlags:")
+			for _, l := range strings.Split(usage, "\n") {
+				if strings.HasPrefix(strings.TrimSpace(l), "perflab ") && !strings.HasPrefix(l, "perflab ") {
+					t.Errorf("a usage or example line names perflab: %q", l)
+				}
+			}
+		})
+	}
+}
