@@ -36,7 +36,7 @@ func testProfile(t testing.TB, kind string, variant int) []byte {
 
 // TestWriteFixture writes the fixture store to $PERFLAB_WEB_FIXTURE, for
 // looking at the pages by hand: PERFLAB_WEB_FIXTURE=/tmp/runs go test
-// -run TestWriteFixture ./web && perflab serve --dir /tmp/runs
+// -run TestWriteFixture ./web && perflab serve -o /tmp/runs
 func TestWriteFixture(t *testing.T) {
 	dir := os.Getenv("PERFLAB_WEB_FIXTURE")
 	if dir == "" {

@@ -213,7 +213,7 @@ func runBench(ctx context.Context, io *IO, o *BenchOptions) error {
 		if st.Root != store.DefaultDir {
 			showArgs += " -o " + st.Root
 		}
-		fmt.Fprintf(io.Err, "perflab: saved %s\n  benchstat %s\n  perflab show %s\n", r.Dir, filepath.Join(r.Dir, store.ResultsFile), showArgs)
+		fmt.Fprintf(io.Err, "perflab: saved %s\n  benchstat %s\n  %s\n", r.Dir, filepath.Join(r.Dir, store.ResultsFile), io.cmd("show "+showArgs))
 	}
 	if runErr != nil {
 		if errors.Is(runErr, runner.ErrInterrupted) {

@@ -23,7 +23,7 @@ import (
 func execute(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	root := NewRoot(&IO{Out: &out, Err: &errb})
+	root := NewRoot(&IO{Out: &out, Err: &errb, Cmd: "perflab"})
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	if err != nil {

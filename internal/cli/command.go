@@ -44,7 +44,7 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 // calls it only when no subcommand matched the first argument.
 func noSuchCommand(cmd *cobra.Command, a []string) error {
 	if len(a) > 0 {
-		return usagef(fmt.Errorf("unknown command %q for %q%s (see %s --help)", a[0], cmd.CommandPath(), didYouMean(a[0], commandNames(cmd)), cmd.CommandPath()))
+		return usagef(fmt.Errorf("unknown command %q for %q%s (see %s --help)", a[0], commandPath(cmd), didYouMean(a[0], commandNames(cmd)), commandPath(cmd)))
 	}
 	return nil
 }

@@ -181,7 +181,7 @@ func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison,
 	// Each side may name latest (latest/a and latest/b): its note is
 	// said, and refused by a gate, once.
 	resolve := func(io *IO, st *store.Store, ref string) (*store.Ref, error) {
-		r, note, err := resolveNoted(st, ref)
+		r, note, err := resolveNoted(io, st, ref)
 		if note != "" && !slices.Contains(o.passed, note) {
 			sayPassed(io, note)
 			o.passed = append(o.passed, note)

@@ -45,7 +45,7 @@ func executeWithin(t *testing.T, d time.Duration, args ...string) (string, strin
 		root.SetArgs(args)
 		err := root.Execute()
 		if err != nil {
-			printError(&errb, err) // as Main prints it
+			printError(&errb, nil, err) // as Main prints it
 		}
 		done <- result{out.String(), errb.String(), exitCode(err)}
 	}()

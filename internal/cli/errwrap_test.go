@@ -31,7 +31,7 @@ func TestPrintErrorWrapped(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder
-			printErrorWrapped(&b, tt.err, 80)
+			printErrorWrapped(&b, nil, tt.err, 80)
 			if b.String() != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", b.String(), tt.want)
 			}

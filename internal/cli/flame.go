@@ -146,6 +146,7 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 		// resolve, as show and compare do: "latest" says which newer runs,
 		// that measured nothing, it passed by.
 		Resolve: func(ref string) (*store.Ref, error) { return resolve(io, store.Open(store.Dir("")), ref) },
+		Cmd:     io.Cmd,
 		Traced:  func(t lab.TraceInput) { sayTrace(io, t) },
 	}
 	if o.FromPyroscope != "" {

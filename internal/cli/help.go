@@ -21,14 +21,14 @@ const (
 {{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}`
 
 	usageTemplate = `Usage:{{if .Runnable}}
-{{hang .UseLine 2 6}}{{end}}{{if .HasAvailableSubCommands}}
-  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
+{{hang (typedUseLine .) 2 6}}{{end}}{{if .HasAvailableSubCommands}}
+  {{typedPath .}} [command]{{end}}{{if gt (len .Aliases) 0}}
 
 Aliases:
   {{.NameAndAliases}}{{end}}{{if .HasExample}}
 
 Examples:
-{{wrapExample .Example}}{{end}}{{if .HasAvailableSubCommands}}{{$cmds := .Commands}}
+{{wrapExample (typedExample .)}}{{end}}{{if .HasAvailableSubCommands}}{{$cmds := .Commands}}
 
 Available Commands:{{range $cmds}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
 {{commandLine .Name .NamePadding .Short}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
@@ -39,7 +39,7 @@ Flags:
 Global Flags:
 {{wrapFlags .InheritedFlags | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableSubCommands}}
 
-Use "{{.CommandPath}} [command] --help" for more information about a command.{{end}}
+Use "{{typedPath .}} [command] --help" for more information about a command.{{end}}
 `
 )
 
@@ -49,6 +49,14 @@ func init() {
 		return hang(strings.Repeat(" ", first)+s, rest)
 	})
 	cobra.AddTemplateFunc("wrapExample", wrapExample)
+	// The usage line and examples name the command as the user runs it
+	// (commandPath): "go run . run <scenario>" in a module from perflab
+	// new, where there is no perflab to type.
+	cobra.AddTemplateFunc("typedPath", commandPath)
+	cobra.AddTemplateFunc("typedUseLine", func(c *cobra.Command) string {
+		return commandPath(c) + strings.TrimPrefix(c.UseLine(), c.CommandPath())
+	})
+	cobra.AddTemplateFunc("typedExample", typedExample)
 	cobra.AddTemplateFunc("commandLine", func(name string, pad int, short string) string {
 		head := "  " + name + strings.Repeat(" ", max(0, pad-len(name))) + " "
 		return hangAfter(head, short, utf8.RuneCountInString(head))
@@ -135,6 +143,23 @@ func hangAfter(head, text string, indent int) string {
 		col += n
 	}
 	return b.String()
+}
+
+// typedExample is c's examples with the perflab that begins each line
+// replaced by the command the user runs perflab by (commandPath).
+func typedExample(c *cobra.Command) string {
+	name := commandPath(c.Root())
+	if name == c.Root().Name() {
+		return c.Example
+	}
+	lines := strings.Split(c.Example, "\n")
+	for i, l := range lines {
+		body := strings.TrimLeft(l, " ")
+		if rest, ok := strings.CutPrefix(body, c.Root().Name()+" "); ok {
+			lines[i] = l[:len(l)-len(body)] + name + " " + rest
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // wrapExample breaks an example's lines that are wider than helpWidth at

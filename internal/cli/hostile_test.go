@@ -13,6 +13,7 @@ func init() {
 	// may be anyone's.
 	perflab.Register(&perflab.Scenario{Name: "test-hostile-list", Doc: "retitles \x1b]0;pwned\x07 the terminal",
 		Long:   "clears \x1b[2J it \u202e",
+		Work:   []string{"^evil\x1b\\[2J\\."},
 		Params: []perflab.Param{{Name: "mode", Doc: "red \x1b[31m", Values: []string{"a", "b\x1b[0m"}, Default: []string{"a"}}},
 		Variants: []perflab.Variant{
 			{Name: "ok", Doc: "bell \x07", New: func(perflab.Params) (perflab.Case, error) {
@@ -34,7 +35,11 @@ func TestListEscapes(t *testing.T) {
 				t.Errorf("%v prints %q raw:\n%s", args, raw, out)
 			}
 		}
-		for _, want := range []string{`\x1b]0;pwned\x07`, `\x1b[31m`, `b\x1b[0m`, `bell \x07`} {
+		want := []string{`\x1b]0;pwned\x07`, `\x1b[31m`, `b\x1b[0m`, `bell \x07`}
+		if len(args) > 1 { // long: with the work patterns
+			want = append(want, `^evil\x1b\[2J\.`)
+		}
+		for _, want := range want {
 			if !strings.Contains(out, want) {
 				t.Errorf("%v lacks %q:\n%s", args, want, out)
 			}

@@ -50,20 +50,24 @@ func listRun(io *IO, names []string, long bool) error {
 		fmt.Fprintln(io.Err, "no scenarios are registered (import github.com/perflab/perflab/scenarios/all)")
 		return nil
 	}
-	writeList(io.Out, scenarios, long)
+	writeList(io.Out, scenarios, long, io.cmd("flame"))
 	return nil
 }
 
 // workHint says where the frame names a scenario's Work patterns match
-// come from, after a long listing.
-const workHint = "Work patterns are RE2 expressions matched against full function names " +
-	"(crypto/md5.block, example.com/you/pkg.(*worker).Run). To see the names in a " +
-	"profile: go tool pprof -top perflab-runs/ID/cases/CASE/cpu.pb.gz; " +
-	"perflab flame on a case draws them coloured by category."
+// come from, after a long listing; flame is the command that draws a
+// case's flame graph (perflab flame, go run . flame).
+func workHint(flame string) string {
+	return "Work patterns are RE2 expressions matched against full function names " +
+		"(crypto/md5.block, example.com/you/pkg.(*worker).Run). To see the names in a " +
+		"profile: go tool pprof -top perflab-runs/ID/cases/CASE/cpu.pb.gz; " +
+		flame + " on a case draws them coloured by category."
+}
 
 // writeList writes scenarios as `perflab list` does; long adds each
-// one's question and work patterns, and the hint on frame names.
-func writeList(out io.Writer, scenarios []*perflab.Scenario, long bool) {
+// one's question and work patterns, and the hint on frame names, which
+// names flame as the command that draws them.
+func writeList(out io.Writer, scenarios []*perflab.Scenario, long bool, flame string) {
 	for i, s := range scenarios {
 		if i > 0 {
 			fmt.Fprintln(out)
@@ -107,16 +111,68 @@ func writeList(out io.Writer, scenarios []*perflab.Scenario, long bool) {
 				fmt.Fprintln(out, "    none: the scenario's own code counts as other")
 			}
 			for _, w := range s.Work {
-				fmt.Fprintf(out, "    %s\n", w)
+				// Escaped, as the scenario's other texts; broken into
+				// lines of 80 columns, as a pattern has no spaces
+				// for wrap: one ran to 132 (suite-lookup's).
+				for j, line := range breakPattern(report.Safe(w), listWidth-4, listWidth-6) {
+					if j > 0 {
+						line = "  " + line
+					}
+					fmt.Fprintf(out, "    %s\n", line)
+				}
 			}
 		}
 	}
 	if long {
 		fmt.Fprintln(out)
-		for _, line := range wrap(workHint, listWidth) {
+		for _, line := range wrap(workHint(flame), listWidth) {
 			fmt.Fprintln(out, line)
 		}
 	}
+}
+
+// breakPattern breaks a regular expression into a first line of at most
+// first runes and others of at most rest, after a '|' where it can, else
+// after a '/', else anywhere but after a backslash: the pattern is its
+// lines joined. Breaking after an alternative's '|' keeps each line a
+// whole alternative or more, as a person reads one.
+func breakPattern(p string, first, rest int) []string {
+	var lines []string
+	width := first
+	for utf8.RuneCountInString(p) > width {
+		bar, slash, hard := -1, -1, -1
+		n := 0
+		for i, r := range p {
+			if n == width {
+				break
+			}
+			n++
+			end := i + utf8.RuneLen(r)
+			switch {
+			case r == '|':
+				bar = end
+			case r == '/':
+				slash = end
+			}
+			if r != '\\' {
+				hard = end
+			}
+		}
+		cut := bar
+		if cut <= 0 {
+			cut = slash
+		}
+		if cut <= 0 {
+			cut = hard
+		}
+		if cut <= 0 {
+			break // width 1 and a backslash: give up rather than loop
+		}
+		lines = append(lines, p[:cut])
+		p = p[cut:]
+		width = rest
+	}
+	return append(lines, p)
 }
 
 // listWidth is the width `perflab list` keeps to.

@@ -43,7 +43,7 @@ source this perflab was built from (or --perflab-dir).`,
   perflab new my-cache --dir ~/src/my-cache --module github.com/you/my-cache`,
 		Args: func(cmd *cobra.Command, a []string) error {
 			if len(a) != 1 {
-				return usagef(errors.New("name the scenario to create, such as perflab new my-cache"))
+				return usagef(errors.New("name the scenario to create, such as " + io.cmd("new my-cache")))
 			}
 			return nil
 		},

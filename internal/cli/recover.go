@@ -66,7 +66,7 @@ func recoverRun(_ context.Context, io *IO, o *RecoverOptions) error {
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Fprintf(io.Out, "recovered %s: %s, incomplete (`perflab show %s`)\n", r.ID, report.Count(measuredCases(r), "case")+" measured", r.ID)
+		fmt.Fprintf(io.Out, "recovered %s: %s, incomplete (`%s`)\n", r.ID, report.Count(measuredCases(r), "case")+" measured", io.cmd("show "+r.ID))
 	}
 	return errors.Join(errs...)
 }

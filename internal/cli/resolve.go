@@ -14,7 +14,7 @@ import (
 // resolve is st.Resolve for a command's reference, saying on stderr when
 // "latest" passed by newer runs (see resolveNoted).
 func resolve(io *IO, st *store.Store, ref string) (*store.Ref, error) {
-	r, note, err := resolveNoted(st, ref)
+	r, note, err := resolveNoted(io, st, ref)
 	if note != "" {
 		sayPassed(io, note)
 	}
@@ -31,22 +31,23 @@ func sayPassed(io *IO, note string) {
 // nothing (every case failed, an interrupt before the first repetition),
 // and List those it cannot read (a corrupt run.json) or that are partial;
 // without a word `show` would print an older run as if it were the last
-// one made, and a gate would pass on it.
-func resolveNoted(st *store.Store, ref string) (*store.Ref, string, error) {
+// one made, and a gate would pass on it. The note's hints name the
+// command as io.Cmd says.
+func resolveNoted(io *IO, st *store.Store, ref string) (*store.Ref, string, error) {
 	r, err := st.Resolve(ref)
 	if err != nil {
 		return nil, "", err
 	}
 	var note string
 	if id, _, _ := strings.Cut(ref, "/"); (id == store.Latest || ref == "") && r.Store.Root == st.Root {
-		note = skippedNote(st, r.Run)
+		note = skippedNote(io, st, r.Run)
 	}
 	return r, note, nil
 }
 
 // skippedNote names the runs newer than latest that latest passed by,
 // and why, in one line; "" when there are none.
-func skippedNote(st *store.Store, latest *model.Run) string {
+func skippedNote(io *IO, st *store.Store, latest *model.Run) string {
 	runs, unlisted, err := st.List()
 	if err != nil {
 		return ""
@@ -67,10 +68,10 @@ func skippedNote(st *store.Store, latest *model.Run) string {
 		if !errors.As(e, &u) || !newerID(u.ID, latest.ID) {
 			continue
 		}
-		w := "it cannot be read (`perflab show --list` says why)"
+		w := "it cannot be read (`" + io.cmd("show --list") + "` says why)"
 		switch {
 		case u.Abandoned:
-			w = "it is partial, its process ended without saving it (`perflab recover " + u.ID + "` saves it)"
+			w = "it is partial, its process ended without saving it (`" + io.cmd("recover "+u.ID) + "` saves it)"
 			abandoned++
 		case u.Partial:
 			w = "it is partial (being written now)"
@@ -86,9 +87,9 @@ func skippedNote(st *store.Store, latest *model.Run) string {
 	prune := ""
 	switch {
 	case empty > 0 && len(skipped) == 1:
-		prune = "; perflab runs prune --empty removes it"
+		prune = "; " + io.cmd("runs prune --empty") + " removes it"
 	case empty > 0:
-		prune = "; perflab runs prune --empty removes the empty ones"
+		prune = "; " + io.cmd("runs prune --empty") + " removes the empty ones"
 	}
 	switch len(skipped) {
 	case 0:
@@ -104,10 +105,10 @@ func skippedNote(st *store.Store, latest *model.Run) string {
 		parts = append(parts, fmt.Sprintf("%d being written", partial))
 	}
 	if abandoned > 0 {
-		parts = append(parts, fmt.Sprintf("%d left partial by a killed process (`perflab recover ID` saves one)", abandoned))
+		parts = append(parts, fmt.Sprintf("%d left partial by a killed process (`%s` saves one)", abandoned, io.cmd("recover ID")))
 	}
 	if unreadable > 0 {
-		parts = append(parts, fmt.Sprintf("%d unreadable (`perflab show --list` says why)", unreadable))
+		parts = append(parts, fmt.Sprintf("%d unreadable (`%s` says why)", unreadable, io.cmd("show --list")))
 	}
 	return fmt.Sprintf("latest is %s, not %d newer runs: %s%s", latest.ID, len(skipped), strings.Join(parts, ", "), prune)
 }

@@ -38,6 +38,10 @@ type IO struct {
 	InIsTerminal bool
 	// Args are the command-line arguments, recorded with each run.
 	Args []string
+	// Cmd is how the user runs perflab ("perflab", "go run .", the name
+	// of their own binary; see commandName), for the hints that name a
+	// command; "" is "perflab".
+	Cmd string
 }
 
 // ExitError carries a specific exit code.
@@ -77,6 +81,9 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 	root.SetErr(io.Err)
 	useHelpLayout(root)
 	root.SetFlagErrorFunc(flagErrors)
+	if io.Cmd != "" {
+		root.Annotations = map[string]string{cmdAnnotation: io.Cmd}
+	}
 	root.AddCommand(
 		newBenchCmd(io, nil),
 		newListCmd(io, nil),
@@ -118,15 +125,15 @@ func Main(args []string) int {
 		signal.Stop(sigs)
 		cancel(&signalError{sig})
 	}()
-	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), OutIsTerminal: isTerminal(os.Stdout), InIsTerminal: isTerminal(os.Stdin), Args: args}
+	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr), OutIsTerminal: isTerminal(os.Stdout), InIsTerminal: isTerminal(os.Stdin), Args: args, Cmd: commandName(os.Args[0])}
 	root := NewRoot(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
 		if streams.ErrIsTerminal {
-			printErrorWrapped(streams.Err, err, 80)
+			printErrorWrapped(streams.Err, streams, err, 80)
 		} else {
-			printError(streams.Err, err)
+			printError(streams.Err, streams, err)
 		}
 	}
 	code := exitCode(err)
@@ -138,9 +145,10 @@ func Main(args []string) int {
 
 // printError prints a command's error: with the store's hint, without the
 // credentials of any URL in it, and with control characters escaped, since
-// errors quote run.json, profiles and servers' answers.
-func printError(w io.Writer, err error) {
-	fmt.Fprintln(w, "perflab:", report.SafeText(store.RedactURL(err.Error()+hint(err))))
+// errors quote run.json, profiles and servers' answers. The hint names
+// the command as streams.Cmd says.
+func printError(w io.Writer, streams *IO, err error) {
+	fmt.Fprintln(w, "perflab:", report.SafeText(store.RedactURL(err.Error()+hint(streams, err))))
 }
 
 // printErrorWrapped is printError for a terminal: each line of the
@@ -148,9 +156,9 @@ func printError(w io.Writer, err error) {
 // line's later parts indented under it (an error naming a variant's
 // neighbours ran to 130 columns). A log or a pipe gets printError's one
 // line per line, for grep.
-func printErrorWrapped(w io.Writer, err error, width int) {
+func printErrorWrapped(w io.Writer, streams *IO, err error, width int) {
 	var b strings.Builder
-	printError(&b, err)
+	printError(&b, streams, err)
 	for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
 		if utf8.RuneCountInString(line) <= width {
 			fmt.Fprintln(w, line)
@@ -183,14 +191,14 @@ func (e *signalError) Error() string {
 
 // hint says what to do about the store's errors, which name no command
 // since the web shows them too.
-func hint(err error) string {
+func hint(io *IO, err error) string {
 	switch {
 	case errors.Is(err, store.ErrUnreadable):
-		return " (`perflab show --list` says why)"
+		return " (`" + io.cmd("show --list") + "` says why)"
 	case errors.Is(err, store.ErrNoRuns):
-		return " (run `perflab run <scenario>` first)"
+		return " (run `" + io.cmd("run <scenario>") + "` first)"
 	case errors.Is(err, store.ErrNoRun):
-		return " (see `perflab show --list`)"
+		return " (see `" + io.cmd("show --list") + "`)"
 	}
 	return ""
 }

@@ -64,7 +64,7 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
   perflab run cipher-cache --variant mutex,rwmutex --count 20 --profile none`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef(errors.New("name a scenario to run (see perflab list)"))
+				return usagef(errors.New("name a scenario to run (see " + io.cmd("list") + ")"))
 			}
 			return nil
 		},
@@ -112,7 +112,7 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 		Scenarios: o.Scenarios, Params: o.Params, Variants: o.Variants, VariantsSet: o.variantsSet,
 		Threads: o.Threads, Count: o.Count, Time: o.Time, Warmup: o.Warmup,
 		Profile: o.Profile, ProfileTime: o.ProfileTime, Trace: o.Trace,
-		Until: until, UntilMax: o.UntilMax, Rules: o.Rules, Seed: o.Seed, Args: o.Args,
+		Until: until, UntilMax: o.UntilMax, Rules: o.Rules, Seed: o.Seed, Args: o.Args, Cmd: io.Cmd,
 	})
 	if err != nil {
 		return usagef(err)
@@ -214,7 +214,7 @@ func (v *runView) Stored(run *model.Run, dir string) error {
 		showArgs += " -o " + v.st.Root
 	}
 	// A line each, to copy: on one line the paths ran to 190 columns.
-	fmt.Fprintf(v.io.Err, "perflab: saved %s\n  benchstat %s\n  perflab show %s\n", dir, filepath.Join(dir, "results.txt"), showArgs)
+	fmt.Fprintf(v.io.Err, "perflab: saved %s\n  benchstat %s\n  %s\n", dir, filepath.Join(dir, "results.txt"), v.io.cmd("show "+showArgs))
 	return nil
 }
 

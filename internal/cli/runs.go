@@ -33,12 +33,26 @@ type RunsOptions struct {
 const stalePartial = time.Hour
 
 func newRunsCmd(io *IO, rmF, pruneF runFunc[RunsOptions]) *cobra.Command {
+	// Alone, runs lists the store, as show --list does: the verb a user
+	// types to see the runs is the noun (git branch, git remote). It
+	// printed its help, which a user read as the command doing nothing;
+	// a usage error would have named show --list, a read-only listing
+	// this can give at once.
+	listO := &RunsOptions{}
 	runs := &cobra.Command{
 		Use:   "runs",
-		Short: "Remove stored runs: by id (rm), or incomplete, empty or old ones (prune)",
-		Args:  noSuchCommand,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Short: "List stored runs (as show --list); rm and prune remove them",
+		Long: `runs lists the stored runs, newest first, as show --list does. Its
+subcommands remove runs: rm by id, prune the incomplete, empty or old ones.`,
+		Example: `  perflab runs
+  perflab runs rm 20261130-111905-cipher-cache
+  perflab runs prune --empty`,
+		Args: noSuchCommand,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return listRuns(io, store.Open(store.Dir(listO.Dir)))
+		},
 	}
+	storeFlag(runs.Flags(), &listO.Dir)
 	flags := func(cmd *cobra.Command, o *RunsOptions) {
 		storeFlag(cmd.Flags(), &o.Dir)
 		cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "remove without asking (needed when stdin is not a terminal)")
@@ -50,7 +64,7 @@ func newRunsCmd(io *IO, rmF, pruneF runFunc[RunsOptions]) *cobra.Command {
 		Short: "Remove stored runs by id, after asking",
 		Args: func(cmd *cobra.Command, a []string) error {
 			if len(a) == 0 {
-				return usagef(errors.New("name the runs to remove (perflab show --list lists them)"))
+				return usagef(errors.New("name the runs to remove (" + io.cmd("show --list") + " lists them)"))
 			}
 			return nil
 		},
@@ -94,7 +108,7 @@ func runsRm(_ context.Context, io *IO, o *RunsOptions) error {
 	var list []doomed
 	for _, id := range o.IDs {
 		if id == store.Latest {
-			return usagef(errors.New("runs rm takes run ids, not latest: name the run (perflab show --list)"))
+			return usagef(errors.New("runs rm takes run ids, not latest: name the run (" + io.cmd("show --list") + ")"))
 		}
 		if !store.ValidID(id) {
 			return usagef(fmt.Errorf("%w %q", store.ErrInvalidID, id))
@@ -114,7 +128,7 @@ func runsRm(_ context.Context, io *IO, o *RunsOptions) error {
 
 func runsPrune(_ context.Context, io *IO, o *RunsOptions) error {
 	if !o.Incomplete && !o.Empty && o.OlderThan == 0 {
-		return usagef(errors.New("say what to prune: --incomplete, --empty or --older-than (see perflab runs prune --help)"))
+		return usagef(errors.New("say what to prune: --incomplete, --empty or --older-than (see " + io.cmd("runs prune --help") + ")"))
 	}
 	if o.OlderThan < 0 {
 		return usagef(fmt.Errorf("--older-than %s: want a positive duration, such as 72h", o.OlderThan))

@@ -23,7 +23,7 @@ func executeIn(t *testing.T, in string, terminal bool, args ...string) (string, 
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	if err != nil {
-		printError(&errb, err)
+		printError(&errb, nil, err)
 	}
 	return out.String(), errb.String(), exitCode(err)
 }
@@ -212,5 +212,36 @@ func TestStaleNoteShort(t *testing.T) {
 	}
 	if _, errs, _ := executeIn(t, "", false, "show", "-o", dir); strings.Contains(errs, "measured nothing") {
 		t.Errorf("after prune --empty:\n%s", errs)
+	}
+}
+
+// TestRunsLists: runs alone lists the store as show --list does (it
+// printed its help, and a new user took it for doing nothing).
+func TestRunsLists(t *testing.T) {
+	dir, ids := pruneStore(t)
+	empty := t.TempDir()
+	for _, tt := range []struct {
+		name  string
+		store string
+		want  []string
+	}{
+		{"a store", dir, []string{ids["good"], ids["interrupted"], "`perflab recover " + ids["stale"] + "`"}},
+		{"an empty store", empty, []string{"no runs in " + empty}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errs, code := executeIn(t, "", false, "runs", "-o", tt.store)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, errs)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out+errs, w) {
+					t.Errorf("no %q in\n%s%s", w, out, errs)
+				}
+			}
+			lout, lerrs, _ := executeIn(t, "", false, "show", "--list", "-o", tt.store)
+			if out != lout || errs != lerrs {
+				t.Errorf("runs:\n%s%s\nshow --list:\n%s%s", out, errs, lout, lerrs)
+			}
+		})
 	}
 }

@@ -23,6 +23,9 @@ type ServeOptions struct {
 	ready func(addr string)
 }
 
+// deprecatedDir is serve's old name for its store flag, now -o/--out.
+const deprecatedDir = "dir"
+
 func newServeCmd(io *IO, runF runFunc[ServeOptions]) *cobra.Command {
 	opts := &ServeOptions{}
 	cmd := &cobra.Command{
@@ -36,14 +39,21 @@ It listens on 127.0.0.1:8080 and answers only clients on this machine. To let
 other machines in, listen on another address, e.g. --addr :8080.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed(deprecatedDir) {
+				fmt.Fprintln(io.Err, "perflab: serve --dir is deprecated: name the store with -o/--out, as run, show and compare do")
+			}
 			return runF.or(serveRun)(cmd.Context(), io, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on; a non-loopback address opens the server to other machines")
 	cmd.Flags().StringVar(&opts.Pyroscope, "pyroscope", "", "also read merged profiles from the Pyroscope server at `URL` (page /pyroscope)")
-	cmd.Flags().StringVar(&opts.Dir, "dir", "", "run store directory (default $"+store.EnvDir+" or ./"+store.DefaultDir+")")
-	// -o/--out names the store in run, show and compare: accept it here too.
-	cmd.Flags().StringVarP(&opts.Dir, "out", "o", "", "same as --dir")
+	// -o/--out names the store, as in every other command that reads or
+	// writes one. serve's was --dir, kept (hidden) so that no script
+	// breaks; RunE says to use --out. Not cobra's MarkDeprecated: it
+	// prints its notice on the command's output, stdout here.
+	storeFlag(cmd.Flags(), &opts.Dir)
+	cmd.Flags().StringVar(&opts.Dir, deprecatedDir, "", "run store directory (deprecated: -o/--out)")
+	cmd.Flags().MarkHidden(deprecatedDir)
 	return cmd
 }
 

@@ -73,7 +73,7 @@ func listRuns(io *IO, st *store.Store) error {
 	for _, e := range skipped {
 		msg := e.Error()
 		if u, ok := e.(*store.Unlisted); ok && u.Abandoned {
-			msg += " (`perflab recover " + u.ID + "`)"
+			msg += " (`" + io.cmd("recover "+u.ID) + "`)"
 		}
 		fmt.Fprintln(io.Err, "perflab: not listed:", report.SafeText(msg))
 	}

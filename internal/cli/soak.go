@@ -55,7 +55,7 @@ Progress goes to stderr; Ctrl-C stops after uploading what was made.`,
   perflab flame --from-pyroscope http://127.0.0.1:4040 --query '{service_name="perflab",scenario="cipher-cache"}' --profile-type wall -o soak.html`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usagef(errors.New("name one scenario to soak (see perflab list)"))
+				return usagef(errors.New("name one scenario to soak (see " + io.cmd("list") + ")"))
 			}
 			return nil
 		},

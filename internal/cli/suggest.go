@@ -48,7 +48,7 @@ func unknownFlag(cmd *cobra.Command, err error) error {
 		}
 	})
 	sort.Strings(names)
-	see := fmt.Sprintf("(see %s --help)", cmd.CommandPath())
+	see := fmt.Sprintf("(see %s --help)", commandPath(cmd))
 	if group := ne.GetSpecifiedShortnames(); group != "" {
 		if c := suggest.Closest(group, names); len(c) > 0 {
 			return fmt.Errorf("unknown flag -%s: did you mean --%s? (long flags take two dashes)", group, c[0])

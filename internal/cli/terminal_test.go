@@ -65,7 +65,7 @@ func TestTerminalEscapes(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	printError(&buf, errors.New("server said "+evil+"\nsecond line http://u:pw@h/"))
+	printError(&buf, nil, errors.New("server said "+evil+"\nsecond line http://u:pw@h/"))
 	if got := buf.String(); strings.ContainsAny(got, "\x1b\x07") || strings.Contains(got, "pw@") || !strings.Contains(got, "\nsecond line") {
 		t.Errorf("printError wrote %q", got)
 	}

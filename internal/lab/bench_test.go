@@ -242,6 +242,9 @@ func TestBench(t *testing.T) {
 		{"BenchmarkMutex-2", []string{"lock"}, func(m map[string]float64) (float64, bool) { v, ok := m["lock-%"]; return v, ok }, false},
 		{"BenchmarkMutex-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["lock-%"]; return 100 - v, ok }, false},
 		{"BenchmarkHash/size=1024/loop-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["work-%"]; return v, ok }, false},
+		// The same with b.Loop: the whole loop runs in one call of the
+		// benchmark function, from run1's goroutine, not launch's.
+		{"BenchmarkHash/size=1024/bloop-2", []string{"work", "sched"}, func(m map[string]float64) (float64, bool) { v, ok := m["work-%"]; return v, ok }, false},
 		// Its hashing over what testing timed: the sleeps before
 		// ResetTimer and between StopTimer and StartTimer (about half
 		// its wall time) are not in the budget.

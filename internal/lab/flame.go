@@ -33,6 +33,9 @@ type FlameRequest struct {
 	// Resolve finds a stored run or case by reference (the CLI's says when
 	// "latest" passed by newer runs).
 	Resolve func(ref string) (*store.Ref, error)
+	// Cmd is how the user runs perflab ("perflab", "go run ."), for the
+	// errors' hints that name a command; "" is perflab.
+	Cmd string
 	// Kind is the profile drawn of a stored case: wall, cpu, mutex, block.
 	Kind string
 	Diff bool
@@ -151,7 +154,7 @@ func PlanFlame(ctx context.Context, req FlameRequest) (*Flame, error) {
 			if goroutine != nil {
 				return nil, planErr(fmt.Errorf("--goroutine selects goroutines of an execution trace, and %s is not one", arg))
 			}
-			if in, err = openProfile(stdin, req.Resolve, arg, req.Kind); err != nil {
+			if in, err = openProfile(stdin, req.Resolve, arg, req.Kind, req.Cmd); err != nil {
 				return nil, err
 			}
 		}
@@ -242,8 +245,8 @@ func (in *FlameInput) classifyAs(run *model.Run) {
 // latest/CASE). A stored case's profile is read through its store, by the
 // path its run.json records: the store refuses symbolic links, files that
 // are not regular and paths out of the run, so a tampered run cannot make
-// flame read (or hang on) anything else.
-func openProfile(stdin io.Reader, resolve func(string) (*store.Ref, error), arg, kind string) (*FlameInput, error) {
+// flame read (or hang on) anything else. cmd is FlameRequest.Cmd.
+func openProfile(stdin io.Reader, resolve func(string) (*store.Ref, error), arg, kind, cmd string) (*FlameInput, error) {
 	if arg == "-" {
 		// A profile piped in (curl …/debug/pprof/profile | perflab flame
 		// -): read with the same limits as a file.
@@ -288,13 +291,13 @@ func openProfile(stdin io.Reader, resolve func(string) (*store.Ref, error), arg,
 			return nil, planErr(fmt.Errorf("%s: no such profile file, case directory or run case", arg))
 		}
 		if errors.Is(err, model.ErrNoCase) {
-			return nil, planErr(fmt.Errorf("%w (see `perflab show`)", err))
+			return nil, planErr(fmt.Errorf("%w (see `%s`)", err, command(cmd, "show")))
 		}
 		return nil, err
 	}
 	run, c := ref.Run, ref.Case
 	if c == nil {
-		return nil, planErr(fmt.Errorf("%s is a whole run: name a case, e.g. %s/<case> (see `perflab show %s`)", arg, arg, run.ID))
+		return nil, planErr(fmt.Errorf("%s is a whole run: name a case, e.g. %s/<case> (see `%s`)", arg, arg, command(cmd, "show "+run.ID)))
 	}
 	rel, ok := c.Profiles[kind]
 	if !ok {

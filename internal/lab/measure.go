@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -40,6 +39,18 @@ type MeasureRequest struct {
 	Seed  uint64
 	// Args is the command line, recorded (redacted) in run.json.
 	Args []string
+	// Cmd is how the user runs perflab ("perflab", "go run ."), for the
+	// errors' hints that name a command; "" is perflab.
+	Cmd string
+}
+
+// command is the command line a hint tells the user to type: sub after
+// cmd, the command they run perflab by ("" is perflab).
+func command(cmd, sub string) string {
+	if cmd == "" {
+		cmd = "perflab"
+	}
+	return cmd + " " + sub
 }
 
 // MeasurePlan is a checked request: every scenario found, every name the
@@ -75,7 +86,7 @@ func PlanMeasure(req MeasureRequest) (*MeasurePlan, error) {
 		}
 		s, err := perflab.Lookup(name)
 		if err != nil {
-			return nil, planErr(unknownScenario(name, req.Scenarios, err))
+			return nil, planErr(unknownScenario(name, req.Scenarios, req.Cmd, err))
 		}
 		scenarios = append(scenarios, s)
 	}
@@ -208,7 +219,7 @@ func didYouMean(typed string, known []string) string {
 // every variant, and an empty name in its list.
 func checkVariants(req MeasureRequest) error {
 	if req.VariantsSet && len(req.Variants) == 0 {
-		return errors.New("--variant is empty: name the variants to run, or leave --variant out for all (see perflab list)")
+		return fmt.Errorf("--variant is empty: name the variants to run, or leave --variant out for all (see %s)", command(req.Cmd, "list"))
 	}
 	for _, v := range req.Variants {
 		if strings.TrimSpace(v) == "" {
@@ -221,8 +232,8 @@ func checkVariants(req MeasureRequest) error {
 // unknownScenario is Lookup's error for name, with a hint when name is
 // not a scenario but something else a user might type after one: a
 // variant (perflab run cipher-cache mutex) or a parameter (keys=128).
-// names are the scenario arguments.
-func unknownScenario(name string, names []string, err error) error {
+// names are the scenario arguments; cmd is MeasureRequest.Cmd.
+func unknownScenario(name string, names []string, cmd string, err error) error {
 	if k, v, ok := strings.Cut(name, "="); ok && k != "" && v != "" {
 		return fmt.Errorf("unknown scenario %q: for a parameter, use -p %s", name, name)
 	}
@@ -245,7 +256,7 @@ func unknownScenario(name string, names []string, err error) error {
 		return fmt.Errorf("unknown scenario %q: it is a variant of %s; to run only it, use --variant %s", name, strings.Join(of, ", "), name)
 	}
 	if of := variantOf(perflab.Scenarios()); len(of) > 0 {
-		return fmt.Errorf("unknown scenario %q: it is a variant of %s (perflab run %s --variant %s)", name, strings.Join(of, ", "), of[0], name)
+		return fmt.Errorf("unknown scenario %q: it is a variant of %s (%s)", name, strings.Join(of, ", "), command(cmd, "run "+of[0]+" --variant "+name))
 	}
 	return err
 }
@@ -269,7 +280,7 @@ func checkKnown(req MeasureRequest, scenarios []*perflab.Scenario) error {
 					all = append(all, p.Name)
 				}
 			}
-			return fmt.Errorf("-p %s: none of %s has a parameter %q%s (see perflab list)", p, strings.Join(req.Scenarios, ", "), name, didYouMean(name, append(all, "threads")))
+			return fmt.Errorf("-p %s: none of %s has a parameter %q%s (see %s)", p, strings.Join(req.Scenarios, ", "), name, didYouMean(name, append(all, "threads")), command(req.Cmd, "list"))
 		}
 	}
 	for _, v := range req.Variants {
@@ -284,7 +295,7 @@ func checkKnown(req MeasureRequest, scenarios []*perflab.Scenario) error {
 			}
 		}
 		if !known {
-			return fmt.Errorf("--variant %s: none of %s has that variant%s (see perflab list)", v, strings.Join(req.Scenarios, ", "), didYouMean(v, all))
+			return fmt.Errorf("--variant %s: none of %s has that variant%s (see %s)", v, strings.Join(req.Scenarios, ", "), didYouMean(v, all), command(req.Cmd, "list"))
 		}
 	}
 	return nil
