@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,12 +52,22 @@ func TestWallSeesOSWait(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var truth time.Duration
+	noTrace := false
 	spun := make(chan struct{})
 	go func() {
 		defer close(spun)
 		defer cancel() // ends the window, whatever happens here
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		// The truth's span starts once the tracer is on: trace.Start
+		// under -race beside the spinners took long enough, once in CI,
+		// that the profile saw 160 ms of the thread's 423 ms of wait.
+		for deadline := time.Now().Add(10 * time.Second); !trace.IsEnabled(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				noTrace = true
+				return
+			}
+		}
 		w0, _ := threadWait()
 		for end := time.Now().Add(700 * time.Millisecond); time.Now().Before(end); {
 		}
@@ -74,6 +85,9 @@ func TestWallSeesOSWait(t *testing.T) {
 	<-done
 	if err != nil {
 		t.Fatal(err)
+	}
+	if noTrace {
+		t.Fatal("the execution tracer was not on 10 s after the wall-clock window began")
 	}
 	var sched time.Duration
 	for _, s := range got.Sample {
