@@ -25,6 +25,7 @@ import (
 
 type runsView struct {
 	Dir       string
+	MakeRun   string
 	Scenario  string
 	Scenarios []string
 	Runs      []runRow
@@ -43,7 +44,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, "Cannot list the run store %s: %v", s.store.Root, err)
 		return
 	}
-	v := runsView{Dir: s.store.Root, Scenario: r.URL.Query().Get("scenario")}
+	v := runsView{Dir: s.store.Root, MakeRun: s.opts.MakeRun, Scenario: r.URL.Query().Get("scenario")}
 	seen := map[string]bool{}
 	for _, run := range runs {
 		if !seen[run.Scenario] {

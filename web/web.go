@@ -56,6 +56,11 @@ type Options struct {
 	// Profiles, if set, lets users fetch merged profiles from a
 	// continuous-profiling server (/pyroscope).
 	Profiles ProfileSource
+	// MakeRun is the command line an empty store's page tells the user
+	// to type to make a run; "" means "perflab run cipher-cache". A
+	// user's own module (perflab new) runs perflab as "go run ." and has
+	// its own scenarios.
+	MakeRun string
 	// Logf, if set, receives one line per server-side error.
 	Logf func(format string, args ...any)
 	// MemoryBudget bounds the memory profiles take, in bytes, from the
@@ -102,6 +107,9 @@ func New(dir string, opts Options) *Server {
 	}
 	if opts.MemoryBudget <= 0 {
 		opts.MemoryBudget = DefaultMemoryBudget
+	}
+	if opts.MakeRun == "" {
+		opts.MakeRun = "perflab run cipher-cache"
 	}
 	s := &Server{store: st, opts: opts, mux: http.NewServeMux(), uploads: newUploadCache(8, min(maxUploadBytes, opts.MemoryBudget/4)), csrf: http.NewCrossOriginProtection(), mem: newMemBudget(opts.MemoryBudget), trees: newBuiltCache(64)}
 	s.runs = newRunCache(st, s.mem)

@@ -629,3 +629,20 @@ func TestCompareTwoRunsDirection(t *testing.T) {
 		t.Fatalf("status %d; A: %s at %d, B: %s at %d", resp.StatusCode, f.full.ID, a, f.small.ID, bb)
 	}
 }
+
+// TestEmptyStoreMakeRun: an empty store's page says how to make a run
+// with the command the server was given (a module of one's own runs
+// perflab as "go run ." with its own scenario), escaped.
+func TestEmptyStoreMakeRun(t *testing.T) {
+	for _, tt := range []struct{ makeRun, want string }{
+		{"", "<code>perflab run cipher-cache</code>"},
+		{"go run . run my<scn>", "<code>go run . run my&lt;scn&gt;</code>"},
+	} {
+		srv := httptest.NewServer(New(t.TempDir(), Options{MakeRun: tt.makeRun, Logf: t.Logf}))
+		_, _, body := get(t, srv.URL+"/")
+		srv.Close()
+		if !strings.Contains(body, tt.want) {
+			t.Errorf("MakeRun %q: page lacks %q", tt.makeRun, tt.want)
+		}
+	}
+}

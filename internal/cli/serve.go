@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/web"
 	"github.com/spf13/cobra"
@@ -59,7 +60,7 @@ other machines in, listen on another address, e.g. --addr :8080.`,
 
 func serveRun(ctx context.Context, io *IO, opts *ServeOptions) error {
 	dir := store.Dir(opts.Dir)
-	wopts := web.Options{}
+	wopts := web.Options{MakeRun: makeRunHint(io)}
 	if opts.Pyroscope != "" {
 		c, err := pyroscopeClient(opts.Pyroscope, "", "", "")
 		if err != nil {
@@ -106,4 +107,19 @@ func serveRun(ctx context.Context, io *IO, opts *ServeOptions) error {
 	}
 	fmt.Fprintln(io.Err, "perflab: server stopped")
 	return nil
+}
+
+// makeRunHint is the command an empty store's page suggests: a run of
+// cipher-cache where this binary has it, else of the first scenario it
+// has (a module of one's own, from perflab new), by the command the user
+// ran perflab with.
+func makeRunHint(io *IO) string {
+	all := perflab.Scenarios()
+	name := "<scenario>"
+	for i, s := range all {
+		if i == 0 || s.Name == "cipher-cache" {
+			name = s.Name
+		}
+	}
+	return io.cmd("run " + name)
 }

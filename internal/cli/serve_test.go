@@ -134,3 +134,11 @@ func TestStoreFlagNamed(t *testing.T) {
 		t.Errorf("%d commands take a store, want run, bench, show, compare, push, runs (3), recover, serve", n)
 	}
 }
+
+// TestMakeRunHint: the empty store's page names a scenario this binary
+// has, by the command the user ran.
+func TestMakeRunHint(t *testing.T) {
+	if got, want := makeRunHint(&IO{Cmd: "go run ."}), "go run . run cipher-cache"; got != want {
+		t.Errorf("makeRunHint = %q, want %q", got, want)
+	}
+}
