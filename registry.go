@@ -46,10 +46,7 @@ func Lookup(name string) (*Scenario, error) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		if dym := suggest.DidYouMean(name, names); dym != "" {
-			return nil, fmt.Errorf("unknown scenario %q: %s (run `perflab list`)", name, dym)
-		}
-		return nil, fmt.Errorf("unknown scenario %q (run `perflab list`; a scenario of your own needs a blank import of its package)", name)
+		return nil, suggest.UnknownScenario(name, names, "perflab list")
 	}
 	return s, nil
 }

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/perflab/perflab/internal/lab"
 	"github.com/spf13/cobra"
 )
 
@@ -61,11 +62,10 @@ func isHex(s string) bool {
 // cmd is the command line a hint tells the user to type: sub (such as
 // "show --list") after the command they ran perflab by.
 func (io *IO) cmd(sub string) string {
-	name := "perflab"
-	if io != nil && io.Cmd != "" {
-		name = io.Cmd
+	if io == nil {
+		return lab.CommandLine("", sub)
 	}
-	return name + " " + sub
+	return lab.CommandLine(io.Cmd, sub)
 }
 
 // cmdAnnotation is the root command's annotation that holds IO.Cmd, for

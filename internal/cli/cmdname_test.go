@@ -76,6 +76,12 @@ func TestHintsNameTheCommand(t *testing.T) {
 		{"no runs", []string{"show", "-o", empty}, []string{"(run `go run . run <scenario>` first)"}},
 		{"no such run", []string{"show", "20200101-000000-nothing", "-o", dir}, []string{"(see `go run . show --list`)"}},
 		{"run without a scenario", []string{"run"}, []string{"(see go run . list)"}},
+		// The registry's own error says perflab list: lab's names the
+		// command the user ran.
+		{"an unknown scenario", []string{"run", "no-such-scenario"}, []string{"(run `go run . list`; a scenario of your own"}},
+		{"a scenario's typo", []string{"run", "cipher-cach"}, []string{"did you mean cipher-cache? (run `go run . list`)"}},
+		{"list of an unknown scenario", []string{"list", "no-such-scenario"}, []string{"(run `go run . list`;"}},
+		{"soak of an unknown scenario", []string{"soak", "no-such-scenario", "--url", "http://127.0.0.1:1"}, []string{"(run `go run . list`;"}},
 		{"a variant for a scenario", []string{"run", "nocache-pool"}, []string{"(go run . run cipher-cache --variant nocache-pool)"}},
 		{"an empty --variant", []string{"run", "cipher-cache", "--variant", ""}, []string{"(see go run . list)"}},
 		{"a parameter none has", []string{"run", "cipher-cache", "test-broken", "-p", "nosuch=1"}, []string{"(see go run . list)"}},

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/lab"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/spf13/cobra"
 )
@@ -39,7 +40,7 @@ func listRun(io *IO, names []string, long bool) error {
 	} else {
 		long = true
 		for _, n := range names {
-			s, err := perflab.Lookup(n)
+			s, err := lab.LookupScenario(n, io.Cmd)
 			if err != nil {
 				return usagef(err)
 			}

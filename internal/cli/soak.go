@@ -87,6 +87,7 @@ func soakRun(ctx context.Context, io *IO, o *SoakOptions) error {
 		Scenario: o.Scenario, Params: o.Params, Variants: o.Variants, Threads: o.Threads,
 		Duration: o.Duration, Slice: o.Slice, UploadRate: o.UploadRate, NoWall: o.NoWall,
 		URL: url, ServiceName: o.ServiceName, TenantID: tenant, User: user, Password: password, Labels: o.Labels,
+		Cmd: io.Cmd,
 	}
 	res, err := lab.Soak(ctx, req, func(e lab.SoakEvent) { soakProgress(io, e) })
 	if err := labUsage(err); isUsageError(err) {

@@ -291,13 +291,13 @@ func openProfile(stdin io.Reader, resolve func(string) (*store.Ref, error), arg,
 			return nil, planErr(fmt.Errorf("%s: no such profile file, case directory or run case", arg))
 		}
 		if errors.Is(err, model.ErrNoCase) {
-			return nil, planErr(fmt.Errorf("%w (see `%s`)", err, command(cmd, "show")))
+			return nil, planErr(fmt.Errorf("%w (see `%s`)", err, CommandLine(cmd, "show")))
 		}
 		return nil, err
 	}
 	run, c := ref.Run, ref.Case
 	if c == nil {
-		return nil, planErr(fmt.Errorf("%s is a whole run: name a case, e.g. %s/<case> (see `%s`)", arg, arg, command(cmd, "show "+run.ID)))
+		return nil, planErr(fmt.Errorf("%s is a whole run: name a case, e.g. %s/<case> (see `%s`)", arg, arg, CommandLine(cmd, "show "+run.ID)))
 	}
 	rel, ok := c.Profiles[kind]
 	if !ok {

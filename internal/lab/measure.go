@@ -44,13 +44,31 @@ type MeasureRequest struct {
 	Cmd string
 }
 
-// command is the command line a hint tells the user to type: sub after
-// cmd, the command they run perflab by ("" is perflab).
-func command(cmd, sub string) string {
+// CommandLine is the command line a hint tells the user to type: sub
+// (such as "show --list") after cmd, the command they run perflab by
+// ("perflab", "go run ."; "" is perflab). The CLI's hints and lab's
+// errors both name commands through it.
+func CommandLine(cmd, sub string) string {
 	if cmd == "" {
 		cmd = "perflab"
 	}
 	return cmd + " " + sub
+}
+
+// LookupScenario is perflab.Lookup whose error, for a scenario this
+// binary lacks, names the command that lists the ones it has by cmd, the
+// command the user runs perflab by (Lookup's says perflab list, which a
+// module from perflab new, run by go run ., does not have).
+func LookupScenario(name, cmd string) (*perflab.Scenario, error) {
+	s, err := perflab.Lookup(name)
+	if err != nil {
+		var names []string
+		for _, s := range perflab.Scenarios() {
+			names = append(names, s.Name)
+		}
+		return nil, suggest.UnknownScenario(name, names, CommandLine(cmd, "list"))
+	}
+	return s, nil
 }
 
 // MeasurePlan is a checked request: every scenario found, every name the
@@ -84,7 +102,7 @@ func PlanMeasure(req MeasureRequest) (*MeasurePlan, error) {
 		if slices.Contains(req.Scenarios[:i], name) {
 			return nil, planErr(fmt.Errorf("scenario %s is named twice: each scenario runs once a run (for more repetitions, use --count)", name))
 		}
-		s, err := perflab.Lookup(name)
+		s, err := LookupScenario(name, req.Cmd)
 		if err != nil {
 			return nil, planErr(unknownScenario(name, req.Scenarios, req.Cmd, err))
 		}
@@ -219,7 +237,7 @@ func didYouMean(typed string, known []string) string {
 // every variant, and an empty name in its list.
 func checkVariants(req MeasureRequest) error {
 	if req.VariantsSet && len(req.Variants) == 0 {
-		return fmt.Errorf("--variant is empty: name the variants to run, or leave --variant out for all (see %s)", command(req.Cmd, "list"))
+		return fmt.Errorf("--variant is empty: name the variants to run, or leave --variant out for all (see %s)", CommandLine(req.Cmd, "list"))
 	}
 	for _, v := range req.Variants {
 		if strings.TrimSpace(v) == "" {
@@ -256,7 +274,7 @@ func unknownScenario(name string, names []string, cmd string, err error) error {
 		return fmt.Errorf("unknown scenario %q: it is a variant of %s; to run only it, use --variant %s", name, strings.Join(of, ", "), name)
 	}
 	if of := variantOf(perflab.Scenarios()); len(of) > 0 {
-		return fmt.Errorf("unknown scenario %q: it is a variant of %s (%s)", name, strings.Join(of, ", "), command(cmd, "run "+of[0]+" --variant "+name))
+		return fmt.Errorf("unknown scenario %q: it is a variant of %s (%s)", name, strings.Join(of, ", "), CommandLine(cmd, "run "+of[0]+" --variant "+name))
 	}
 	return err
 }
@@ -280,7 +298,7 @@ func checkKnown(req MeasureRequest, scenarios []*perflab.Scenario) error {
 					all = append(all, p.Name)
 				}
 			}
-			return fmt.Errorf("-p %s: none of %s has a parameter %q%s (see %s)", p, strings.Join(req.Scenarios, ", "), name, didYouMean(name, append(all, "threads")), command(req.Cmd, "list"))
+			return fmt.Errorf("-p %s: none of %s has a parameter %q%s (see %s)", p, strings.Join(req.Scenarios, ", "), name, didYouMean(name, append(all, "threads")), CommandLine(req.Cmd, "list"))
 		}
 	}
 	for _, v := range req.Variants {
@@ -295,7 +313,7 @@ func checkKnown(req MeasureRequest, scenarios []*perflab.Scenario) error {
 			}
 		}
 		if !known {
-			return fmt.Errorf("--variant %s: none of %s has that variant%s (see %s)", v, strings.Join(req.Scenarios, ", "), didYouMean(v, all), command(req.Cmd, "list"))
+			return fmt.Errorf("--variant %s: none of %s has that variant%s (see %s)", v, strings.Join(req.Scenarios, ", "), didYouMean(v, all), CommandLine(req.Cmd, "list"))
 		}
 	}
 	return nil

@@ -35,6 +35,9 @@ type SoakRequest struct {
 	URL, ServiceName, TenantID, User, Password string
 	// Labels are extra labels on every profile, name=value.
 	Labels []string
+	// Cmd is how the user runs perflab ("perflab", "go run ."), for the
+	// errors' hints that name a command; "" is perflab.
+	Cmd string
 }
 
 // ErrNoServer is a SoakRequest's error when it names no Pyroscope server.
@@ -115,7 +118,7 @@ func Soak(ctx context.Context, req SoakRequest, progress func(SoakEvent)) (*Soak
 	if progress == nil {
 		progress = func(SoakEvent) {}
 	}
-	s, err := perflab.Lookup(req.Scenario)
+	s, err := LookupScenario(req.Scenario, req.Cmd)
 	if err != nil {
 		return nil, planErr(err)
 	}

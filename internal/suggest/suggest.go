@@ -4,6 +4,7 @@
 package suggest
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -58,6 +59,17 @@ func DidYouMean(typed string, candidates []string) string {
 		return ""
 	}
 	return "did you mean " + Or(c) + "?"
+}
+
+// UnknownScenario is the error for a scenario name none of names is:
+// what it may be a typo of, and list, the command line that lists the
+// scenarios ("perflab list"; "go run . list" in a module from perflab
+// new, where a hint naming perflab names a command that is not there).
+func UnknownScenario(name string, names []string, list string) error {
+	if dym := DidYouMean(name, names); dym != "" {
+		return fmt.Errorf("unknown scenario %q: %s (run `%s`)", name, dym, list)
+	}
+	return fmt.Errorf("unknown scenario %q (run `%s`; a scenario of your own needs a blank import of its package)", name, list)
 }
 
 // Or joins names as a sentence would: "a", "a or b", "a, b or c".
