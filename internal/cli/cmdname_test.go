@@ -3,9 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
 )
 
 // TestCommandName: the command the hints name, from os.Args[0] alone.
@@ -135,14 +140,53 @@ func TestHelpNamesTheCommand(t *testing.T) {
 					t.Errorf("no %q in\n%s", w, out)
 				}
 			}
-			// Up to the flags, whose texts (see perflab push) are
-			// left as they are.
-			usage, _, _ := strings.Cut(out, "\nFlags:")
-			for _, l := range strings.Split(usage, "\n") {
-				if strings.HasPrefix(strings.TrimSpace(l), "perflab ") && !strings.HasPrefix(l, "perflab ") {
-					t.Errorf("a usage or example line names perflab: %q", l)
+			namesPerflab(t, out)
+		})
+	}
+}
+
+// namesPerflab fails t for a line of help, up to its flags, that names
+// perflab as a command to type: an indented line that begins with it (a
+// usage line, an example, a command in the text). A flag's text (see
+// perflab push) is left as it is, and so is prose that begins with
+// perflab, at the start of a line.
+func namesPerflab(t *testing.T, help string) {
+	t.Helper()
+	usage, _, _ := strings.Cut(help, "\nFlags:")
+	for _, l := range strings.Split(usage, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "perflab ") && !strings.HasPrefix(l, "perflab ") {
+			t.Errorf("a line of help names perflab: %q", l)
+		}
+	}
+}
+
+// TestEveryHelpNamesTheCommand: no command's help names perflab as a
+// command to type where the user runs it as go run . (compare's text
+// listed its three forms as perflab compare), and all of it still fits
+// in helpWidth columns.
+func TestEveryHelpNamesTheCommand(t *testing.T) {
+	var visit func(c *cobra.Command, path []string)
+	visit = func(c *cobra.Command, path []string) {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			return
+		}
+		t.Run(strings.Join(append([]string{"perflab"}, path...), " "), func(t *testing.T) {
+			out, errs, code := executeAs(t, "go run .", append(slices.Clone(path), "--help")...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, errs)
+			}
+			namesPerflab(t, out)
+			// go run . is a column longer than perflab: the help
+			// still fits.
+			for i, line := range strings.Split(out, "\n") {
+				if n := utf8.RuneCountInString(line); n > helpWidth {
+					t.Errorf("line %d is %d columns: %q", i+1, n, line)
 				}
 			}
 		})
+		for _, s := range c.Commands() {
+			visit(s, append(slices.Clone(path), s.Name()))
+		}
 	}
+	visit(NewRoot(&IO{Out: io.Discard, Err: io.Discard}), nil)
 }

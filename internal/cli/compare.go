@@ -52,7 +52,7 @@ significant after that adjustment and its interval lies wholly beyond
 threshold, "cannot tell" when there were too few repetitions.
 
   perflab compare OLD-RUN NEW-RUN    every case the two runs share, by name
-  perflab compare RUN/CASE RUN/CASE  two single cases (CASE: a name or its slug)
+  perflab compare RUN/CASE RUN/CASE  two single cases (CASE: its name or slug)
   perflab compare RUN --base mutex   each variant against mutex, by parameters
 
 A run may be an id, "latest", or a run directory. As a CI gate, --fail-on

@@ -16,7 +16,7 @@ const helpWidth = 80
 // The templates are cobra's defaults (v1.10) with each free-running text
 // passed through a wrapping function.
 const (
-	helpTemplate = `{{with (or .Long .Short)}}{{. | reflow | trimTrailingWhitespaces}}
+	helpTemplate = `{{with (or .Long .Short)}}{{typedText $ . | reflow | trimTrailingWhitespaces}}
 
 {{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}`
 
@@ -56,7 +56,8 @@ func init() {
 	cobra.AddTemplateFunc("typedUseLine", func(c *cobra.Command) string {
 		return commandPath(c) + strings.TrimPrefix(c.UseLine(), c.CommandPath())
 	})
-	cobra.AddTemplateFunc("typedExample", typedExample)
+	cobra.AddTemplateFunc("typedExample", func(c *cobra.Command) string { return typedLines(c, c.Example, false) })
+	cobra.AddTemplateFunc("typedText", func(c *cobra.Command, text string) string { return typedLines(c, text, true) })
 	cobra.AddTemplateFunc("commandLine", func(name string, pad int, short string) string {
 		head := "  " + name + strings.Repeat(" ", max(0, pad-len(name))) + " "
 		return hangAfter(head, short, utf8.RuneCountInString(head))
@@ -145,16 +146,23 @@ func hangAfter(head, text string, indent int) string {
 	return b.String()
 }
 
-// typedExample is c's examples with the perflab that begins each line
-// replaced by the command the user runs perflab by (commandPath).
-func typedExample(c *cobra.Command) string {
+// typedLines is text of c's help with the perflab that begins a line
+// replaced by the command the user runs perflab by (commandPath): every
+// line of an example, and in a command's text only the indented ones
+// (indented only), which reflow keeps as commands to type (compare's
+// three forms); a paragraph's line that begins with perflab is prose
+// ("perflab runs a scenario's implementation variants").
+func typedLines(c *cobra.Command, text string, indentedOnly bool) string {
 	name := commandPath(c.Root())
 	if name == c.Root().Name() {
-		return c.Example
+		return text
 	}
-	lines := strings.Split(c.Example, "\n")
+	lines := strings.Split(text, "\n")
 	for i, l := range lines {
-		body := strings.TrimLeft(l, " ")
+		body := strings.TrimLeft(l, " \t")
+		if indentedOnly && len(body) == len(l) {
+			continue
+		}
 		if rest, ok := strings.CutPrefix(body, c.Root().Name()+" "); ok {
 			lines[i] = l[:len(l)-len(body)] + name + " " + rest
 		}
