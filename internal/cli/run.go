@@ -209,12 +209,8 @@ func (v *runView) Stored(run *model.Run, dir string) error {
 	} else {
 		writeTable(v.io.Out, run, v.o.Wide, v.o.Verbose)
 	}
-	showArgs := run.ID
-	if v.st.Root != store.DefaultDir {
-		showArgs += " -o " + v.st.Root
-	}
 	// A line each, to copy: on one line the paths ran to 190 columns.
-	fmt.Fprintf(v.io.Err, "perflab: saved %s\n  benchstat %s\n  %s\n", dir, filepath.Join(dir, "results.txt"), v.io.cmd("show "+showArgs))
+	fmt.Fprintf(v.io.Err, "perflab: saved %s\n  benchstat %s\n  %s\n", dir, filepath.Join(dir, "results.txt"), v.io.cmd("show "+run.ID+storeArg(v.st.Root)))
 	return nil
 }
 

@@ -60,7 +60,7 @@ other machines in, listen on another address, e.g. --addr :8080.`,
 
 func serveRun(ctx context.Context, io *IO, opts *ServeOptions) error {
 	dir := store.Dir(opts.Dir)
-	wopts := web.Options{MakeRun: makeRunHint(io)}
+	wopts := web.Options{MakeRun: makeRunHint(io, dir)}
 	if opts.Pyroscope != "" {
 		c, err := pyroscopeClient(opts.Pyroscope, "", "", "")
 		if err != nil {
@@ -112,8 +112,9 @@ func serveRun(ctx context.Context, io *IO, opts *ServeOptions) error {
 // makeRunHint is the command an empty store's page suggests: a run of
 // cipher-cache where this binary has it, else of the first scenario it
 // has (a module of one's own, from perflab new), by the command the user
-// ran perflab with.
-func makeRunHint(io *IO) string {
+// ran perflab with, into dir, the store served (without -o, serve -o DIR
+// said to make a run the page never showed).
+func makeRunHint(io *IO, dir string) string {
 	all := perflab.Scenarios()
 	name := "<scenario>"
 	for i, s := range all {
@@ -121,5 +122,5 @@ func makeRunHint(io *IO) string {
 			name = s.Name
 		}
 	}
-	return io.cmd("run " + name)
+	return io.cmd("run " + name + storeArg(dir))
 }

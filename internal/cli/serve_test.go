@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -136,9 +137,17 @@ func TestStoreFlagNamed(t *testing.T) {
 }
 
 // TestMakeRunHint: the empty store's page names a scenario this binary
-// has, by the command the user ran.
+// has, by the command the user ran, and the store served unless it is
+// the default one.
 func TestMakeRunHint(t *testing.T) {
-	if got, want := makeRunHint(&IO{Cmd: "go run ."}), "go run . run cipher-cache"; got != want {
-		t.Errorf("makeRunHint = %q, want %q", got, want)
+	for _, tt := range []struct{ name, dir, want string }{
+		{"default store", store.DefaultDir, "go run . run cipher-cache"},
+		{"a store of its own", "/tmp/runs", "go run . run cipher-cache -o /tmp/runs"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := makeRunHint(&IO{Cmd: "go run ."}, tt.dir); got != tt.want {
+				t.Errorf("makeRunHint(%q) = %q, want %q", tt.dir, got, tt.want)
+			}
+		})
 	}
 }
