@@ -104,7 +104,7 @@ func pyroscopeClient(url, tenant, user, password string) (*pyroscope.Client, err
 func pushRun(ctx context.Context, io *IO, o *PushOptions) error {
 	url, tenant, user, password := pyroscopeServer(o.URL, o.TenantID, o.User, o.Password)
 	p, err := planPush(lab.PushRequest{URL: url, TenantID: tenant, User: user, Password: password, Timeout: o.Timeout,
-		ServiceName: o.ServiceName, Labels: o.Labels, Timestamp: o.Timestamp, Profile: o.Profile})
+		ServiceName: o.ServiceName, Labels: o.Labels, Timestamp: o.Timestamp, Profile: o.Profile, Cmd: io.Cmd})
 	if err != nil {
 		return err
 	}

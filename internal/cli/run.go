@@ -122,7 +122,7 @@ func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 			return usagef(errors.New("--push sends the run's profiles, and --profile none captures none"))
 		}
 		url, tenant, user, password := pyroscopeServer(o.Push, "", "", "")
-		if o.pusher, err = planPush(lab.PushRequest{URL: url, TenantID: tenant, User: user, Password: password, Timeout: o.PushTimeout, TimeoutFlag: "--push-timeout"}); err != nil {
+		if o.pusher, err = planPush(lab.PushRequest{URL: url, TenantID: tenant, User: user, Password: password, Timeout: o.PushTimeout, TimeoutFlag: "--push-timeout", Cmd: io.Cmd}); err != nil {
 			return err
 		}
 	}

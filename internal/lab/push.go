@@ -31,12 +31,17 @@ type PushRequest struct {
 	// Profile limits the kinds sent (wall, cpu, mutex, block); nil sends
 	// every stored kind.
 	Profile []string
+	// Cmd is how the user runs perflab ("perflab", "go run ."), for the
+	// hint of a failed push that names the command to send it again; ""
+	// is perflab.
+	Cmd string
 }
 
 // Pusher is a checked PushRequest, ready to send runs.
 type Pusher struct {
 	c    *pyroscope.Client
 	opts pyroscope.PushOptions
+	cmd  string // PushRequest.Cmd
 }
 
 // PlanPush checks a push request before anything is read or sent: what the
@@ -83,7 +88,7 @@ func PlanPush(req PushRequest) (*Pusher, error) {
 	default:
 		return nil, planErr(fmt.Errorf("--timestamp %q: want profile or now", req.Timestamp))
 	}
-	return &Pusher{c: c, opts: opts}, nil
+	return &Pusher{c: c, opts: opts, cmd: req.Cmd}, nil
 }
 
 // Check checks the request's labels against run's, as Push will: a label
@@ -106,5 +111,6 @@ func (p *Pusher) URL() string { return p.c.URL() }
 func (p *Pusher) Push(ctx context.Context, st *store.Store, run *model.Run, progress io.Writer) (pyroscope.Summary, error) {
 	opts := p.opts
 	opts.Progress = progress
+	opts.Again = CommandLine(p.cmd, "push "+run.ID+" --url ...")
 	return pyroscope.PushRun(ctx, p.c, st, run, opts)
 }

@@ -35,6 +35,10 @@ type PushOptions struct {
 	Kinds []string
 	// Progress, when not nil, gets one line per profile as it is sent.
 	Progress io.Writer
+	// Again is the command line that sends the run again, which the
+	// error of a push that failed names ("perflab push ID --url ...";
+	// "go run . push ..." in a module from perflab new); none if "".
+	Again string
 }
 
 // Result is the outcome of pushing one stored profile.
@@ -336,8 +340,12 @@ func PushRun(ctx context.Context, c *Client, st *store.Store, run *model.Run, op
 		if stop != nil {
 			first = stop
 		}
-		return sum, fmt.Errorf("%d of %d profiles of run %s not sent to %s: %w (the run is still stored; `perflab push %s --url ...` sends it again)",
-			failed, len(sum.Results)-sum.empty(), run.ID, c.URL(), first, run.ID)
+		again := ""
+		if opts.Again != "" {
+			again = "; `" + opts.Again + "` sends it again"
+		}
+		return sum, fmt.Errorf("%d of %d profiles of run %s not sent to %s: %w (the run is still stored%s)",
+			failed, len(sum.Results)-sum.empty(), run.ID, c.URL(), first, again)
 	}
 	return sum, nil
 }
