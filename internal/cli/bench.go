@@ -209,7 +209,7 @@ func runBench(ctx context.Context, io *IO, o *BenchOptions) error {
 		} else {
 			writeBenchTable(io.Out, r.Run, o.Wide, o.Verbose)
 		}
-		fmt.Fprintf(io.Err, "perflab: saved %s\n  benchstat %s\n  %s\n", r.Dir, filepath.Join(r.Dir, store.ResultsFile), io.cmd("show "+r.Run.ID+storeArg(st.Root)))
+		fmt.Fprintf(io.Err, "perflab: saved %s\n  benchstat %s\n  %s\n", r.Dir, filepath.Join(r.Dir, store.ResultsFile), io.cmd("show "+r.Run.ID+lab.StoreArg(st.Root)))
 	}
 	if runErr != nil {
 		if errors.Is(runErr, runner.ErrInterrupted) {

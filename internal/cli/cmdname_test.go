@@ -100,7 +100,7 @@ func TestHintsNameTheCommand(t *testing.T) {
 		{"runs rm latest", []string{"runs", "rm", "latest", "-o", dir}, []string{"(go run . show --list)"}},
 		{"prune of nothing", []string{"runs", "prune", "-o", dir}, []string{"(see go run . runs prune --help)"}},
 		{"list -l", []string{"list", "-l"}, []string{"go run . flame on a case"}},
-		{"a push that failed", []string{"push", "-o", pushed, "--url", down.URL}, []string{"(the run is still stored; `go run . push 20"}},
+		{"a push that failed", []string{"push", "-o", pushed, "--url", down.URL}, []string{" -o " + pushed + " --url ...` sends it again)"}},
 		{"unknown command", []string{"runz"}, []string{`unknown command "runz" for "go run ."`, "(see go run . --help)"}},
 		{"unknown subcommand", []string{"runs", "rn"}, []string{`for "go run . runs"`, "(see go run . runs --help)"}},
 		{"unknown flag", []string{"show", "--zzzz"}, []string{"(see go run . show --help)"}},

@@ -29,15 +29,6 @@ func storeFlag(f *pflag.FlagSet, p *string) {
 	f.StringVarP(p, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
 }
 
-// storeArg is the -o flag a hint's command line needs to name the store
-// at root: "" for the default store, which the command finds by itself.
-func storeArg(root string) string {
-	if root == store.DefaultDir {
-		return ""
-	}
-	return " -o " + root
-}
-
 // args wraps a cobra argument check so its error is a usage error (exit
 // 2) by type, not recognised later by its English.
 func args(check cobra.PositionalArgs) cobra.PositionalArgs {

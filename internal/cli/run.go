@@ -210,7 +210,7 @@ func (v *runView) Stored(run *model.Run, dir string) error {
 		writeTable(v.io.Out, run, v.o.Wide, v.o.Verbose)
 	}
 	// A line each, to copy: on one line the paths ran to 190 columns.
-	fmt.Fprintf(v.io.Err, "perflab: saved %s\n  benchstat %s\n  %s\n", dir, filepath.Join(dir, "results.txt"), v.io.cmd("show "+run.ID+storeArg(v.st.Root)))
+	fmt.Fprintf(v.io.Err, "perflab: saved %s\n  benchstat %s\n  %s\n", dir, filepath.Join(dir, "results.txt"), v.io.cmd("show "+run.ID+lab.StoreArg(v.st.Root)))
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab"
+	"github.com/perflab/perflab/internal/lab"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/web"
 	"github.com/spf13/cobra"
@@ -122,5 +123,5 @@ func makeRunHint(io *IO, dir string) string {
 			name = s.Name
 		}
 	}
-	return io.cmd("run " + name + storeArg(dir))
+	return io.cmd("run " + name + lab.StoreArg(dir))
 }

@@ -55,6 +55,15 @@ func CommandLine(cmd, sub string) string {
 	return cmd + " " + sub
 }
 
+// StoreArg is the -o flag a hint's command line needs to name the store
+// at root: "" for the default store, which the command finds by itself.
+func StoreArg(root string) string {
+	if root == store.DefaultDir {
+		return ""
+	}
+	return " -o " + root
+}
+
 // LookupScenario is perflab.Lookup whose error, for a scenario this
 // binary lacks, names the command that lists the ones it has by cmd, the
 // command the user runs perflab by (Lookup's says perflab list, which a

@@ -111,6 +111,6 @@ func (p *Pusher) URL() string { return p.c.URL() }
 func (p *Pusher) Push(ctx context.Context, st *store.Store, run *model.Run, progress io.Writer) (pyroscope.Summary, error) {
 	opts := p.opts
 	opts.Progress = progress
-	opts.Again = CommandLine(p.cmd, "push "+run.ID+" --url ...")
+	opts.Again = CommandLine(p.cmd, "push "+run.ID+StoreArg(st.Root)+" --url ...")
 	return pyroscope.PushRun(ctx, p.c, st, run, opts)
 }
