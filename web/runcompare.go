@@ -74,7 +74,7 @@ func (s *Server) runComparePage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, "Compare each variant against a base (base=) or the run with another (with=), not both.")
 		return
 	case v.Base != "":
-		c, pr, err = lab.CompareVariants(run, v.Base)
+		c, pr, err = lab.CompareVariants(run, v.Base, "")
 		if err != nil {
 			s.fail(w, r, http.StatusNotFound, "%v", err)
 			return

@@ -10,8 +10,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
+	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
 )
 
@@ -71,6 +73,9 @@ func TestHintsNameTheCommand(t *testing.T) {
 	pushed := quickRun(t, "cpu")
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close()
+	// A run of one variant, which --base cannot compare.
+	lonely := filepath.Join(t.TempDir(), "runs")
+	lonelyID := storeRun(t, store.Open(lonely), time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), map[string][]float64{"variant=other/keys=1/threads=1": {100, 101, 99, 100, 102, 98}})
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -100,6 +105,7 @@ func TestHintsNameTheCommand(t *testing.T) {
 		{"runs rm latest", []string{"runs", "rm", "latest", "-o", dir}, []string{"(go run . show --list)"}},
 		{"prune of nothing", []string{"runs", "prune", "-o", dir}, []string{"(see go run . runs prune --help)"}},
 		{"list -l", []string{"list", "-l"}, []string{"go run . flame on a case"}},
+		{"compare of a run of one variant", []string{"compare", lonelyID, "--base", "other", "-o", lonely}, []string{"compare the run with another (go run . compare OLD NEW)"}},
 		{"a push that failed", []string{"push", "-o", pushed, "--url", down.URL}, []string{" -o " + pushed + " --url ...` sends it again)"}},
 		{"unknown command", []string{"runz"}, []string{`unknown command "runz" for "go run ."`, "(see go run . --help)"}},
 		{"unknown subcommand", []string{"runs", "rn"}, []string{`for "go run . runs"`, "(see go run . runs --help)"}},

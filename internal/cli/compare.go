@@ -196,7 +196,7 @@ func comparison(io *IO, st *store.Store, o *CompareOptions) (*report.Comparison,
 		if ref.Case != nil {
 			return nil, pr, usagef(errors.New("--base compares the variants of a whole run: give a run, not a case"))
 		}
-		c, pr, err := lab.CompareVariants(ref.Run, o.Base)
+		c, pr, err := lab.CompareVariants(ref.Run, o.Base, io.Cmd)
 		if err != nil {
 			return nil, pr, usagef(err)
 		}

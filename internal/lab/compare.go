@@ -74,8 +74,10 @@ func sameStore(a, b *store.Ref) bool {
 // CompareVariants builds the comparison of each variant of run with the
 // base variant at the same parameters and goroutine count (`perflab
 // compare RUN --base VARIANT`). The repetitions pair by round. An unknown
-// base is an error that names the run's variants.
-func CompareVariants(run *model.Run, base string) (*report.Comparison, compare.Pairing, error) {
+// base is an error that names the run's variants. cmd is how the user
+// runs perflab, for the command a run of one variant is told to use
+// instead ("" is perflab, as the web says it).
+func CompareVariants(run *model.Run, base, cmd string) (*report.Comparison, compare.Pairing, error) {
 	pr, err := variantPairs(run, base)
 	if err != nil {
 		return nil, pr, err
@@ -93,7 +95,7 @@ func CompareVariants(run *model.Run, base string) (*report.Comparison, compare.P
 	if only := onlyVariant(run); !c.Unusable && only == base {
 		// Else "no shared case measured any of time/op, …", which blames
 		// the metrics for what is the run's having nothing to compare.
-		c.Unusable, c.Reason = true, fmt.Sprintf("run %s has no variant but %s to compare with it: compare the run with another (perflab compare OLD NEW)", run.ID, base)
+		c.Unusable, c.Reason = true, fmt.Sprintf("run %s has no variant but %s to compare with it: compare the run with another (%s)", run.ID, base, CommandLine(cmd, "compare OLD NEW"))
 	}
 	return c, pr, nil
 }
