@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"testing"
@@ -57,6 +58,14 @@ func TestWallSeesOSWait(t *testing.T) {
 		defer cancel() // ends the window, whatever happens here
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		// The truth is taken inside the traced window: trace.Start
+		// takes tens of milliseconds on a loaded machine under -race
+		// (170 ms seen), and the thread's wait before it is in no
+		// profile. Taken from the spin's start, it read the profile at
+		// 0.46-0.90 of it (2 runs in 14 under half at a load of 9).
+		for limit := time.Now().Add(10 * time.Second); !trace.IsEnabled() && time.Now().Before(limit); {
+			time.Sleep(time.Millisecond)
+		}
 		w0, _ := threadWait()
 		for end := time.Now().Add(700 * time.Millisecond); time.Now().Before(end); {
 		}
