@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -688,10 +689,12 @@ func TestWakePreemption(t *testing.T) {
 	type wake struct {
 		at  int64
 		tid int64
+		g   xtrace.GoID
 	}
 	var wakes []wake
 	var data []byte
 	var lead int64
+	stopped := map[xtrace.GoID][]int64{} // when each goroutine stopped running
 	// A loaded machine (CI runs test binaries side by side) can keep the
 	// two from overlapping: 9 wake-ups in one such window, 4 in three of
 	// them under -race at load 1. Up to four, each twice as long.
@@ -700,12 +703,17 @@ func TestWakePreemption(t *testing.T) {
 			pairInRegion(work)
 		})
 		wakes = wakes[:0]
+		clear(stopped)
 		lead = readGoTransitions(t, data, func(ev *xtrace.Event, st xtrace.StateTransition, from, to xtrace.GoState) {
+			if from == xtrace.GoRunning && to != xtrace.GoRunning {
+				g := st.Resource.Goroutine()
+				stopped[g] = append(stopped[g], int64(ev.Time()))
+			}
 			if from != xtrace.GoWaiting || to != xtrace.GoRunnable || ev.Goroutine() == xtrace.NoGoroutine {
 				return
 			}
 			if hasFrame(ev.Stack(), "sync.(*Mutex).Unlock") {
-				wakes = append(wakes, wake{int64(ev.Time()), int64(ev.Thread())})
+				wakes = append(wakes, wake{int64(ev.Time()), int64(ev.Thread()), ev.Goroutine()})
 			}
 		})
 	}
@@ -713,6 +721,18 @@ func TestWakePreemption(t *testing.T) {
 		t.Fatalf("only %d wake-ups inside Unlock in four tries: the test needs more", len(wakes))
 	}
 	const took = 20 * time.Microsecond
+	// moved counts the wake-ups whose waker stopped running (a GC stop,
+	// Go's own preemption) within d of waking: a preemption laid d after
+	// such a one goes with the running time, not at the wake-up.
+	moved := func(d time.Duration) int {
+		n := 0
+		for _, w := range wakes {
+			if slices.ContainsFunc(stopped[w.g], func(at int64) bool { return at > w.at && at <= w.at+int64(d) }) {
+				n++
+			}
+		}
+		return n
+	}
 	for _, tc := range []struct {
 		name    string
 		after   time.Duration // from the wake-up to the preemption
@@ -797,10 +817,15 @@ func TestWakePreemption(t *testing.T) {
 				t.Errorf("%v under the frame, the result says %v", atOwn, res.OSOwn)
 			}
 			// One whose goroutine changed state in the 3 µs since
-			// its wake-up (a GC stop) goes with the running time.
-			want := time.Duration(tc.woke * float64(all))
-			if atWake > want || atWake < want*9/10 {
-				t.Errorf("%v charged at the wake-up, %v where the running time is; want %.0f%% (90–100%% of it) of %v at the wake-up", atWake, atRun, 100*tc.woke, all)
+			// its wake-up (a GC stop, Go's own preemption) goes with
+			// the running time: of the others, tc.woke of each is the
+			// wake-up's. (A fixed 90-100% of all failed 4 runs in 10
+			// under -race at a load of 10-12 on 2 cores: 2 of 13-18
+			// wake-ups moved, each as the trace says.)
+			m := moved(tc.after)
+			want := time.Duration(tc.woke*float64(took)) * time.Duration(len(wakes)-m)
+			if d := atWake - want; d > time.Microsecond || d < -time.Microsecond || atWake > time.Duration(tc.woke*float64(all)) {
+				t.Errorf("%v charged at the wake-up, %v where the running time is; want %.0f%% of the %v laid at the %d of %d wake-ups whose goroutine ran on past them, %v", atWake, atRun, 100*tc.woke, took, len(wakes)-m, len(wakes), want)
 			}
 		})
 	}
