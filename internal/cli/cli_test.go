@@ -197,12 +197,32 @@ func TestRunReportsFailedVariant(t *testing.T) {
 	}
 }
 
+// cancelAt is a command's stderr that cancels its context once the
+// text at has been written to it.
+type cancelAt struct {
+	bytes.Buffer
+	at     string
+	cancel func()
+}
+
+func (w *cancelAt) Write(p []byte) (int, error) {
+	n, err := w.Buffer.Write(p)
+	if strings.Contains(w.String(), w.at) {
+		w.cancel()
+	}
+	return n, err
+}
+
 func TestRunInterruptedIsSavedIncomplete(t *testing.T) {
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	// Interrupted as round 2 begins, with round 1 measured: a fixed
+	// 400 ms fell in the setup, before any round, in 2 runs of 12 under
+	// -race at a load of 9 on 2 cores. The minute only bounds a hang.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var out, errb bytes.Buffer
-	root := NewRoot(&IO{Out: &out, Err: &errb})
+	var out bytes.Buffer
+	errb := &cancelAt{at: "perflab: round 2/1000 ", cancel: cancel}
+	root := NewRoot(&IO{Out: &out, Err: errb})
 	root.SetArgs([]string{"run", "cipher-cache", "--variant", "sum256", "-p", "keys=128", "--threads", "1",
 		"--count", "1000", "--time", "5ms", "--warmup", "1ms", "--profile", "none", "-o", dir})
 	err := root.ExecuteContext(ctx)
