@@ -23,6 +23,7 @@ func TestDidYouMean(t *testing.T) {
 	}{
 		{"command", []string{"runn"}, `unknown command "runn" for "perflab": did you mean run or runs? (see perflab --help)`},
 		{"command, transposed", []string{"sohw"}, `did you mean show?`},
+		{"the gate, by the manual's name for it", []string{"gate"}, `unknown command "gate" for "perflab": the CI gate is perflab compare OLD NEW --fail-on regression (see perflab --help)`},
 		{"nothing close", []string{"deploy"}, `unknown command "deploy" for "perflab" (see perflab --help)`},
 		{"scenario", []string{"run", "cipher-cach"}, `unknown scenario "cipher-cach": did you mean cipher-cache? (run ` + "`perflab list`)"},
 		{"scenario in list", []string{"list", "cipher-cach"}, `did you mean cipher-cache?`},
