@@ -187,6 +187,8 @@ func hint(err error) string {
 	switch {
 	case errors.Is(err, store.ErrUnreadable):
 		return " (`perflab show --list` says why)"
+	case errors.Is(err, store.ErrNoStore):
+		return " (is -o or $" + store.EnvDir + " right?)"
 	case errors.Is(err, store.ErrNoRuns):
 		return " (run `perflab run <scenario>` first)"
 	case errors.Is(err, store.ErrNoRun):

@@ -51,3 +51,24 @@ func TestDidYouMean(t *testing.T) {
 		})
 	}
 }
+
+// TestNoStoreHint: a store whose directory is not there is told apart
+// from an empty one. A typo in -o was answered "run `perflab run
+// <scenario>` first", which sends the user to measure again what is
+// stored elsewhere.
+func TestNoStoreHint(t *testing.T) {
+	empty := t.TempDir()
+	for _, tt := range []struct {
+		name, dir, want, not string
+	}{
+		{"empty store", empty, "no runs in " + empty + " (run `perflab run <scenario>` first)", "no such directory"},
+		{"no such directory", empty + "-typo", "no runs in " + empty + "-typo: no such directory (is -o or $PERFLAB_DIR right?)", "first)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errs, code := executeWithin(t, 10*time.Second, "show", "-o", tt.dir)
+			if code != 2 || !strings.Contains(errs, tt.want) || strings.Contains(errs, tt.not) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 2, %q and not %q", code, errs, tt.want, tt.not)
+			}
+		})
+	}
+}
