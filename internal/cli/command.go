@@ -44,7 +44,18 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 // calls it only when no subcommand matched the first argument.
 func noSuchCommand(cmd *cobra.Command, a []string) error {
 	if len(a) > 0 {
-		return usagef(fmt.Errorf("unknown command %q for %q%s (see %s --help)", a[0], commandPath(cmd), didYouMean(a[0], commandNames(cmd)), commandPath(cmd)))
+		hint := didYouMean(a[0], commandNames(cmd))
+		if h, ok := otherNames[a[0]]; ok && hint == "" && !cmd.HasParent() {
+			hint = ": " + fmt.Sprintf(h, commandPath(cmd))
+		}
+		return usagef(fmt.Errorf("unknown command %q for %q%s (see %s --help)", a[0], commandPath(cmd), hint, commandPath(cmd)))
 	}
 	return nil
+}
+
+// otherNames are commands a user may look for under a name perflab does
+// not give them: the manual calls compare's --fail-on the CI gate, and a
+// new user typed `perflab gate`. %s is the command the user ran.
+var otherNames = map[string]string{
+	"gate": "the CI gate is %s compare OLD NEW --fail-on regression",
 }

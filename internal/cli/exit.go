@@ -57,7 +57,9 @@ func gateError(g *lab.Gate) error {
 				fmt.Fprintf(&b, "\n  … and %d more", len(g.Regressions)-i)
 				break
 			}
-			fmt.Fprintf(&b, "\n  %s %s %+.1f%% [%+.1f%%, %+.1f%%]", r.Label, r.Unit, 100*r.Change, 100*r.ChangeLo, 100*r.ChangeHi)
+			// As the table says it: time/op, not run.json's ns/op, and
+			// a rise from nothing as "+64.0 (from 0)", not "+Inf%".
+			fmt.Fprintf(&b, "\n  %s %s %s", r.Label, report.MetricName(r.Unit), report.ChangeText(r))
 		}
 		if len(g.Problems) > 0 {
 			b.WriteString("\nand ")

@@ -39,7 +39,7 @@ func TestGateFailsClosed(t *testing.T) {
 	}{
 		{name: "same, enough repetitions", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100)}, code: 0},
 		{name: "3x slower at count 6", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 300)}, code: 1,
-			errs: []string{"regressed beyond the threshold", mutex + " ns/op +200.0%"}},
+			errs: []string{"regressed beyond the threshold", mutex + " time/op +200.0% ["}},
 		{name: "3x slower at count 2", base: map[string][]float64{mutex: reps(2, 100)}, head: map[string][]float64{mutex: reps(2, 300)}, code: 3,
 			errs: []string{"cannot judge", "1 of 1 rows cannot be significant", "n=2+2", "use --count 4 or more", "(too few repetitions)"}},
 		{name: "3x slower at count 3", base: map[string][]float64{mutex: reps(3, 100)}, head: map[string][]float64{mutex: reps(3, 300)}, code: 3,
@@ -92,7 +92,7 @@ func TestGateFailsClosed(t *testing.T) {
 			code: 3, errs: []string{`has status "OK", which perflab does not know`}},
 		{name: "no repetitions", base: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)},
 			edit: func(r *model.Run) { setCase(r, mutex, func(c *model.Case) { c.Reps = nil }) },
-			code: 3, errs: []string{"no repetitions of ns/op (n=6+0), B/op (n=6+0) on one side"}},
+			code: 3, errs: []string{"no repetitions of time/op (n=6+0), B/op (n=6+0) on one side"}},
 		{name: "a metric on one side only", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100)},
 			edit: func(r *model.Run) {
 				setCase(r, mutex, func(c *model.Case) {
@@ -101,7 +101,7 @@ func TestGateFailsClosed(t *testing.T) {
 					}
 				})
 			},
-			code: 3, errs: []string{"no repetitions of ns/op (n=6+0) on one side"}},
+			code: 3, errs: []string{"no repetitions of time/op (n=6+0) on one side"}},
 		{name: "a named metric nobody measured", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 100)},
 			args: []string{"--metric", "time/op,cpu/op"}, code: 3, errs: []string{"cpu/op: named by --metric, but no compared case measured it (not measured)"}},
 		{name: "a variant with no base case at its parameters", head: map[string][]float64{mutex: reps(10, 100), sum256: reps(10, 100), "variant=mutex/keys=256/threads=1": reps(10, 100)},
@@ -115,6 +115,17 @@ func TestGateFailsClosed(t *testing.T) {
 				setCase(r, sum256, func(c *model.Case) { c.Status, c.Error = model.StatusFailed, "panic: x" })
 			},
 			code: 1, errs: []string{"regressed beyond the threshold", "and the gate cannot judge 1 thing(s)", "failed: panic: x"}},
+		// B/op up from nothing has no relative change: the reason says it
+		// as the table does, not "+Inf% [+Inf%, +Inf%]".
+		{name: "B/op up from nothing", head: map[string][]float64{mutex: reps(6, 100), sum256: reps(6, 100)},
+			edit: func(r *model.Run) {
+				setCase(r, sum256, func(c *model.Case) {
+					for _, rep := range c.Reps {
+						rep.Metrics["B/op"] = 0
+					}
+				})
+			},
+			args: []string{"--base", "sum256", "--metric", "B/op"}, code: 1, errs: []string{"mutex B/op +64.0 (from 0)\n"}},
 		{name: "threshold NaN", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 300)},
 			args: []string{"--threshold", "NaN"}, code: 2, errs: []string{`--threshold "NaN"`}},
 		{name: "threshold NaN%", base: map[string][]float64{mutex: reps(6, 100)}, head: map[string][]float64{mutex: reps(6, 300)},

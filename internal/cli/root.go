@@ -195,6 +195,8 @@ func hint(io *IO, err error) string {
 	switch {
 	case errors.Is(err, store.ErrUnreadable):
 		return " (`" + io.cmd("show --list") + "` says why)"
+	case errors.Is(err, store.ErrNoStore):
+		return " (is -o or $" + store.EnvDir + " right?)"
 	case errors.Is(err, store.ErrNoRuns):
 		return " (run `" + io.cmd("run <scenario>") + "` first)"
 	case errors.Is(err, store.ErrNoRun):
@@ -228,7 +230,13 @@ func notFound(err error) bool {
 	return errors.Is(err, store.ErrNoRun) || errors.Is(err, store.ErrNoRuns) || errors.Is(err, model.ErrNoCase) || errors.Is(err, store.ErrInvalidID)
 }
 
+// isTerminal says whether f is a terminal: a character device that
+// answers the terminal's ioctl where the system has one (isTTY), not
+// /dev/null, which is a character device too. Taking it for one,
+// 'perflab flame RUN/CASE > /dev/null' refused to write SVG to a
+// terminal, and 'runs prune < /dev/null' asked a question no one could
+// answer instead of wanting --yes.
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && isTTY(f)
 }

@@ -23,6 +23,7 @@ func TestDidYouMean(t *testing.T) {
 	}{
 		{"command", []string{"runn"}, `unknown command "runn" for "perflab": did you mean run or runs? (see perflab --help)`},
 		{"command, transposed", []string{"sohw"}, `did you mean show?`},
+		{"the gate, by the manual's name for it", []string{"gate"}, `unknown command "gate" for "perflab": the CI gate is perflab compare OLD NEW --fail-on regression (see perflab --help)`},
 		{"nothing close", []string{"deploy"}, `unknown command "deploy" for "perflab" (see perflab --help)`},
 		{"scenario", []string{"run", "cipher-cach"}, `unknown scenario "cipher-cach": did you mean cipher-cache? (run ` + "`perflab list`)"},
 		{"scenario in list", []string{"list", "cipher-cach"}, `did you mean cipher-cache?`},
@@ -46,6 +47,27 @@ func TestDidYouMean(t *testing.T) {
 			}
 			if strings.Contains(errs, "[") {
 				t.Errorf("a Go slice in the message: %s", errs)
+			}
+		})
+	}
+}
+
+// TestNoStoreHint: a store whose directory is not there is told apart
+// from an empty one. A typo in -o was answered "run `perflab run
+// <scenario>` first", which sends the user to measure again what is
+// stored elsewhere.
+func TestNoStoreHint(t *testing.T) {
+	empty := t.TempDir()
+	for _, tt := range []struct {
+		name, dir, want, not string
+	}{
+		{"empty store", empty, "no runs in " + empty + " (run `perflab run <scenario>` first)", "no such directory"},
+		{"no such directory", empty + "-typo", "no runs in " + empty + "-typo: no such directory (is -o or $PERFLAB_DIR right?)", "first)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errs, code := executeWithin(t, 10*time.Second, "show", "-o", tt.dir)
+			if code != 2 || !strings.Contains(errs, tt.want) || strings.Contains(errs, tt.not) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 2, %q and not %q", code, errs, tt.want, tt.not)
 			}
 		})
 	}

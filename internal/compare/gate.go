@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/model"
+	"github.com/perflab/perflab/internal/units"
 )
 
 // ProblemKind says why a gate could not judge a case or a metric.
@@ -65,10 +66,10 @@ func (g Gate) Pass() bool { return len(g.Regressions) == 0 && len(g.Problems) ==
 // known are the statuses a run can give a case.
 var known = map[model.Status]bool{model.StatusOK: true, model.StatusFailed: true, model.StatusSkipped: true, model.StatusNotApplicable: true}
 
-// Judge judges the comparisons cs of pairing p on units for a gate.
+// Judge judges the comparisons cs of pairing p on the units us for a gate.
 // nameA and nameB name the sides in advice (run ids), or are empty for
 // the variants of one run.
-func Judge(p Pairing, cs []Comparison, units []string, nameA, nameB string) Gate {
+func Judge(p Pairing, cs []Comparison, us []string, nameA, nameB string) Gate {
 	var g Gate
 	for _, c := range cs {
 		for _, r := range c.Results {
@@ -107,37 +108,47 @@ func Judge(p Pairing, cs []Comparison, units []string, nameA, nameB string) Gate
 		if pr.A.Status != model.StatusOK || pr.B.Status != model.StatusOK {
 			continue
 		}
-		if d := missingSamples(pr, units); d != "" {
+		if d := missingSamples(pr, us); d != "" {
 			add(ProblemNoSamples, "case "+pr.Label, pr.Label, "%s", d)
 		}
 	}
 	for _, c := range cs {
 		if d := unresolvable(c, nameA, nameB); d != "" {
-			add(ProblemTooFew, c.Unit, "", "%s", d)
+			add(ProblemTooFew, units.Label(c.Unit), "", "%s", d)
 			g.Problems[len(g.Problems)-1].Metric = c.Unit
 		}
 	}
 	return g
 }
 
-// missingSamples says which of units a pair of measured cases has on one
+// labels are units as the tables name them (time/op for ns/op): what a
+// gate's reasons say, so that they read as the table above them.
+func labels(us []string) []string {
+	out := make([]string, len(us))
+	for i, u := range us {
+		out[i] = units.Label(u)
+	}
+	return out
+}
+
+// missingSamples says which of the units us a pair of measured cases has on one
 // side only, or that it has none of them on either: "" when every metric
 // either side measured has a row.
-func missingSamples(p Pair, units []string) string {
+func missingSamples(p Pair, us []string) string {
 	var one []string
 	any := false
-	for _, u := range units {
+	for _, u := range us {
 		a, b := len(Samples(p.A, u)), len(Samples(p.B, u))
 		any = any || a > 0 || b > 0
 		if (a == 0) != (b == 0) {
-			one = append(one, fmt.Sprintf("%s (n=%d+%d)", u, a, b))
+			one = append(one, fmt.Sprintf("%s (n=%d+%d)", units.Label(u), a, b))
 		}
 	}
 	switch {
 	case len(one) > 0:
 		return "no repetitions of " + strings.Join(one, ", ") + " on one side"
 	case !any:
-		return fmt.Sprintf("no repetitions of %s (n=%d+%d repetitions)", strings.Join(units, ", "), len(p.A.Reps), len(p.B.Reps))
+		return fmt.Sprintf("no repetitions of %s (n=%d+%d repetitions)", strings.Join(labels(us), ", "), len(p.A.Reps), len(p.B.Reps))
 	}
 	return ""
 }

@@ -303,7 +303,7 @@ func openProfile(stdin io.Reader, resolve func(string) (*store.Ref, error), arg,
 	if !ok {
 		has := slices.Sorted(maps.Keys(c.Profiles))
 		if len(has) == 0 {
-			return nil, fmt.Errorf("case %s has no profiles (a run made with --profile none?)", c.Name)
+			return nil, fmt.Errorf("case %s has no profiles: %s", c.Name, whyNoProfiles(run, c))
 		}
 		return nil, fmt.Errorf("case %s has no %s profile%s (it has %s)", c.Name, kind, didYouMean(kind, has), strings.Join(has, ", "))
 	}
@@ -314,6 +314,23 @@ func openProfile(stdin io.Reader, resolve func(string) (*store.Ref, error), arg,
 	in := &FlameInput{Source: src, Title: run.Scenario + " " + c.Name + " (" + kind + ")"}
 	in.classifyAs(run)
 	return in, nil
+}
+
+// whyNoProfiles says why case c of run has no profiles, from what the
+// run recorded: a run interrupted in its rounds had no --profile none to
+// blame, which is all the message guessed at before.
+func whyNoProfiles(run *model.Run, c *model.Case) string {
+	switch {
+	case c.Status == model.StatusFailed:
+		return "it failed (see `perflab show " + run.ID + "`)"
+	case c.Status != model.StatusOK:
+		return "it was not measured (" + string(c.Status) + ")"
+	case len(run.Config.Profile) == 0 || slices.Equal(run.Config.Profile, []string{"none"}):
+		return "the run was made with --profile none"
+	case !run.Complete:
+		return "the run stopped before its profiles were taken (" + run.Note + ")"
+	}
+	return "the run recorded none (see `perflab show " + run.ID + "`)"
 }
 
 // scenarioLabel finds scenario="name" in a label selector.

@@ -43,6 +43,28 @@ func flameStore(t *testing.T, scenario string, c *model.Classification) (*store.
 	return st, run
 }
 
+// bareStore stores a run of one measured case with no profiles, made
+// with --profile kinds and complete or interrupted.
+func bareStore(t *testing.T, kinds []string, complete bool) (*store.Store, string) {
+	t.Helper()
+	st := store.Open(filepath.Join(t.TempDir(), "runs"))
+	started := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	run := &model.Run{ID: store.NewID(started, "my-own"), Scenario: "my-own", Started: started, Complete: complete,
+		Config: model.Config{Profile: kinds},
+		Cases:  []model.Case{{Name: "variant=a/threads=1", Variant: "a", Threads: 1, Status: model.StatusOK}}}
+	if !complete {
+		run.Note = "interrupted by SIGTERM in round 128"
+	}
+	w, err := st.Create(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return st, run.ID + "/variant=a/threads=1"
+}
+
 // TestPlanFlame: a flame request's inputs are read and classified as
 // perflab flame draws them, and what the user got wrong is a PlanError
 // (exit 2) saying what to type.
@@ -50,6 +72,8 @@ func TestPlanFlame(t *testing.T) {
 	st, run := flameStore(t, "my-own", &model.Classification{Work: []string{`^crypto/`}})
 	oldSt, oldRun := flameStore(t, "my-own", nil)
 	ref := run.ID + "/" + run.Cases[0].Name
+	noneSt, noneRef := bareStore(t, []string{}, true)
+	cutSt, cutRef := bareStore(t, []string{"wall", "cpu"}, false)
 	for _, tt := range []struct {
 		name      string
 		req       FlameRequest
@@ -67,6 +91,11 @@ func TestPlanFlame(t *testing.T) {
 		{name: "an old stored case of a scenario not here", req: FlameRequest{Inputs: []string{oldRun.ID + "/" + oldRun.Cases[0].Name}, Kind: "wall"}, st: oldSt,
 			title: "my-own variant=a/threads=1 (wall)", warning: "stored without its classification rules"},
 		{name: "a kind the case lacks", req: FlameRequest{Inputs: []string{ref}, Kind: "wal"}, st: st, wantErr: "has no wal profile: did you mean wall"},
+		// A case with no profiles says why, from the run: the guess at
+		// --profile none was wrong for a run interrupted in its rounds.
+		{name: "no profiles: --profile none", req: FlameRequest{Inputs: []string{noneRef}, Kind: "wall"}, st: noneSt, wantErr: "has no profiles: the run was made with --profile none"},
+		{name: "no profiles: interrupted", req: FlameRequest{Inputs: []string{cutRef}, Kind: "wall"}, st: cutSt,
+			wantErr: "has no profiles: the run stopped before its profiles were taken (interrupted by SIGTERM in round 128)"},
 		{name: "a whole run", req: FlameRequest{Inputs: []string{run.ID}, Kind: "wall"}, st: st, wantErr: "is a whole run", planError: true},
 		{name: "no such case", req: FlameRequest{Inputs: []string{run.ID + "/nope"}, Kind: "wall"}, st: st, wantErr: "see `perflab show`", planError: true},
 		{name: "no such file", req: FlameRequest{Inputs: []string{"nope.pb.gz"}}, st: st, wantErr: "no such profile file", planError: true},

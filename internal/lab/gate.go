@@ -119,7 +119,7 @@ func (g *Gate) Reasons() []report.GateReason {
 	}
 	for _, r := range g.Regressions {
 		rs = append(rs, report.GateReason{Kind: "regressed", Case: r.Label, Metric: r.Unit,
-			Detail: fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%], beyond the threshold", 100*r.Change, 100*r.ChangeLo, 100*r.ChangeHi)})
+			Detail: report.ChangeText(r) + ", beyond the threshold"})
 	}
 	for _, p := range g.Problems {
 		d := p.Detail

@@ -41,6 +41,10 @@ func TestJudgeGate(t *testing.T) {
 			GateRequest{}, GatePass, "", nil, ""},
 		{"regression", gateRun("a", 6, map[string]float64{"variant=x": 100}), gateRun("b", 6, map[string]float64{"variant=x": 300}),
 			GateRequest{}, GateRegression, "", []string{"regressed"}, "beyond the threshold"},
+		// No relative change from nothing: the reason says the rise as the
+		// table does, not "+Inf% [+Inf%, +Inf%]".
+		{"up from nothing", gateRun("a", 6, map[string]float64{"variant=x": 0}), gateRun("b", 6, map[string]float64{"variant=x": 64}),
+			GateRequest{}, GateRegression, "", []string{"regressed"}, "(from 0), beyond the threshold"},
 		{"too few repetitions", gateRun("a", 2, map[string]float64{"variant=x": 100}), gateRun("b", 2, map[string]float64{"variant=x": 300}),
 			GateRequest{}, GateCannotJudge, "", []string{"too few repetitions"}, ""},
 		{"a metric named and not measured", gateRun("a", 6, map[string]float64{"variant=x": 100}), gateRun("b", 6, map[string]float64{"variant=x": 100}),

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestCheckName(t *testing.T) {
@@ -86,5 +87,31 @@ func TestWrite(t *testing.T) {
 	// A second time into the same directory is refused.
 	if _, err := Write(Options{Name: "my-cache", Dir: dir, Module: "m", Require: "v1.2.3", Go: "1.26"}); err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Errorf("second Write: %v, want a refusal", err)
+	}
+}
+
+// TestREADMEWidth: the README a new module gets fits an 80-column
+// terminal for a name of up to 20 characters. Its commands once carried
+// comments aligned in the template, before the name was filled in: for
+// "myscn" they ran ragged, and one line to 83 columns.
+func TestREADMEWidth(t *testing.T) {
+	for _, tt := range []struct{ name string }{
+		{"m"}, {"myscn"}, {"my-cache"}, {"a-twenty-char-name-x"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), tt.name)
+			if _, err := Write(Options{Name: tt.name, Dir: dir, Module: "example.com/" + tt.name, Require: "v1.2.3", Go: "1.26"}); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "README.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, l := range strings.Split(string(b), "\n") {
+				if n := utf8.RuneCountInString(l); n > 80 {
+					t.Errorf("README.md:%d is %d columns:\n%s", i+1, n, l)
+				}
+			}
+		})
 	}
 }

@@ -88,8 +88,21 @@ func TestResolve(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Open(t.TempDir()).Load(Latest); !errors.Is(err, ErrNoRuns) {
-		t.Errorf("empty store: %v, want ErrNoRuns", err)
+	// An empty store and one whose directory is not there: the second
+	// says so, since a typo in its name is likelier than a store that
+	// was never used.
+	for _, tt := range []struct {
+		name    string
+		dir     string
+		noStore bool
+	}{
+		{"empty", t.TempDir(), false},
+		{"no such directory", filepath.Join(t.TempDir(), "perflab-rnus"), true},
+	} {
+		_, err := Open(tt.dir).Load(Latest)
+		if !errors.Is(err, ErrNoRuns) || errors.Is(err, ErrNoStore) != tt.noStore {
+			t.Errorf("%s: %v, want ErrNoRuns, and ErrNoStore: %v", tt.name, err, tt.noStore)
+		}
 	}
 }
 

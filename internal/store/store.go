@@ -375,7 +375,10 @@ func partialID(name string) (string, bool) {
 // caller says what to do (the CLI names a command, the web a page).
 var (
 	ErrNoRuns = errors.New("no runs")
-	ErrNoRun  = errors.New("no run")
+	// ErrNoStore comes with ErrNoRuns when the store's directory does
+	// not exist.
+	ErrNoStore = errors.New("no such directory")
+	ErrNoRun   = errors.New("no run")
 	// ErrInvalidID: what was given as a run's id cannot be one.
 	ErrInvalidID = errors.New("invalid run id")
 	// ErrCorrupt: a run's run.json is not one (it does not decode, or
@@ -437,6 +440,12 @@ func (s *Store) Load(id string) (*model.Run, error) {
 			return nil, e
 		}
 		if len(runs) == 0 {
+			if _, err := os.Stat(s.Root); errors.Is(err, fs.ErrNotExist) {
+				// A typo in the store's name reads as an empty store,
+				// and "run perflab run first" would send the user to
+				// measure again what is stored elsewhere.
+				return nil, fmt.Errorf("%w in %s: %w", ErrNoRuns, s.Root, ErrNoStore)
+			}
 			return nil, fmt.Errorf("%w in %s", ErrNoRuns, s.Root)
 		}
 		return model.LatestOf(runs), nil
