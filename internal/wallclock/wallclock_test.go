@@ -596,12 +596,19 @@ func TestOSWaitBySamples(t *testing.T) {
 // tower, not as a root of its own.
 func TestOSWaitAtSampleStacks(t *testing.T) {
 	timingtest.Require(t)
-	before := ReadSchedStats()
-	if before == nil {
+	if ReadSchedStats() == nil {
 		t.Skip("no per-thread scheduler statistics here")
 	}
-	data := traced(t, func() { spin(200 * time.Millisecond) })
-	after := ReadSchedStats()
+	// The threads' totals are read around the spin, inside the trace:
+	// read around trace.Start and Stop, they held those calls' CPU, which
+	// under -race outweighed the 40 ms below, and no CPU sample of the
+	// trace covered it (CI read an OS wait of 0 s).
+	var before, after map[int64]SchedStat
+	data := traced(t, func() {
+		before = ReadSchedStats()
+		spin(200 * time.Millisecond)
+		after = ReadSchedStats()
+	})
 	// As if the kernel had kept every thread off its core 40 ms more: that
 	// much less CPU, that much more run-queue wait.
 	for tid, st := range after {
