@@ -119,8 +119,12 @@ func TestCriticalFanOut(t *testing.T) {
 	if b := blockedWait(res.Profile); b > res.Total()/20 {
 		t.Errorf("%v of %v blocked in wait: the wait for two hashing helpers stayed a wait (wait share %.1f%%)", b, res.Total(), 100*sh[profiles.Wait])
 	}
-	if w := sh[profiles.Work]; w < 0.5 || sh[profiles.Work]+sh[profiles.Sched] < 0.8 {
-		t.Errorf("work %.1f%%, sched %.1f%%: want the helpers' hashing (and their wait for a CPU) to be the wait's time", 100*w, 100*sh[profiles.Sched])
+	// The helpers' running splits by their CPU samples, about 40 here:
+	// under -race a tenth of them land in the detector's frames (other),
+	// one quiet CI run 23.5% (work 76.2). So the wait's time must be
+	// the helpers' (work, other, their wait for a CPU), most of it work.
+	if w, helpers := sh[profiles.Work], sh[profiles.Work]+sh[profiles.Other]+sh[profiles.Sched]; w < 0.5 || helpers < 0.8 {
+		t.Errorf("work %.1f%%, other %.1f%%, sched %.1f%%: want the helpers' hashing (and their wait for a CPU) to be the wait's time", 100*w, 100*sh[profiles.Other], 100*sh[profiles.Sched])
 	}
 	if res.Helped < waited*8/10 {
 		t.Errorf("helped %v of the %v the goroutine timed in wg.Wait", res.Helped, waited)
