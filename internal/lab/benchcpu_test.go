@@ -80,10 +80,13 @@ func TestBenchCPU(t *testing.T) {
 		if len(ratios) == 0 {
 			continue
 		}
-		// Below, only what no load explains: beside go test -race of
-		// three packages on two cores it got under half a core (0.44-0.63).
-		if r := ratios[len(ratios)/2]; r > 1.05 || r < 0.25 {
-			t.Errorf("%s: cpu/op is %.2f of time/op (median of its repetitions), want at most 1.05 (and above 0.25: a loaded machine lowers it, but not to nothing)", c.Bench, r)
+		// Above, halfway between the jitter (single repetitions up to
+		// 1.07; a quiet CI run's median 1.06, B.Loop) and the setup
+		// counted (1.2). Below, only what no load explains: beside go
+		// test -race of three packages on two cores it got under half a
+		// core (0.44-0.63).
+		if r := ratios[len(ratios)/2]; r > 1.12 || r < 0.25 {
+			t.Errorf("%s: cpu/op is %.2f of time/op (median of its repetitions), want at most 1.12 (a fifth more is the setup counted; and above 0.25: a loaded machine lowers it, but not to nothing)", c.Bench, r)
 		}
 	}
 }
