@@ -36,6 +36,10 @@ type caseView struct {
 	CompareTo  []caseOption
 }
 
+// HasErr says the case's budget has its sampling error (the ± beside a
+// share).
+func (v caseView) HasErr() bool { return len(v.Case.BudgetErr) > 0 }
+
 type statRow struct {
 	Label string
 	Cell  report.Cell

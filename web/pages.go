@@ -210,6 +210,9 @@ type caseRow struct {
 	// BudgetText its largest shares, "lock 71% · work 13%".
 	BudgetBar  []barSeg
 	BudgetText string
+	// Err is the widest share's sampling error (report.Row.ErrMax), shown
+	// after BudgetText as the CLI's budget table shows it.
+	Err float64
 }
 
 // barSeg is one category's piece of a table row's budget bar (SVG units:
@@ -228,7 +231,11 @@ func budgetCell(parts []budgetPart) ([]barSeg, string) {
 	rp := make([]report.BudgetPart, len(parts))
 	for i, p := range parts {
 		w := 100 * p.Share
-		segs = append(segs, barSeg{X: x, W: w, Color: p.Color, Title: p.Category + " " + report.Share(p.Share)})
+		title := p.Category + " " + report.Share(p.Share)
+		if p.Err > 0 {
+			title += " " + report.ErrCell(p.Err)
+		}
+		segs = append(segs, barSeg{X: x, W: w, Color: p.Color, Title: title})
 		x += w
 		rp[i] = p.BudgetPart
 	}
@@ -416,6 +423,7 @@ func buildRunView(run *model.Run) runView {
 				row.Budget = caseBudget(c)
 				row.Untrusted, row.Trust = rr.Untrusted, rr.Trust
 				row.SchedBy = rr.SchedNote
+				row.Err = rr.ErrMax
 			}
 			for _, p := range row.Budget {
 				cats[p.Category] = true

@@ -34,6 +34,7 @@ var funcs = template.FuncMap{
 	"fmtValue":    fmtValue,
 	"fmtTime":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"pct":         func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
+	"errcell":     report.ErrCell,
 	"slug":        model.Slug,
 	"short":       func(s string, n int) string { return shorten(s, n) },
 	"breakable":   breakable,

@@ -233,6 +233,8 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 	}
 	if ns, ok := sc.Stats["ns/op"]; ok {
 		sc.Budget = runner.Budget(wall.Profile, lb.rule, ns.Median)
+		sc.SchedBy = runner.SchedBy(wall.Profile, lb.rule, ns.Median)
+		sc.BudgetErr = runner.BudgetErr(wall.Profile, lb.rule, ns.Median, wall.CPUSamples, wall.HelperSamples)
 		judgeBudget(sc)
 	}
 	buf.Reset()

@@ -210,6 +210,12 @@ type Case struct {
 	// (or, in runs made with --trace window and before slices, of the
 	// profiling window).
 	Budget map[string]float64 `json:"budget,omitempty"`
+	// BudgetErr is, per category, the half-width (ns/op) of a 95% interval
+	// on its part of Budget from the CPU samples that split the running
+	// time between categories; off-CPU time is exact, and a category
+	// with no running time has no entry. Nil in runs made before it was
+	// recorded, and without CPU samples.
+	BudgetErr map[string]float64 `json:"budget_err,omitempty"`
 	// BudgetTrust says whether the budget can be trusted, and if not why
 	// (nil in runs made before it was judged: unknown).
 	BudgetTrust *Trust `json:"budget_trust,omitempty"`

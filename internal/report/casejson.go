@@ -25,8 +25,11 @@ type jsonCase struct {
 	Stats       map[string]jsonStat `json:"stats,omitempty"`
 	// Budget is each category's share of the median time/op (0–1),
 	// BudgetNS its time per op.
-	Budget    map[string]float64 `json:"budget,omitempty"`
-	BudgetNS  map[string]float64 `json:"budget_ns_per_op,omitempty"`
+	Budget   map[string]float64 `json:"budget,omitempty"`
+	BudgetNS map[string]float64 `json:"budget_ns_per_op,omitempty"`
+	// BudgetErr is the half-width of a 95% interval on a share from the
+	// CPU samples, for the categories with running time (0–1).
+	BudgetErr map[string]float64 `json:"budget_err,omitempty"`
 	Untrusted bool               `json:"budget_untrusted,omitempty"`
 	Trust     string             `json:"budget_trust,omitempty"`
 	SchedBy   string             `json:"sched_by,omitempty"`
@@ -61,6 +64,12 @@ func WriteCaseJSON(w io.Writer, run *model.Run, rc *Case) error {
 		for _, p := range rc.Budget {
 			out.Budget[p.Category] = math.Round(1e4*jsonSafe(p.Share)) / 1e4
 			out.BudgetNS[p.Category] = jsonSafe(p.NS)
+			if p.Err > 0 {
+				if out.BudgetErr == nil {
+					out.BudgetErr = map[string]float64{}
+				}
+				out.BudgetErr[p.Category] = math.Round(1e4*jsonSafe(p.Err)) / 1e4
+			}
 		}
 		out.Untrusted, out.Trust, out.SchedBy = c.BudgetTrust.Untrusted(), TrustReason(c.BudgetTrust), SchedBy(c)
 	}

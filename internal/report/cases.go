@@ -140,8 +140,10 @@ func SharedUnits(a, b *model.Case) []string {
 // BudgetPart is one category's share of a case's time per op.
 type BudgetPart struct {
 	Category string
-	// NS is the category's time per op, Share its fraction of the budget.
-	NS, Share float64
+	// NS is the category's time per op, Share its fraction of the budget;
+	// Err is the half-width of a 95% interval on Share from the CPU
+	// samples that split running time (0: exact, or not recorded).
+	NS, Share, Err float64
 }
 
 // Budget is a case's time budget by category: perflab's categories in
@@ -153,6 +155,15 @@ func Budget(c *model.Case) []BudgetPart {
 	if st, ok := c.Stats["ns/op"]; ok {
 		for i := range parts {
 			parts[i].NS = parts[i].Share * st.Median
+		}
+	}
+	var total float64
+	for _, ns := range c.Budget {
+		total += ns
+	}
+	for i := range parts {
+		if e := c.BudgetErr[parts[i].Category]; e > 0 && total > 0 {
+			parts[i].Err = e / total
 		}
 	}
 	return parts

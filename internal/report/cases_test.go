@@ -60,7 +60,7 @@ func TestBudget(t *testing.T) {
 		Budget: map[string]float64{"lock": 50, "work": 30, "mine": 20, "gc": 0},
 	}
 	got := Budget(c)
-	want := []BudgetPart{{"work", 120, 0.3}, {"lock", 200, 0.5}, {"mine", 80, 0.2}}
+	want := []BudgetPart{{"work", 120, 0.3, 0}, {"lock", 200, 0.5, 0}, {"mine", 80, 0.2, 0}}
 	if !slices.Equal(got, want) {
 		t.Errorf("Budget = %v, want %v", got, want)
 	}

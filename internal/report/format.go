@@ -39,6 +39,15 @@ func Share(f float64) string {
 	return fmt.Sprintf("%.0f%%", 100*f)
 }
 
+// ErrCell formats a share's sampling error in points: "±3", and "±0.4"
+// under one point, where a whole number would read as exact.
+func ErrCell(f float64) string {
+	if p := 100 * f; p < 0.95 {
+		return fmt.Sprintf("±%.1f", p)
+	}
+	return fmt.Sprintf("±%.0f", 100*f)
+}
+
 // Count writes n and a noun, singular for one and plural otherwise: "1
 // case", "12 cases", "0 rows". noun is the singular; every noun perflab
 // counts (case, round, repetition, row, CPU, byte, slice) takes an s.

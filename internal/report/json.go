@@ -54,6 +54,9 @@ type jsonRow struct {
 	Stats   map[string]jsonStat `json:"stats,omitempty"`
 	// Budget is each category's share of time/op (0–1).
 	Budget map[string]float64 `json:"budget,omitempty"`
+	// BudgetErr is, for the categories with running time, the half-width
+	// of a 95% interval on its share from the CPU samples (0–1).
+	BudgetErr map[string]float64 `json:"budget_err,omitempty"`
 	// Untrusted marks a budget that cannot be trusted, Trust says why;
 	// SchedBy says what preempted goroutines were doing.
 	Untrusted bool      `json:"budget_untrusted,omitempty"`
@@ -125,6 +128,14 @@ func WriteJSON(w io.Writer, rep *Run) error {
 				jr.Budget = map[string]float64{}
 				for _, cat := range profiles.Categories {
 					jr.Budget[string(cat)] = math.Round(1e4*r.Budget[cat.Index()]) / 1e4
+				}
+				if r.HasErr {
+					jr.BudgetErr = map[string]float64{}
+					for _, cat := range profiles.Categories {
+						if e := r.Err[cat.Index()]; e > 0 {
+							jr.BudgetErr[string(cat)] = math.Round(1e4*e) / 1e4
+						}
+					}
 				}
 			}
 			jg.Rows = append(jg.Rows, jr)

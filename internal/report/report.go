@@ -43,8 +43,9 @@ type Run struct {
 	// HasWindow says whether any case has a profiling window (and so a
 	// budget from the execution trace and a background GC figure).
 	HasWindow bool
-	// HasBudget says whether any case has a time budget.
-	HasBudget bool
+	// HasBudget says whether any case has a time budget; HasErr whether
+	// any has its sampling error (Row.Err).
+	HasBudget, HasErr bool
 	// Notes compare allocation rate and bytes per operation where they
 	// tell different stories.
 	Notes []string
@@ -152,6 +153,12 @@ type Row struct {
 	// profiles.Categories entry (all zero without a budget).
 	Budget    []float64
 	HasBudget bool
+	// Err is, per category as Budget, the half-width of a 95% interval on
+	// its share from the CPU samples that split running time; ErrMax the
+	// widest (what the tables show); HasErr says the run recorded it.
+	Err    []float64
+	ErrMax float64
+	HasErr bool
 	// Untrusted says the budget cannot be trusted; Trust is why, short
 	// (TrustReason). Both are zero for a trusted budget and for one from
 	// a run made before budgets were judged.
@@ -303,6 +310,14 @@ func Build(run *model.Run) *Run {
 			row.Budget = make([]float64, len(profiles.Categories))
 			for _, cat := range profiles.Categories {
 				row.Budget[cat.Index()] = c.Budget[string(cat)] / total
+			}
+			if c.BudgetErr != nil {
+				row.HasErr, rep.HasErr = true, true
+				row.Err = make([]float64, len(profiles.Categories))
+				for _, cat := range profiles.Categories {
+					row.Err[cat.Index()] = c.BudgetErr[string(cat)] / total
+					row.ErrMax = max(row.ErrMax, row.Err[cat.Index()])
+				}
 			}
 			row.Untrusted, row.Trust = c.BudgetTrust.Untrusted(), TrustReason(c.BudgetTrust)
 			row.SchedBy = SchedBy(c)

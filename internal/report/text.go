@@ -91,6 +91,9 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 	if rep.NoBudget != "" {
 		legend += " " + rep.NoBudget
 	}
+	if rep.HasErr {
+		legend += " The budget's ± is its widest share's 95% interval from the CPU samples that split running time, in points."
+	}
 	if rep.Untrusted() {
 		legend += " " + UntrustedMark + " marks a budget that cannot be trusted, with the reason under it."
 	}
@@ -104,7 +107,11 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 		wide := rep.timingTable(&g, true, opts)
 		if rep.HasBudget {
 			b := rep.budgetTable(&g, true, opts)
-			wide.cols = append(wide.cols, b.cols[1:1+len(profiles.Categories)]...)
+			n := len(profiles.Categories)
+			if rep.HasErr {
+				n++ // and the ± after them
+			}
+			wide.cols = append(wide.cols, b.cols[1:1+n]...)
 			if b.mark != nil {
 				wide.cols = append(wide.cols, b.mark)
 			}
@@ -279,6 +286,10 @@ func (rep *Run) budgetTable(g *Group, all bool, opts TextOptions) *table {
 	for i, c := range profiles.Categories {
 		cats[i] = t.add(string(c), true, "")
 	}
+	var errCol *column
+	if rep.HasErr {
+		errCol = t.add("±", true, "")
+	}
 	var bg *column
 	if rep.HasWindow {
 		bg = t.add("bg gc/op", true, "")
@@ -322,6 +333,15 @@ func (rep *Run) budgetTable(g *Group, all bool, opts TextOptions) *table {
 				cell = ""
 			}
 			cats[i].cells = append(cats[i].cells, cell)
+		}
+		if errCol != nil {
+			cell := ""
+			if r.HasErr {
+				cell = ErrCell(r.ErrMax)
+			} else if r.HasBudget {
+				cell = "-"
+			}
+			errCol.cells = append(errCol.cells, cell)
 		}
 		if bg != nil {
 			bg.cells = append(bg.cells, bgCell(&r))

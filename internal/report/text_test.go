@@ -78,6 +78,12 @@ func fixture() *model.Run {
 			for cat, f := range vv.budget {
 				c.Budget[cat] = f * c.Stats["ns/op"].Median
 			}
+			// The CPU samples' error on the shares with running time.
+			med := c.Stats["ns/op"].Median
+			c.BudgetErr = map[string]float64{"work": .035 * med, "other": .028 * med}
+			if vv.name == "nocache-pool" {
+				c.BudgetErr = map[string]float64{"work": .006 * med}
+			}
 			c.Window = &model.Window{Seconds: 1, NsPerOp: ns, BackgroundGCNsPerOp: vv.bop / 8}
 			if th == 4 {
 				c.Warnings = append(c.Warnings, model.Warn(model.WarnWindowDrift, float64(10*(i+1)+2), "the profiling window's time/op was +"+string(rune('1'+i))+"2% off the timed median: the budget's shares come from that window"))

@@ -193,6 +193,9 @@ func (r *Runner) profileCase(i int, want map[string]bool) error {
 		if ns, ok := sc.Stats["ns/op"]; ok {
 			sc.Budget = Budget(wall.Profile, r.Rules, ns.Median)
 			sc.SchedBy = SchedBy(wall.Profile, r.Rules, ns.Median)
+			if w := sc.Window; w != nil {
+				sc.BudgetErr = BudgetErr(wall.Profile, r.Rules, ns.Median, w.CPUSamples, w.HelperSamples)
+			}
 			sc.BudgetTrust = Judge(sc, r.lostRecords(i))
 		}
 	}

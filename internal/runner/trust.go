@@ -197,3 +197,70 @@ func (r *Runner) lostRecords(i int) bool {
 	}
 	return false
 }
+
+// budgetZ is the normal quantile of BudgetErr's two-sided 95% interval,
+// the level of time/op's ± beside it.
+const budgetZ = 1.96
+
+// BudgetErr is, per category, the half-width of a 95% interval on its
+// share of nsPerOp (in ns/op, as Budget) from the CPU samples that split
+// running time: a category holding a fraction q of the workers' running
+// time R (a share of all their time) by n samples is off by chance by
+// about R·√(q(1−q)/n), and so for the helpers' running charged to the
+// workers' waits by the helpers' own samples. Off-CPU time (lock, wait,
+// sched) is exact: a category with none of the running time has no
+// error, and is absent. n and nh are the workers' and the helpers' CPU
+// samples (model.Window); nil without any.
+func BudgetErr(wall *profile.Profile, rules *profiles.Rules, nsPerOp float64, n, nh int) map[string]float64 {
+	if wall == nil || nsPerOp <= 0 || rules == nil {
+		return nil
+	}
+	idx, err := profiles.SampleIndex(wall, "wall")
+	if err != nil {
+		return nil
+	}
+	pc := rules.ForProfile(wall)
+	own, helped := map[profiles.Category]float64{}, map[profiles.Category]float64{}
+	var total, r, h float64
+	for _, s := range wall.Sample {
+		if idx >= len(s.Value) || s.Value[idx] <= 0 {
+			continue
+		}
+		v := float64(s.Value[idx])
+		total += v
+		if s.Label["state"] == nil || s.Label["state"][0] != "running" {
+			continue
+		}
+		c := pc.Sample(s)
+		if len(s.Label["helped"]) > 0 {
+			helped[c] += v
+			h += v
+		} else {
+			own[c] += v
+			r += v
+		}
+	}
+	if total <= 0 {
+		return nil
+	}
+	variance := func(part, whole float64, n int) float64 {
+		if whole <= 0 || n <= 0 {
+			return 0
+		}
+		q := min(1, part/whole)
+		w := whole / total
+		return w * w * q * (1 - q) / float64(n)
+	}
+	out := map[string]float64{}
+	for _, m := range []map[profiles.Category]float64{own, helped} {
+		for c := range m {
+			if v := variance(own[c], r, n) + variance(helped[c], h, nh); v > 0 {
+				out[string(c)] = budgetZ * math.Sqrt(v) * nsPerOp
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

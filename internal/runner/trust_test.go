@@ -3,6 +3,7 @@ package runner
 import (
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,5 +160,55 @@ func TestSchedBy(t *testing.T) {
 	}
 	if got := SchedBy(wallResult(map[string]int64{"sha;run": 1}).Profile, rules, 100); got != nil {
 		t.Errorf("no sched: got %v, want nil", got)
+	}
+}
+
+// TestBudgetErr checks the sampling error by hand: the workers ran 80 of
+// 200 ns (work 60, other 20) split by 100 samples, helpers 20 charged to a
+// wait (work 10, alloc 10) split by 25, and 100 blocked in a lock.
+func TestBudgetErr(t *testing.T) {
+	rules, err := profiles.DefaultRules().WithWork(`^sha$`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := fakeProfile(map[string]int64{
+		"sha;run":                              60,
+		"after;run":                            20,
+		"sha;helper;[wait] blocked (sync);run": 10,
+		"runtime.mallocgc;helper":              10,
+		"[lock] blocked (sync);run":            100,
+	})
+	p.SampleType[1].Type = "wall"
+	for _, s := range p.Sample {
+		leaf := s.Location[0].Line[0].Function.Name
+		if strings.HasPrefix(leaf, "[") {
+			s.Label = map[string][]string{"state": {"blocked"}}
+			continue
+		}
+		s.Label = map[string][]string{"state": {"running"}}
+		for _, l := range s.Location {
+			if l.Line[0].Function.Name == "helper" {
+				s.Label["helped"] = []string{"true"}
+			}
+		}
+	}
+	// work: (80/200)²·.75·.25/100 + (20/200)²·.5·.5/25 = 4e-4;
+	// other: 3e-4 from the workers alone; alloc: 1e-4 from the helpers.
+	want := map[string]float64{"work": 1.96 * 0.02 * 1000, "other": 1.96 * math.Sqrt(3e-4) * 1000, "alloc": 1.96 * 0.01 * 1000}
+	got := BudgetErr(p, rules, 1000, 100, 25)
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for cat, w := range want {
+		if math.Abs(got[cat]-w) > 1e-9 {
+			t.Errorf("%s = %v, want %v", cat, got[cat], w)
+		}
+	}
+	if got := BudgetErr(p, rules, 1000, 0, 0); got != nil {
+		t.Errorf("no CPU samples: got %v, want nil", got)
+	}
+	// More samples, less error: by √4 for four times as many.
+	if got4 := BudgetErr(p, rules, 1000, 400, 100); math.Abs(got4["work"]-want["work"]/2) > 1e-9 {
+		t.Errorf("4× the samples: work ± %v, want %v", got4["work"], want["work"]/2)
 	}
 }

@@ -204,6 +204,7 @@ func TestTruthBudget(t *testing.T) {
 	}
 
 	var all strings.Builder
+	var cal calibration
 	for _, c := range run.Cases {
 		name := c.Variant + "/threads=" + strconv.Itoa(c.Threads)
 		t.Run(name, func(t *testing.T) {
@@ -219,6 +220,9 @@ func TestTruthBudget(t *testing.T) {
 			}
 			tr := Mean(trs)
 			rows := compare(c, tr)
+			if !c.BudgetTrust.Untrusted() {
+				cal.add(rows)
+			}
 			table := formatTable(c, tr, rows)
 			all.WriteString(table)
 			if len(c.Budget) == 0 {
@@ -244,7 +248,40 @@ func TestTruthBudget(t *testing.T) {
 			}
 		})
 	}
+	t.Logf("perflab's ± (a 95%% interval from the CPU samples) on the work rows of trusted budgets: %s", cal)
 	t.Logf("all cases: budget and truth shares in points; timed is the workers' own counters in the timed pass (means, no runnable correction)\n%s", all.String())
+}
+
+// calibration gathers how far the work rows of trusted budgets are from
+// the truth in units of perflab's own standard error (its ± over 1.96):
+// near 1 root-mean-square and 95% within the ±, the ± is what it says.
+type calibration struct {
+	z []float64
+}
+
+func (c *calibration) add(rows []row) {
+	for _, r := range rows {
+		// work only: its truth is a point (the thread CPU clock), where
+		// other's is a range that hides how far inside it a row is.
+		if r.name == "work" && r.perr > 0 {
+			c.z = append(c.z, r.diff()/(r.perr/1.96))
+		}
+	}
+}
+
+func (c calibration) String() string {
+	if len(c.z) == 0 {
+		return "no rows"
+	}
+	var ss float64
+	in := 0
+	for _, z := range c.z {
+		ss += z * z
+		if math.Abs(z) <= 1.96 {
+			in++
+		}
+	}
+	return fmt.Sprintf("%d of %d rows within it, off the truth by %.2f standard errors root-mean-square", in, len(c.z), math.Sqrt(ss/float64(len(c.z))))
 }
 
 // loadAvg is the machine's load average (/proc/loadavg), for the log: the
@@ -295,6 +332,10 @@ type row struct {
 	// combined row its members' widest.
 	sampledAt func(share float64) float64
 	atLeast   float64
+	// perr is the product's own ± on the row (model.Case.BudgetErr, a
+	// 95% half-width, as a share), 0 where it has none: shown, and
+	// summarised over the suite to check its calibration.
+	perr float64
 }
 
 // tol is how far the row may be off by the CPU samples' chance: three
@@ -379,17 +420,28 @@ func compare(c model.Case, tr Truth) []row {
 		running, samples = c.Window.Running, c.Window.CPUSamples
 	}
 	sampled := func(share float64) float64 { return sampledTolerance(share, running, samples) }
+	perr := func(cats ...string) float64 {
+		var v float64
+		for _, cat := range cats {
+			e := c.BudgetErr[cat]
+			v += e * e
+		}
+		if sum <= 0 {
+			return 0
+		}
+		return math.Sqrt(v) / sum
+	}
 	d, k := tr.Displaced, tr.Delayed
 	gcApart := c.Variant != "alloc"
 	rows := []row{
-		{name: "work", budget: share("work"), truth: tr.Work, lo: tr.Lowest(tr.Work, true), hi: tr.Work, timed: tw, asserted: true, sampledAt: sampled},
+		{name: "work", budget: share("work"), truth: tr.Work, lo: tr.Lowest(tr.Work, true), hi: tr.Work, timed: tw, asserted: true, sampledAt: sampled, perr: perr("work")},
 		{name: "lock", budget: share("lock"), truth: tr.Lock, lo: tr.Lowest(tr.Lock, false), hi: tr.Lock, timed: tl, asserted: true},
 		{name: "wait", budget: share("wait"), truth: tr.Wait, lo: tr.Lowest(tr.Wait, false), hi: tr.Wait, timed: tq, asserted: true},
 		{name: "alloc+gc", budget: share("alloc") + share("gc"), truth: tr.Alloc, lo: tr.Lowest(tr.Alloc, true), hi: tr.Alloc + d,
 			timed: ta, asserted: gcApart, note: fmt.Sprintf("alloc %.1f gc %.1f", 100*share("alloc"), 100*share("gc")), sampledAt: sampled},
 		{name: "sched", budget: share("sched"), truth: tr.Sched, lo: tr.Sched, hi: tr.Sched + d + k, timed: math.NaN(), asserted: gcApart,
 			note: fmt.Sprintf("of it start-up, before Run: %.1f", 100*tr.Startup)},
-		{name: "other", budget: share("other"), truth: tr.Other, lo: tr.Lowest(tr.Other, true), hi: tr.Other, timed: 1 - tw - tl - tq - ta, asserted: true, sampledAt: sampled},
+		{name: "other", budget: share("other"), truth: tr.Other, lo: tr.Lowest(tr.Other, true), hi: tr.Other, timed: 1 - tw - tl - tq - ta, asserted: true, sampledAt: sampled, perr: perr("other")},
 	}
 	if tr.WorkCPU > 0 {
 		// The thread CPU clock says exactly what of the hashing was on a
@@ -601,6 +653,9 @@ func formatTable(c model.Case, tr Truth, rows []row) string {
 			mark = fmt.Sprintf("  (±%.1f: sampled)", 100*r.tol())
 		case !r.asserted:
 			mark = "  (shown)"
+		}
+		if r.perr > 0 {
+			mark += fmt.Sprintf("  (perflab ±%.1f)", 100*r.perr)
 		}
 		note := ""
 		if r.note != "" {

@@ -103,6 +103,8 @@ func makeRun(t testing.TB, st *store.Store, rng *rand.Rand, started time.Time, s
 				}
 				c.Stats = Stats(c.Reps)
 				c.Budget = map[string]float64{"work": ns * 0.4, "lock": ns * 0.3 * float64(vi), "wait": ns * 0.02, "alloc": ns * 0.1, "gc": ns * 0.08, "sched": ns * 0.05, "other": ns * 0.07}
+				// Running 0.6 of the time, split by 180 CPU samples.
+				c.BudgetErr = map[string]float64{"work": ns * 0.042, "alloc": ns * 0.028, "gc": ns * 0.025, "other": ns * 0.023}
 				c.Window = &model.Window{Seconds: 1.01, Ops: 1e6, NsPerOp: ns * 1.02, Running: 0.6, Runnable: 0.1, Blocked: 0.3, Occupancy: 0.97, BackgroundGCNsPerOp: 3.5, CPUSamples: 180, Goroutines: 20}
 				if vi == 1 && th == 4 {
 					c.Warnings = []model.Warning{model.Warn(model.WarnWideCI, 12, "time/op confidence interval ±12% is wide: noisy machine?")}
