@@ -19,8 +19,11 @@ import (
 )
 
 type caseView struct {
-	Run        *model.Run
-	Case       *model.Case
+	Run  *model.Run
+	Case *model.Case
+	// Report is the case as the report lays it out (perflab show's
+	// case view): its metrics, budget and the budget's trust.
+	Report     *report.Case
 	Slug       string
 	Base       string // URL of the case page, without query
 	Params     string
@@ -35,10 +38,6 @@ type caseView struct {
 	Downloads  []link
 	CompareTo  []caseOption
 }
-
-// HasErr says the case's budget has its sampling error (the ± beside a
-// share).
-func (v caseView) HasErr() bool { return len(v.Case.BudgetErr) > 0 }
 
 type statRow struct {
 	Label string
@@ -213,8 +212,9 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	slug := model.Slug(c.Name)
 	base := "/runs/" + run.ID + "/cases/" + slug
-	v := caseView{Run: run, Case: c, Slug: slug, Base: base, Params: paramString(run, c), Kind: kind, Kinds: profileKinds(c), Budget: caseBudget(c)}
-	for _, m := range report.BuildCase(c).Metrics {
+	rc := report.BuildCase(c)
+	v := caseView{Run: run, Case: c, Report: rc, Slug: slug, Base: base, Params: paramString(run, c), Kind: kind, Kinds: profileKinds(c), Budget: colored(rc.Budget)}
+	for _, m := range rc.Metrics {
 		v.Stats = append(v.Stats, statRow{Label: m.Label, Cell: m.Cell})
 	}
 	rules, rulesDone, err := s.rulesOfRun(r.Context(), run)

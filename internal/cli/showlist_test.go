@@ -67,7 +67,10 @@ func TestShowCaseGolden(t *testing.T) {
 			"B/op":      {N: 8, Mean: 64, MeanLo: 64, MeanHi: 64, Median: 64, MedianLo: 64, MedianHi: 64, Min: 64, Max: 64},
 			"allocs/op": {N: 8, Mean: 1, MeanLo: 1, MeanHi: 1, Median: 1, MedianLo: 1, MedianHi: 1, Min: 1, Max: 1},
 		}
-		c.Budget = map[string]float64{"work": 60, "lock": 30, "other": 10}
+		c.Budget = map[string]float64{"work": 60, "lock": 20, "sched": 10, "other": 10}
+		c.BudgetErr = map[string]float64{"work": 4.2, "other": 3.1}
+		c.SchedBy = map[string]float64{"work": 8, "sched": 2}
+		c.BudgetTrust = &model.Trust{Reasons: []model.TrustReason{{Kind: model.TracedOff, Value: 1.31, Limit: 1.053}}}
 		c.Warnings = []model.Warning{model.Warn(model.WarnWideCI, 12, "time/op confidence interval ±12% is wide: noisy machine?")}
 	})
 	out, errs, code := execute(t, "show", id+"/variant=mutex/keys=128/threads=1", "-o", dir)

@@ -71,7 +71,7 @@ func WriteCaseJSON(w io.Writer, run *model.Run, rc *Case) error {
 				out.BudgetErr[p.Category] = math.Round(1e4*jsonSafe(p.Err)) / 1e4
 			}
 		}
-		out.Untrusted, out.Trust, out.SchedBy = c.BudgetTrust.Untrusted(), TrustReason(c.BudgetTrust), SchedBy(c)
+		out.Untrusted, out.Trust, out.SchedBy = rc.Untrusted, rc.Trust, rc.SchedBy
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

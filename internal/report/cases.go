@@ -234,11 +234,29 @@ type Case struct {
 	Case    *model.Case
 	Metrics []Metric
 	Budget  []BudgetPart
+	// Untrusted marks a budget that cannot be trusted and Trust says why,
+	// as the run's table says it (Row); SchedBy says what the preempted
+	// goroutines were doing. Zero without a budget.
+	Untrusted      bool
+	Trust, SchedBy string
+}
+
+// HasErr says a share of the budget has its sampling error.
+func (rc *Case) HasErr() bool {
+	for _, p := range rc.Budget {
+		if p.Err > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // BuildCase makes the report of one case.
 func BuildCase(c *model.Case) *Case {
 	rc := &Case{Case: c, Budget: Budget(c)}
+	if len(rc.Budget) > 0 {
+		rc.Untrusted, rc.Trust, rc.SchedBy = c.BudgetTrust.Untrusted(), TrustReason(c.BudgetTrust), SchedBy(c)
+	}
 	for _, u := range Units([]model.Case{*c}) {
 		rc.Metrics = append(rc.Metrics, Metric{Unit: u, Label: MetricName(u), Cell: StatCell(c.Stats, u)})
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -43,13 +44,26 @@ func WriteCaseText(w io.Writer, run *model.Run, rc *Case, cols int) error {
 	if len(rc.Budget) > 0 {
 		tw.linef("")
 		tw.linef("time budget (splits the median time/op):")
-		lw, vw := 0, 0
+		lw, vw, sw := 0, 0, 0
 		for _, p := range rc.Budget {
-			lw, vw = max(lw, width(p.Category)), max(vw, width(Value(p.NS, "ns/op")))
+			lw, vw, sw = max(lw, width(p.Category)), max(vw, width(Value(p.NS, "ns/op"))), max(sw, width(Share(p.Share)))
 		}
 		for _, p := range rc.Budget {
-			v := Value(p.NS, "ns/op")
-			tw.linef("  %s  %s%s  %s", pad(p.Category, lw), strings.Repeat(" ", vw-width(v)), v, Share(p.Share))
+			v, sh := Value(p.NS, "ns/op"), Share(p.Share)
+			line := fmt.Sprintf("  %s  %s%s  %s%s", pad(p.Category, lw), strings.Repeat(" ", vw-width(v)), v, strings.Repeat(" ", sw-width(sh)), sh)
+			if p.Err > 0 {
+				line += "  " + ErrCell(p.Err)
+			}
+			tw.linef("%s", line)
+		}
+		if rc.Untrusted {
+			tw.wrap(UntrustedMark+" untrusted: "+rc.Trust, cols, "  ")
+		}
+		if rc.SchedBy != "" {
+			tw.wrap(rc.SchedBy, cols, "  ")
+		}
+		if rc.HasErr() {
+			tw.wrap("± is a share's 95% interval from the CPU samples that split running time, in points; off-CPU shares are exact.", cols, "  ")
 		}
 	}
 	if len(c.Warnings) > 0 {

@@ -194,7 +194,8 @@ func TestBudgetErr(t *testing.T) {
 	}
 	// work: (80/200)²·.75·.25/100 + (20/200)²·.5·.5/25 = 4e-4;
 	// other: 3e-4 from the workers alone; alloc: 1e-4 from the helpers.
-	want := map[string]float64{"work": 1.96 * 0.02 * 1000, "other": 1.96 * math.Sqrt(3e-4) * 1000, "alloc": 1.96 * 0.01 * 1000}
+	// Each widened by sampleDispersion, 1.5.
+	want := map[string]float64{"work": 1.5 * 1.96 * 0.02 * 1000, "other": 1.5 * 1.96 * math.Sqrt(3e-4) * 1000, "alloc": 1.5 * 1.96 * 0.01 * 1000}
 	got := BudgetErr(p, rules, 1000, 100, 25)
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)

@@ -106,6 +106,12 @@ func makeRun(t testing.TB, st *store.Store, rng *rand.Rand, started time.Time, s
 				// Running 0.6 of the time, split by 180 CPU samples.
 				c.BudgetErr = map[string]float64{"work": ns * 0.042, "alloc": ns * 0.028, "gc": ns * 0.025, "other": ns * 0.023}
 				c.Window = &model.Window{Seconds: 1.01, Ops: 1e6, NsPerOp: ns * 1.02, Running: 0.6, Runnable: 0.1, Blocked: 0.3, Occupancy: 0.97, BackgroundGCNsPerOp: 3.5, CPUSamples: 180, Goroutines: 20}
+				if vi == 0 && th == threads[0] {
+					// The first case: a budget marked untrusted, with
+					// sched worth a line, on the run and the case page.
+					c.BudgetTrust = &model.Trust{Reasons: []model.TrustReason{{Kind: model.TracedOff, Value: 1.31, Limit: 1.053}}}
+					c.SchedBy = map[string]float64{"work": ns * 0.04, "sched": ns * 0.01}
+				}
 				if vi == 1 && th == 4 {
 					c.Warnings = []model.Warning{model.Warn(model.WarnWideCI, 12, "time/op confidence interval ±12% is wide: noisy machine?")}
 				}
