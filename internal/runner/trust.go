@@ -239,14 +239,18 @@ func BudgetErr(wall *profile.Profile, rules *profiles.Rules, nsPerOp float64, n,
 		}
 		v := float64(s.Value[idx])
 		total += v
-		if s.Label["state"] == nil || s.Label["state"][0] != "running" {
-			continue
-		}
-		c := pc.Sample(s)
-		if len(s.Label["helped"]) > 0 {
-			helped[c] += v
-			h += v
-		} else {
+		// A helper's sample carries the waiting worker's state (blocked,
+		// runnable) and "helped"; it ran where its leaf is its own
+		// frame, not a state frame ("[sched] runnable", internal/wallclock).
+		switch {
+		case len(s.Label["helped"]) > 0:
+			if len(s.Location) > 0 && !stateFrame(s.Location[0]) {
+				c := pc.Sample(s)
+				helped[c] += v
+				h += v
+			}
+		case len(s.Label["state"]) > 0 && s.Label["state"][0] == "running":
+			c := pc.Sample(s)
 			own[c] += v
 			r += v
 		}

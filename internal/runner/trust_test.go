@@ -164,31 +164,34 @@ func TestSchedBy(t *testing.T) {
 }
 
 // TestBudgetErr checks the sampling error by hand: the workers ran 80 of
-// 200 ns (work 60, other 20) split by 100 samples, helpers 20 charged to a
-// wait (work 10, alloc 10) split by 25, and 100 blocked in a lock.
+// 200 ns (work 60, other 20) split by 100 samples, helpers ran 20 charged
+// to a wait (work 10, alloc 10) split by 25 and were runnable 30, and the
+// workers were blocked in a lock 70.
 func TestBudgetErr(t *testing.T) {
 	rules, err := profiles.DefaultRules().WithWork(`^sha$`)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Helpers' samples carry the waiting worker's state, as
+	// internal/wallclock labels them ("blocked", "helped"); a helper's
+	// own wait for a CPU is exact (its leaf a state frame): no error.
 	p := fakeProfile(map[string]int64{
-		"sha;run":                              60,
-		"after;run":                            20,
-		"sha;helper;[wait] blocked (sync);run": 10,
-		"runtime.mallocgc;helper":              10,
-		"[lock] blocked (sync);run":            100,
+		"sha;run":   60,
+		"after;run": 20,
+		"sha;helper;[wait] in goroutines it waited for;run":              10,
+		"runtime.mallocgc;helper;[wait] in goroutines it waited for;run": 10,
+		"[sched] runnable;helper;[wait] in goroutines it waited for;run": 30,
+		"[lock] blocked (sync);run":                                      70,
 	})
 	p.SampleType[1].Type = "wall"
 	for _, s := range p.Sample {
-		leaf := s.Location[0].Line[0].Function.Name
-		if strings.HasPrefix(leaf, "[") {
-			s.Label = map[string][]string{"state": {"blocked"}}
-			continue
-		}
 		s.Label = map[string][]string{"state": {"running"}}
+		if strings.HasPrefix(s.Location[0].Line[0].Function.Name, "[") {
+			s.Label["state"] = []string{"blocked"}
+		}
 		for _, l := range s.Location {
 			if l.Line[0].Function.Name == "helper" {
-				s.Label["helped"] = []string{"true"}
+				s.Label = map[string][]string{"state": {"blocked"}, "helped": {"true"}}
 			}
 		}
 	}
