@@ -156,6 +156,11 @@ func TestSignalsStopRun(t *testing.T) {
 			if run.Complete || run.Note != tt.note {
 				t.Errorf("complete=%v note=%q, want incomplete %s", run.Complete, run.Note, tt.note)
 			}
+			// One message, not "the rounds measured so far are saved"
+			// with "before any case was measured" after it.
+			if errs := c.stderr(); !strings.Contains(errs, tt.note+": the run is saved, empty") || strings.Contains(errs, "measured so far") {
+				t.Errorf("stderr does not say the empty run was saved, once:\n%s", errs)
+			}
 			if entries, _ := os.ReadDir(dir); len(entries) != 1 || strings.HasSuffix(entries[0].Name(), ".partial") {
 				t.Errorf("store holds %v", entries)
 			}

@@ -193,6 +193,17 @@ func (r *Runner) Execute(ctx context.Context) error {
 // the run is stored, marked incomplete, with the reason in its note.
 var ErrIncomplete = errors.New("incomplete")
 
+// emptyInterrupted is ErrInterrupted for a run stopped before it measured
+// anything; note is its short note ("interrupted by SIGINT before any
+// case was measured").
+type emptyInterrupted struct{ note string }
+
+func (e emptyInterrupted) Error() string {
+	return e.note + ": the run is saved, empty and marked incomplete"
+}
+
+func (e emptyInterrupted) Unwrap() error { return ErrInterrupted }
+
 // finish marks the run complete or not and checkpoints it.
 func (r *Runner) finish(ctx context.Context, err error) error {
 	r.Run.Finished = time.Now().UTC()
@@ -200,18 +211,26 @@ func (r *Runner) finish(ctx context.Context, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		err = ErrInterrupted
 		// The cause says by what (Main cancels with the signal).
+		var by string
 		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
 			err = fmt.Errorf("%w (%v)", ErrInterrupted, cause)
+			by = cause.Error()
 		}
 		measured := false
 		for _, c := range r.Run.Cases {
 			measured = measured || len(c.Reps) > 0
 		}
 		if !measured {
-			err = fmt.Errorf("%w (before any case was measured: the run is saved, empty)", err)
+			// Not "the rounds measured so far are saved": there were
+			// none.
+			err = emptyInterrupted{model.InterruptedNote(by, "before any case was measured")}
 		}
 	}
-	if err != nil {
+	var empty emptyInterrupted
+	switch {
+	case errors.As(err, &empty):
+		r.Run.Note = empty.note
+	case err != nil:
 		r.Run.Note = err.Error()
 	}
 	if cerr := r.Save.Checkpoint(); cerr != nil && err == nil {
