@@ -70,7 +70,7 @@ func TestMeasure(t *testing.T) {
 			[]string{"started", "finished", "stored"}},
 		{"interrupted in a round", []string{"spin"}, []string{"wall"}, "step round 1/3", runner.ErrInterrupted.Error(), "interrupted by SIGTERM in round 1/3",
 			[]string{"started", "finished", "stored"}},
-		{"interrupted in setup", []string{"spin"}, []string{"wall"}, "phase setup and warmup", runner.ErrInterrupted.Error(), "interrupted by SIGTERM before any case was measured",
+		{"interrupted in setup", []string{"spin"}, []string{"wall"}, "phase setup and warmup", "interrupted by SIGTERM before any case was measured: the run is saved, empty", "interrupted by SIGTERM before any case was measured",
 			[]string{"started", "finished", "stored"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,13 +14,26 @@ func (t *Trust) Trusted() bool { return t != nil && len(t.Reasons) == 0 }
 // Untrusted reports whether t is known and has a reason against it.
 func (t *Trust) Untrusted() bool { return t != nil && len(t.Reasons) > 0 }
 
+// Has reports whether t has a reason of kind k.
+func (t *Trust) Has(k TrustKind) bool {
+	if t == nil {
+		return false
+	}
+	for _, r := range t.Reasons {
+		if r.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
 // TrustReason is one reason a budget cannot be trusted: a kind and the
 // figure behind it, so that every renderer words it its own way.
 type TrustReason struct {
 	Kind TrustKind `json:"kind"`
 	// Value is the figure: a ratio for TracedOff and TracerEffect, a
 	// count for FewSamples, a share of the workers' time for
-	// RecordsLost, SharedHelpers and HelpersCharged, a rate per
+	// RecordsLost, SharedHelpers, HelpersCharged and WindowContended, a rate per
 	// millisecond of running for Handoffs.
 	Value float64 `json:"value"`
 	// Limit is the threshold Value was judged against.
@@ -65,4 +78,9 @@ const (
 	// them, so the budget's work row reads high (issue 22: 15–45% more
 	// samples in the hashing than its thread CPU time).
 	Handoffs TrustKind = "handoffs"
+	// WindowContended: another program kept the workers' threads from a
+	// CPU Value of their time in the traced executions (beyond Limit),
+	// and not in the timed rounds: the budget's sched is that program's
+	// doing, and it describes executions the timed ones were not.
+	WindowContended TrustKind = "window-contended"
 )

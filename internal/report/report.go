@@ -334,6 +334,9 @@ func Build(run *model.Run) *Run {
 				// tracer's own effect taken out (TrustReason).
 				continue
 			}
+			if w.Kind == model.WarnWindowContended && c.BudgetTrust.Has(model.WindowContended) {
+				continue // the trust mark says it, on the row
+			}
 			warnings = append(warnings, caseWarning{group: gi, row: len(rep.Groups[gi].Rows), name: c.Name, w: w})
 		}
 		rep.Groups[gi].Rows = append(rep.Groups[gi].Rows, row)

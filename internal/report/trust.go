@@ -41,6 +41,8 @@ func reasonText(r model.TrustReason) string {
 		return fmt.Sprintf("%.0f%% charged to helpers' running", 100*r.Value)
 	case model.SharedHelpers:
 		return fmt.Sprintf("%.0f%% charged to a pool the workers share", 100*r.Value)
+	case model.WindowContended:
+		return fmt.Sprintf("another program had the CPUs %.0f%% of the traced time, not of the timed", 100*r.Value)
 	case model.Handoffs:
 		return fmt.Sprintf("workers woke each other %.1f times a ms of running: CPU samples land after hand-offs", r.Value)
 	}

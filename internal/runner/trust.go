@@ -129,6 +129,10 @@ func Judge(sc *model.Case, lost bool) *model.Trust {
 	}
 	if lost && win.OSWait >= minLostWait {
 		t.Reasons = append(t.Reasons, model.TrustReason{Kind: model.RecordsLost, Value: win.OSWait, Limit: minLostWait})
+	} else if others, _, ok := windowContended(sc); ok {
+		// Said once: with the records lost, where the wait went is
+		// the reason.
+		t.Reasons = append(t.Reasons, model.TrustReason{Kind: model.WindowContended, Value: others, Limit: maxWindowOSWait})
 	}
 	return t
 }

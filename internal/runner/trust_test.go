@@ -93,6 +93,10 @@ func TestJudge(t *testing.T) {
 			window: win(func(w *model.Window) { w.Handoffs = 4.9 }), want: reason(model.Handoffs, 4.9, maxHandoffs)},
 		{name: "a few hand-offs", window: win(func(w *model.Window) { w.Handoffs = 0.6 })},
 		{name: "many hand-offs, little running", window: win(func(w *model.Window) { w.Handoffs = 30; w.Running = 0.1 })},
+		{name: "another program had the CPUs in the traced slices only",
+			window: win(func(w *model.Window) { w.OSWaitExact, w.OSWait, w.OSOwn = true, 0.2, 0.05 }), want: reason(model.WindowContended, 0.15, maxWindowOSWait)},
+		{name: "the process's own threads taking turns",
+			window: win(func(w *model.Window) { w.OSWaitExact, w.OSWait, w.OSOwn = true, 0.2, 0.15 })},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sc := &model.Case{Stats: timed, Budget: map[string]float64{"work": 1000}, Window: tt.window}
@@ -116,6 +120,23 @@ func TestJudge(t *testing.T) {
 				t.Errorf("Trusted %v Untrusted %v with reasons %+v", got.Trusted(), got.Untrusted(), got.Reasons)
 			}
 		})
+	}
+}
+
+// TestJudgeStarvedRounds: where the timed rounds were starved too, the
+// budget describes them (their warning says the machine was busy), and
+// the window's contention is no reason against it.
+func TestJudgeStarvedRounds(t *testing.T) {
+	sc := &model.Case{Threads: 2,
+		Stats:  map[string]model.Stat{"ns/op": {N: 10, Median: 1000, MedianLo: 980, MedianHi: 1030}, "cpu-ns/op": {N: 10, Median: 1000}},
+		Budget: map[string]float64{"work": 1000},
+		Window: &model.Window{NsPerOp: 1000, Running: 0.9, Occupancy: 1, CPUSamples: 300, OSWaitExact: true, OSWait: 0.3}}
+	if got := Judge(sc, false); !got.Trusted() {
+		t.Errorf("starved rounds (1 CPU of 1.8 wanted): reasons %+v, want none", got.Reasons)
+	}
+	sc.Stats["cpu-ns/op"] = model.Stat{N: 10, Median: 1800} // had the CPUs they wanted
+	if got := Judge(sc, false); !got.Has(model.WindowContended) {
+		t.Errorf("rounds with their CPUs: reasons %+v, want %s", got.Reasons, model.WindowContended)
 	}
 }
 
