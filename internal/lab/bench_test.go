@@ -277,10 +277,21 @@ func TestBench(t *testing.T) {
 		// budget is marked: make test once read the fan-out's work+sched
 		// 40.8 against 55.0 timed, with 53% left as wait (cause not
 		// found; issue 22), its row marked "charged to helpers' running".
-		if math.Abs(share-truth) > 5 && tt.rough && (few || c.BudgetTrust.Untrusted()) {
-			t.Logf("%s: %s more than 5 points off, and the budget is marked (%v) or says its split rests on too few samples: %q", tt.bench, what, c.BudgetTrust, c.Warnings)
-		} else if math.Abs(share-truth) > 5 {
-			t.Errorf("%s: %s %.1f%% of the budget, %.1f%% by the benchmark's own timing: more than 5 points apart", tt.bench, what, share, truth)
+		//
+		// A row the CPU samples split is held, as in the truth suite, to
+		// three standard errors of its samples where that is wider than
+		// 5 points, at the benchmark's own figure: under a load of 10,
+		// b.Loop's hashing had 32 samples, all in the hashing, against
+		// 88.8% timed (q = 0.888 from 32 samples: ±16.7).
+		tol := 5.0
+		if w := c.Window; slices.Contains(tt.categories, "work") && w.CPUSamples > 0 && w.Running > 0 {
+			q := min(1, truth/100/w.Running)
+			tol = max(tol, 100*3*w.Running*math.Sqrt(q*(1-q)/float64(w.CPUSamples)))
+		}
+		if math.Abs(share-truth) > tol && tt.rough && (few || c.BudgetTrust.Untrusted()) {
+			t.Logf("%s: %s more than %.1f points off, and the budget is marked (%v) or says its split rests on too few samples: %q", tt.bench, what, tol, c.BudgetTrust, c.Warnings)
+		} else if math.Abs(share-truth) > tol {
+			t.Errorf("%s: %s %.1f%% of the budget, %.1f%% by the benchmark's own timing: more than %.1f points apart", tt.bench, what, share, truth, tol)
 		}
 	}
 	// Untimed setup is left out of the budget, exactly: the timer calls
