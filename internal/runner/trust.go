@@ -145,24 +145,15 @@ func finite(x float64) bool { return !math.IsInf(x, 0) && !math.IsNaN(x) }
 // with no stack under its state frame (released, waiting to start) and
 // running time a rule calls sched stay "sched". Nil without sched time.
 func SchedBy(wall *profile.Profile, rules *profiles.Rules, nsPerOp float64) map[string]float64 {
-	if wall == nil || nsPerOp <= 0 || rules == nil {
+	if nsPerOp <= 0 {
 		return nil
 	}
-	idx, err := profiles.SampleIndex(wall, "wall")
-	if err != nil {
-		return nil
-	}
-	pc := rules.ForProfile(wall)
 	by := map[profiles.Category]int64{}
 	var total, sched int64
-	for _, s := range wall.Sample {
-		if idx >= len(s.Value) || s.Value[idx] <= 0 {
-			continue
-		}
-		v := s.Value[idx]
+	eachWallSample(wall, rules, func(s *profile.Sample, v int64, c profiles.Category, pc *profiles.ProfileClassifier) {
 		total = profiles.AddSaturating(total, v)
-		if pc.Sample(s) != profiles.Sched {
-			continue
+		if c != profiles.Sched {
+			return
 		}
 		sched = profiles.AddSaturating(sched, v)
 		doing := profiles.Sched
@@ -170,7 +161,7 @@ func SchedBy(wall *profile.Profile, rules *profiles.Rules, nsPerOp float64) map[
 			doing = pc.Sample(&profile.Sample{Location: s.Location[1:]})
 		}
 		by[doing] = profiles.AddSaturating(by[doing], v)
-	}
+	})
 	if total <= 0 || sched <= 0 {
 		return nil
 	}
@@ -179,6 +170,26 @@ func SchedBy(wall *profile.Profile, rules *profiles.Rules, nsPerOp float64) map[
 		out[string(cat)] = nsPerOp * float64(v) / float64(total)
 	}
 	return out
+}
+
+// eachWallSample calls fn with every sample of a wall profile (internal/
+// wallclock) that has time: the time, its category under rules, and the
+// classifier, for the sub-stacks a caller classifies. It calls nothing
+// without a profile, rules or a wall sample type.
+func eachWallSample(wall *profile.Profile, rules *profiles.Rules, fn func(s *profile.Sample, v int64, c profiles.Category, pc *profiles.ProfileClassifier)) {
+	if wall == nil || rules == nil {
+		return
+	}
+	idx, err := profiles.SampleIndex(wall, "wall")
+	if err != nil {
+		return
+	}
+	pc := rules.ForProfile(wall)
+	for _, s := range wall.Sample {
+		if idx < len(s.Value) && s.Value[idx] > 0 {
+			fn(s, s.Value[idx], pc.Sample(s), pc)
+		}
+	}
 }
 
 // stateFrame reports whether loc is a state frame (profiles.StateFrame:
@@ -224,24 +235,17 @@ const sampleDispersion = 1.5
 // about R·√(q(1−q)/n), and so for the helpers' running charged to the
 // workers' waits by the helpers' own samples; widened by
 // sampleDispersion. Off-CPU time (lock, wait, sched) is exact: a
-// category with none of the running time has no error, and is absent. n and nh are the workers' and the helpers' CPU
-// samples (model.Window); nil without any.
+// category with none of the running time has no error, and is absent.
+// n and nh are the workers' and the helpers' CPU samples (model.Window);
+// nil without any.
 func BudgetErr(wall *profile.Profile, rules *profiles.Rules, nsPerOp float64, n, nh int) map[string]float64 {
-	if wall == nil || nsPerOp <= 0 || rules == nil {
+	if nsPerOp <= 0 {
 		return nil
 	}
-	idx, err := profiles.SampleIndex(wall, "wall")
-	if err != nil {
-		return nil
-	}
-	pc := rules.ForProfile(wall)
 	own, helped := map[profiles.Category]float64{}, map[profiles.Category]float64{}
 	var total, r, h float64
-	for _, s := range wall.Sample {
-		if idx >= len(s.Value) || s.Value[idx] <= 0 {
-			continue
-		}
-		v := float64(s.Value[idx])
+	eachWallSample(wall, rules, func(s *profile.Sample, t int64, c profiles.Category, _ *profiles.ProfileClassifier) {
+		v := float64(t)
 		total += v
 		// A helper's sample carries the waiting worker's state (blocked,
 		// runnable) and "helped"; it ran where its leaf is its own
@@ -249,16 +253,14 @@ func BudgetErr(wall *profile.Profile, rules *profiles.Rules, nsPerOp float64, n,
 		switch {
 		case len(s.Label["helped"]) > 0:
 			if len(s.Location) > 0 && !stateFrame(s.Location[0]) {
-				c := pc.Sample(s)
 				helped[c] += v
 				h += v
 			}
 		case len(s.Label["state"]) > 0 && s.Label["state"][0] == "running":
-			c := pc.Sample(s)
 			own[c] += v
 			r += v
 		}
-	}
+	})
 	if total <= 0 {
 		return nil
 	}
