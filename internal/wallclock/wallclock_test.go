@@ -160,7 +160,13 @@ func TestStates(t *testing.T) {
 			t.Fatalf("sample without a state label")
 		}
 		leaf := s.Location[0].Line[0].Function.Name
-		if s.Label["state"][0] != "running" && !strings.HasPrefix(leaf, "[") {
+		// The goroutines the worker starts to unlock its mutex and send
+		// on its channel are its helpers (critical.go): its wait is
+		// charged to what they did, at their stacks, labelled with its
+		// own state and "helped". Where a helper ran, the leaf is its
+		// own frame (CI under -race at a load of 7 caught one in the
+		// tracer's runtime.(*traceMap).newTraceMapNode).
+		if s.Label["state"][0] != "running" && len(s.Label["helped"]) == 0 && !strings.HasPrefix(leaf, "[") {
 			t.Errorf("off-CPU sample without a state frame: leaf %q", leaf)
 		}
 		if strings.HasSuffix(leaf, "()") {
