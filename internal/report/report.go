@@ -70,6 +70,10 @@ const maxSteal = 0.05
 // on cpu/op; quiet, in none.
 const maxOthers = 0.5
 
+// MaxOthers is maxOthers for the tests that hold a claim only where the
+// report does not call the rounds contended (runner's TestAA).
+const MaxOthers = maxOthers
+
 // Machine summarises the machine's load over a run's rounds, and warns
 // about steal and about other programs' use of the CPUs.
 func Machine(run *model.Run) (summary string, warnings []Warning) {
