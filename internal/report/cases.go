@@ -162,11 +162,26 @@ func Budget(c *model.Case) []BudgetPart {
 		total += ns
 	}
 	for i := range parts {
-		if e := c.BudgetErr[parts[i].Category]; e > 0 && total > 0 {
-			parts[i].Err = e / total
-		}
+		parts[i].Err = shareErr(c.BudgetErr[parts[i].Category], total)
 	}
 	return parts
+}
+
+// shareErr is a category's sampling error e (ns/op) as a share of a budget
+// of total ns/op: 0 where it is no positive figure, and at most 1. The
+// runner writes neither, but a run.json is read as it is found: a negative
+// error showed as "±0.0" (exact), and one of 1e308 as a 300-digit number
+// that broke the table and an infinite share that made --json fail. A share
+// lies within 0–100%: an interval wider than that says no more.
+func shareErr(e, total float64) float64 {
+	if !(total > 0) {
+		return 0
+	}
+	f := e / total
+	if !(f > 0) { // also NaN
+		return 0
+	}
+	return min(f, 1)
 }
 
 // BudgetOf is a budget given as time per category (of an op, or of a

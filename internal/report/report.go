@@ -312,11 +312,16 @@ func Build(run *model.Run) *Run {
 				row.Budget[cat.Index()] = c.Budget[string(cat)] / total
 			}
 			if c.BudgetErr != nil {
-				row.HasErr, rep.HasErr = true, true
 				row.Err = make([]float64, len(profiles.Categories))
 				for _, cat := range profiles.Categories {
-					row.Err[cat.Index()] = c.BudgetErr[string(cat)] / total
+					row.Err[cat.Index()] = shareErr(c.BudgetErr[string(cat)], total)
 					row.ErrMax = max(row.ErrMax, row.Err[cat.Index()])
+				}
+				// Not said to be exact where no share has a figure.
+				if row.HasErr = row.ErrMax > 0; row.HasErr {
+					rep.HasErr = true
+				} else {
+					row.Err = nil
 				}
 			}
 			row.Untrusted, row.Trust = c.BudgetTrust.Untrusted(), TrustReason(c.BudgetTrust)
