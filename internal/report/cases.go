@@ -254,6 +254,28 @@ type Case struct {
 	// goroutines were doing. Zero without a budget.
 	Untrusted      bool
 	Trust, SchedBy string
+	// Warnings are the case's warnings but those its budget's trust mark
+	// says (CaseWarnings).
+	Warnings []model.Warning
+}
+
+// CaseWarnings are c's warnings but those its budget's trust mark says,
+// which the run's table and the case view show once, as the mark:
+// the traced executions' drift from the timed median once the budget was
+// judged (the mark gives it with the tracer's own effect taken out), and
+// another program's hold on the CPUs in the traced executions where the
+// mark names it.
+func CaseWarnings(c *model.Case) []model.Warning {
+	var out []model.Warning
+	for _, w := range c.Warnings {
+		switch {
+		case w.Kind == model.WarnWindowDrift && c.BudgetTrust != nil:
+		case w.Kind == model.WarnWindowContended && c.BudgetTrust.Has(model.WindowContended):
+		default:
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // HasErr says a share of the budget has its sampling error.
@@ -268,7 +290,7 @@ func (rc *Case) HasErr() bool {
 
 // BuildCase makes the report of one case.
 func BuildCase(c *model.Case) *Case {
-	rc := &Case{Case: c, Budget: Budget(c)}
+	rc := &Case{Case: c, Budget: Budget(c), Warnings: CaseWarnings(c)}
 	if len(rc.Budget) > 0 {
 		rc.Untrusted, rc.Trust, rc.SchedBy = c.BudgetTrust.Untrusted(), TrustReason(c.BudgetTrust), SchedBy(c)
 	}

@@ -168,3 +168,46 @@ func TestBudgetErrFromAnyRunJSON(t *testing.T) {
 		t.Errorf("want the huge error as ±100 and no ±0.0:\n%s", out)
 	}
 }
+
+// TestCaseWarningsSaidOnce: the case view (perflab show RUN/CASE, its
+// JSON, the web case page) shows the budget's trust mark since it reads
+// one report.Case; the warnings the mark says are left out there too, as
+// the run's table leaves them out, not said twice.
+func TestCaseWarningsSaidOnce(t *testing.T) {
+	c := fixture().Cases[0]
+	c.BudgetTrust = &model.Trust{Reasons: []model.TrustReason{{Kind: model.WindowContended, Value: 0.2, Limit: 0.1}}}
+	c.Warnings = []model.Warning{
+		model.Warn(model.WarnWindowDrift, 13, "the traced slices' time/op was +13% off the timed median"),
+		model.Warn(model.WarnWindowContended, 0, "another process on the cores kept the workers' threads from a CPU"),
+		model.Warn(model.WarnWideCI, 12, "time/op confidence interval ±12% is wide: noisy machine?"),
+	}
+	rc := BuildCase(&c)
+	if len(rc.Warnings) != 1 || rc.Warnings[0].Kind != model.WarnWideCI {
+		t.Errorf("report.Case warnings %v, want the wide interval's only", rc.Warnings)
+	}
+	var text, js strings.Builder
+	if err := WriteCaseText(&text, &model.Run{ID: "r1"}, rc, 80); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCaseJSON(&js, &model.Run{ID: "r1"}, rc); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "JSON": js.String()} {
+		if !strings.Contains(out, "another program had the CPUs 20%") || !strings.Contains(out, "noisy machine?") {
+			t.Errorf("%s lacks the trust mark or the wide interval's warning:\n%s", name, out)
+		}
+		if strings.Contains(out, "another process on the cores") || strings.Contains(out, "+13% off") {
+			t.Errorf("%s says what the trust mark says again:\n%s", name, out)
+		}
+	}
+	// The run's table leaves out the same.
+	run := fixture()
+	run.Cases[0] = c
+	var table strings.Builder
+	if err := WriteText(&table, Build(run), TextOptions{Verbose: true}); err != nil {
+		t.Fatal(err)
+	}
+	if out := table.String(); strings.Contains(out, "another process on the cores") || strings.Contains(out, "+13% off") {
+		t.Errorf("the run's table says what the trust mark says again:\n%s", out)
+	}
+}

@@ -333,15 +333,7 @@ func Build(run *model.Run) *Run {
 		if row.OK {
 			measured++
 		}
-		for _, w := range c.Warnings {
-			if w.Kind == model.WarnWindowDrift && c.BudgetTrust != nil {
-				// A judged budget's trust mark says this, with the
-				// tracer's own effect taken out (TrustReason).
-				continue
-			}
-			if w.Kind == model.WarnWindowContended && c.BudgetTrust.Has(model.WindowContended) {
-				continue // the trust mark says it, on the row
-			}
+		for _, w := range CaseWarnings(c) {
 			warnings = append(warnings, caseWarning{group: gi, row: len(rep.Groups[gi].Rows), name: c.Name, w: w})
 		}
 		rep.Groups[gi].Rows = append(rep.Groups[gi].Rows, row)
