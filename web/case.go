@@ -23,7 +23,10 @@ type caseView struct {
 	Case *model.Case
 	// Report is the case as the report lays it out (perflab show's
 	// case view): its metrics, budget and the budget's trust.
-	Report     *report.Case
+	Report *report.Case
+	// Warnings are the report's (those the budget's trust mark says
+	// left out) and the run's rules' own.
+	Warnings   []model.Warning
 	Slug       string
 	Base       string // URL of the case page, without query
 	Params     string
@@ -213,7 +216,7 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	slug := model.Slug(c.Name)
 	base := "/runs/" + run.ID + "/cases/" + slug
 	rc := report.BuildCase(c)
-	v := caseView{Run: run, Case: c, Report: rc, Slug: slug, Base: base, Params: paramString(run, c), Kind: kind, Kinds: profileKinds(c), Budget: colored(rc.Budget)}
+	v := caseView{Run: run, Case: c, Report: rc, Warnings: rc.Warnings, Slug: slug, Base: base, Params: paramString(run, c), Kind: kind, Kinds: profileKinds(c), Budget: colored(rc.Budget)}
 	for _, m := range rc.Metrics {
 		v.Stats = append(v.Stats, statRow{Label: m.Label, Cell: m.Cell})
 	}
@@ -224,10 +227,8 @@ func (s *Server) casePage(w http.ResponseWriter, r *http.Request) {
 	}
 	rulesDone()
 	if warn := rules.warning; warn != "" {
-		// A copy: the cached run is shared between requests.
-		cc := *c
-		cc.Warnings = append(slices.Clip(c.Warnings), model.Warn(model.WarnOther, 0, warn))
-		v.Case = &cc
+		// Clipped: the append must not write into the report's slice.
+		v.Warnings = append(slices.Clip(v.Warnings), model.Warn(model.WarnOther, 0, warn))
 	}
 	for _, p := range v.Budget {
 		v.Legend = append(v.Legend, legendItem{Label: p.Category, Color: p.Color})

@@ -465,15 +465,22 @@ func (p *BenchPlan) Run(ctx context.Context, st *store.Store) ([]*BenchRun, erro
 // cause, where one was given (the CLI's is the signal, "by SIGINT").
 func (p *BenchPlan) interrupted(ctx context.Context, runs []*BenchRun, writers []*store.Writer, where string) ([]*BenchRun, error) {
 	by := causeOf(ctx)
+	measured := false
 	for _, r := range runs {
 		w := where
 		if !r.Run.Measured() {
 			w = "before any case was measured"
 		}
+		measured = measured || r.Run.Measured()
 		r.Run.Note = model.InterruptedNote(by, w)
 	}
 	err := runner.ErrInterrupted
-	if by != "" {
+	switch {
+	case !measured:
+		// Not "the rounds measured so far are saved": there were none
+		// (as perflab run says it).
+		err = runner.EmptyInterrupted(model.InterruptedNote(by, "before any case was measured"))
+	case by != "":
 		err = fmt.Errorf("%w (%v)", runner.ErrInterrupted, context.Cause(ctx))
 	}
 	return p.finish(runs, writers, err)

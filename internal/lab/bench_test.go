@@ -321,44 +321,59 @@ func TestBench(t *testing.T) {
 
 // TestBenchInterrupted: a run ended by its context is stored with what it
 // measured, marked incomplete with the note perflab run gives: by what
-// (the context's cause) and where.
+// (the context's cause) and where. Ended before anything was measured, it
+// says so once, as perflab run does, not that the rounds measured so far
+// are saved.
 func TestBenchInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs benchmarks")
 	}
-	ctx, cancelCause := context.WithCancelCause(context.Background())
-	cancel := func() { cancelCause(errors.New("by SIGINT")) }
-	defer cancel()
-	o := BenchOptions{
-		Dir: "testdata/benchfix", Bench: "Hash/size=64/^loop$", Count: 5, Time: 5 * time.Millisecond, CPU: []int{1},
-		Log: func(line string) {
-			if strings.HasPrefix(line, "round 3/") {
-				cancel()
+	for _, tt := range []struct {
+		name, at  string // at: the log line the context ends at
+		note, err string
+		reps      int
+	}{
+		{"in round 3", "round 3/", "interrupted by SIGINT in round 3/5", runner.ErrInterrupted.Error() + " (by SIGINT)", 2},
+		{"before any case was measured", "round 1/", "interrupted by SIGINT before any case was measured",
+			"interrupted by SIGINT before any case was measured: the run is saved, empty and marked incomplete", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancelCause := context.WithCancelCause(context.Background())
+			cancel := func() { cancelCause(errors.New("by SIGINT")) }
+			defer cancel()
+			o := BenchOptions{
+				Dir: "testdata/benchfix", Bench: "Hash/size=64/^loop$", Count: 5, Time: 5 * time.Millisecond, CPU: []int{1},
+				Log: func(line string) {
+					if strings.HasPrefix(line, tt.at) {
+						cancel()
+					}
+				},
 			}
-		},
-	}
-	p, err := PlanBench(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	st := store.Open(t.TempDir())
-	runs, err := p.Run(ctx, st)
-	if !errors.Is(err, runner.ErrInterrupted) || !strings.HasSuffix(err.Error(), "(by SIGINT)") {
-		t.Fatalf("Run: %v, want runner.ErrInterrupted (by SIGINT)", err)
-	}
-	if len(runs) != 1 || runs[0].Dir == "" {
-		t.Fatalf("runs %+v: want the run stored", runs)
-	}
-	run, err := st.Load(runs[0].Run.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "interrupted by SIGINT in round 3/5"; run.Complete || run.Note != want {
-		t.Errorf("complete %v note %q: want incomplete, %q", run.Complete, run.Note, want)
-	}
-	// Round 3 was cut before its repetition ran: two were kept.
-	if c := run.Cases[0]; len(c.Reps) != 2 || c.Status != model.StatusOK {
-		t.Errorf("case %s: %d repetitions, status %s; want the 2 measured", c.Name, len(c.Reps), c.Status)
+			p, err := PlanBench(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			st := store.Open(t.TempDir())
+			runs, err := p.Run(ctx, st)
+			if !errors.Is(err, runner.ErrInterrupted) || err.Error() != tt.err {
+				t.Fatalf("Run: %v, want runner.ErrInterrupted: %s", err, tt.err)
+			}
+			if len(runs) != 1 || runs[0].Dir == "" {
+				t.Fatalf("runs %+v: want the run stored", runs)
+			}
+			run, err := st.Load(runs[0].Run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Complete || run.Note != tt.note {
+				t.Errorf("complete %v note %q: want incomplete, %q", run.Complete, run.Note, tt.note)
+			}
+			// The round the context ended in was cut before its
+			// repetition ran.
+			if c := run.Cases[0]; len(c.Reps) != tt.reps || tt.reps > 0 && c.Status != model.StatusOK {
+				t.Errorf("case %s: %d repetitions, status %s; want the %d measured", c.Name, len(c.Reps), c.Status, tt.reps)
+			}
+		})
 	}
 }

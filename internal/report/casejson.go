@@ -47,7 +47,7 @@ func WriteCaseJSON(w io.Writer, run *model.Run, rc *Case) error {
 	c := rc.Case
 	out := jsonCase{Run: run.ID, Scenario: run.Scenario, RunComplete: run.Complete,
 		Case: c.Name, Variant: c.Variant, Params: c.Params, Threads: c.Threads, Status: string(c.Status), Error: c.Error,
-		Warnings: caseWarnings(c), Profiles: c.Profiles, Units: []jsonUnitRef{}}
+		Warnings: caseWarnings(c.Name, rc.Warnings), Profiles: c.Profiles, Units: []jsonUnitRef{}}
 	for _, m := range rc.Metrics {
 		st, ok := c.Stats[m.Unit]
 		if !ok || st.N == 0 {
@@ -78,13 +78,13 @@ func WriteCaseJSON(w io.Writer, run *model.Run, rc *Case) error {
 	return enc.Encode(out)
 }
 
-// caseWarnings are c's warnings as the run's report gives a row's: each
-// with its kind, severity, the row it affects, the kind's wording and the
-// case's own sentence.
-func caseWarnings(c *model.Case) []Warning {
+// caseWarnings are case name's warnings ws as the run's report gives a
+// row's: each with its kind, severity, the row it affects, the kind's
+// wording and the case's own sentence.
+func caseWarnings(name string, ws []model.Warning) []Warning {
 	var all []caseWarning
-	for _, w := range c.Warnings {
-		all = append(all, caseWarning{name: c.Name, w: w})
+	for _, w := range ws {
+		all = append(all, caseWarning{name: name, w: w})
 	}
 	// One measured case: nothing is grouped into a run's line.
 	_, perRow := groupWarnings(all, 1)

@@ -162,11 +162,26 @@ func Budget(c *model.Case) []BudgetPart {
 		total += ns
 	}
 	for i := range parts {
-		if e := c.BudgetErr[parts[i].Category]; e > 0 && total > 0 {
-			parts[i].Err = e / total
-		}
+		parts[i].Err = shareErr(c.BudgetErr[parts[i].Category], total)
 	}
 	return parts
+}
+
+// shareErr is a category's sampling error e (ns/op) as a share of a budget
+// of total ns/op: 0 where it is no positive figure, and at most 1. The
+// runner writes neither, but a run.json is read as it is found: a negative
+// error showed as "±0.0" (exact), and one of 1e308 as a 300-digit number
+// that broke the table and an infinite share that made --json fail. A share
+// lies within 0–100%: an interval wider than that says no more.
+func shareErr(e, total float64) float64 {
+	if !(total > 0) {
+		return 0
+	}
+	f := e / total
+	if !(f > 0) { // also NaN
+		return 0
+	}
+	return min(f, 1)
 }
 
 // BudgetOf is a budget given as time per category (of an op, or of a
@@ -239,6 +254,28 @@ type Case struct {
 	// goroutines were doing. Zero without a budget.
 	Untrusted      bool
 	Trust, SchedBy string
+	// Warnings are the case's warnings but those its budget's trust mark
+	// says (CaseWarnings).
+	Warnings []model.Warning
+}
+
+// CaseWarnings are c's warnings but those its budget's trust mark says,
+// which the run's table and the case view show once, as the mark:
+// the traced executions' drift from the timed median once the budget was
+// judged (the mark gives it with the tracer's own effect taken out), and
+// another program's hold on the CPUs in the traced executions where the
+// mark names it.
+func CaseWarnings(c *model.Case) []model.Warning {
+	var out []model.Warning
+	for _, w := range c.Warnings {
+		switch {
+		case w.Kind == model.WarnWindowDrift && c.BudgetTrust != nil:
+		case w.Kind == model.WarnWindowContended && c.BudgetTrust.Has(model.WindowContended):
+		default:
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // HasErr says a share of the budget has its sampling error.
@@ -253,7 +290,7 @@ func (rc *Case) HasErr() bool {
 
 // BuildCase makes the report of one case.
 func BuildCase(c *model.Case) *Case {
-	rc := &Case{Case: c, Budget: Budget(c)}
+	rc := &Case{Case: c, Budget: Budget(c), Warnings: CaseWarnings(c)}
 	if len(rc.Budget) > 0 {
 		rc.Untrusted, rc.Trust, rc.SchedBy = c.BudgetTrust.Untrusted(), TrustReason(c.BudgetTrust), SchedBy(c)
 	}

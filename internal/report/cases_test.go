@@ -1,12 +1,15 @@
 package report
 
 import (
+	"io"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/model"
+	"github.com/perflab/perflab/profiles"
 )
 
 func TestStatCell(t *testing.T) {
@@ -114,5 +117,97 @@ func TestWriteCaseText(t *testing.T) {
 	}
 	if strings.Contains(out, "stack…") {
 		t.Errorf("the error's later lines were printed:\n%s", out)
+	}
+}
+
+// TestBudgetErrFromAnyRunJSON: a run.json is read as it is found. A
+// sampling error beyond any share (1e308 ns/op) is shown as the whole
+// range, not as a 300-digit figure that breaks the 80-column table and an
+// infinite share that --json cannot write; a negative or NaN one as none,
+// not as "±0.0", which reads as exact.
+func TestBudgetErrFromAnyRunJSON(t *testing.T) {
+	run := fixture()
+	run.Cases[0].BudgetErr = map[string]float64{"work": 1e308, "other": -5, "lock": math.Inf(1)}
+	run.Cases[1].BudgetErr = map[string]float64{"work": -1, "other": math.NaN()}
+	rep := Build(run)
+	r0, r1 := rep.Groups[0].Rows[0], rep.Groups[0].Rows[1]
+	if r0.Case != &run.Cases[0] || r1.Case != &run.Cases[1] {
+		t.Fatal("the fixture's first group no longer starts with its first two cases")
+	}
+	if !r0.HasErr || r0.ErrMax != 1 || r0.Err[profiles.Other.Index()] != 0 {
+		t.Errorf("huge and negative errors: HasErr %v, ErrMax %v, other %v; want true, 1, 0", r0.HasErr, r0.ErrMax, r0.Err[profiles.Other.Index()])
+	}
+	if r1.HasErr || r1.ErrMax != 0 {
+		t.Errorf("no positive error: HasErr %v, ErrMax %v; want none", r1.HasErr, r1.ErrMax)
+	}
+	var text strings.Builder
+	if err := WriteText(&text, rep, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(io.Discard, rep); err != nil {
+		t.Errorf("WriteJSON: %v", err)
+	}
+	rc := BuildCase(&run.Cases[0])
+	if err := WriteCaseText(&text, run, rc, 80); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCaseJSON(io.Discard, run, rc); err != nil {
+		t.Errorf("WriteCaseJSON: %v", err)
+	}
+	for _, p := range append(rc.Budget, BuildCase(&run.Cases[1]).Budget...) {
+		if p.Err < 0 || p.Err > 1 || math.IsNaN(p.Err) {
+			t.Errorf("%s's error %v, want 0–1", p.Category, p.Err)
+		}
+	}
+	for _, line := range strings.Split(text.String(), "\n") {
+		if utf8.RuneCountInString(line) > 80 {
+			t.Errorf("line wider than 80 columns: %q", line)
+		}
+	}
+	if out := text.String(); strings.Contains(out, "±0.0") || !strings.Contains(out, "±100") {
+		t.Errorf("want the huge error as ±100 and no ±0.0:\n%s", out)
+	}
+}
+
+// TestCaseWarningsSaidOnce: the case view (perflab show RUN/CASE, its
+// JSON, the web case page) shows the budget's trust mark since it reads
+// one report.Case; the warnings the mark says are left out there too, as
+// the run's table leaves them out, not said twice.
+func TestCaseWarningsSaidOnce(t *testing.T) {
+	c := fixture().Cases[0]
+	c.BudgetTrust = &model.Trust{Reasons: []model.TrustReason{{Kind: model.WindowContended, Value: 0.2, Limit: 0.1}}}
+	c.Warnings = []model.Warning{
+		model.Warn(model.WarnWindowDrift, 13, "the traced slices' time/op was +13% off the timed median"),
+		model.Warn(model.WarnWindowContended, 0, "another process on the cores kept the workers' threads from a CPU"),
+		model.Warn(model.WarnWideCI, 12, "time/op confidence interval ±12% is wide: noisy machine?"),
+	}
+	rc := BuildCase(&c)
+	if len(rc.Warnings) != 1 || rc.Warnings[0].Kind != model.WarnWideCI {
+		t.Errorf("report.Case warnings %v, want the wide interval's only", rc.Warnings)
+	}
+	var text, js strings.Builder
+	if err := WriteCaseText(&text, &model.Run{ID: "r1"}, rc, 80); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCaseJSON(&js, &model.Run{ID: "r1"}, rc); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "JSON": js.String()} {
+		if !strings.Contains(out, "another program had the CPUs 20%") || !strings.Contains(out, "noisy machine?") {
+			t.Errorf("%s lacks the trust mark or the wide interval's warning:\n%s", name, out)
+		}
+		if strings.Contains(out, "another process on the cores") || strings.Contains(out, "+13% off") {
+			t.Errorf("%s says what the trust mark says again:\n%s", name, out)
+		}
+	}
+	// The run's table leaves out the same.
+	run := fixture()
+	run.Cases[0] = c
+	var table strings.Builder
+	if err := WriteText(&table, Build(run), TextOptions{Verbose: true}); err != nil {
+		t.Fatal(err)
+	}
+	if out := table.String(); strings.Contains(out, "another process on the cores") || strings.Contains(out, "+13% off") {
+		t.Errorf("the run's table says what the trust mark says again:\n%s", out)
 	}
 }

@@ -66,10 +66,10 @@ func WriteCaseText(w io.Writer, run *model.Run, rc *Case, cols int) error {
 			tw.wrap("± is a share's 95% interval from the CPU samples that split running time, in points; off-CPU shares are exact.", cols, "  ")
 		}
 	}
-	if len(c.Warnings) > 0 {
+	if len(rc.Warnings) > 0 {
 		tw.linef("")
 		tw.linef("warnings:")
-		for _, wn := range c.Warnings {
+		for _, wn := range rc.Warnings {
 			tw.wrap(wn.Message, cols, "  ")
 		}
 	}

@@ -316,11 +316,16 @@ func Build(run *model.Run) *Run {
 				row.Budget[cat.Index()] = c.Budget[string(cat)] / total
 			}
 			if c.BudgetErr != nil {
-				row.HasErr, rep.HasErr = true, true
 				row.Err = make([]float64, len(profiles.Categories))
 				for _, cat := range profiles.Categories {
-					row.Err[cat.Index()] = c.BudgetErr[string(cat)] / total
+					row.Err[cat.Index()] = shareErr(c.BudgetErr[string(cat)], total)
 					row.ErrMax = max(row.ErrMax, row.Err[cat.Index()])
+				}
+				// Not said to be exact where no share has a figure.
+				if row.HasErr = row.ErrMax > 0; row.HasErr {
+					rep.HasErr = true
+				} else {
+					row.Err = nil
 				}
 			}
 			row.Untrusted, row.Trust = c.BudgetTrust.Untrusted(), TrustReason(c.BudgetTrust)
@@ -332,15 +337,7 @@ func Build(run *model.Run) *Run {
 		if row.OK {
 			measured++
 		}
-		for _, w := range c.Warnings {
-			if w.Kind == model.WarnWindowDrift && c.BudgetTrust != nil {
-				// A judged budget's trust mark says this, with the
-				// tracer's own effect taken out (TrustReason).
-				continue
-			}
-			if w.Kind == model.WarnWindowContended && c.BudgetTrust.Has(model.WindowContended) {
-				continue // the trust mark says it, on the row
-			}
+		for _, w := range CaseWarnings(c) {
 			warnings = append(warnings, caseWarning{group: gi, row: len(rep.Groups[gi].Rows), name: c.Name, w: w})
 		}
 		rep.Groups[gi].Rows = append(rep.Groups[gi].Rows, row)

@@ -204,6 +204,12 @@ func (e emptyInterrupted) Error() string {
 
 func (e emptyInterrupted) Unwrap() error { return ErrInterrupted }
 
+// EmptyInterrupted is the error of a run its context ended before it
+// measured anything, for the engines that end runs as Execute does
+// (perflab bench): it wraps ErrInterrupted and says, once, that the run
+// is saved empty; note is the run's note (model.InterruptedNote).
+func EmptyInterrupted(note string) error { return emptyInterrupted{note} }
+
 // finish marks the run complete or not and checkpoints it.
 func (r *Runner) finish(ctx context.Context, err error) error {
 	r.Run.Finished = time.Now().UTC()
@@ -216,11 +222,7 @@ func (r *Runner) finish(ctx context.Context, err error) error {
 			err = fmt.Errorf("%w (%v)", ErrInterrupted, cause)
 			by = cause.Error()
 		}
-		measured := false
-		for _, c := range r.Run.Cases {
-			measured = measured || len(c.Reps) > 0
-		}
-		if !measured {
+		if !r.Run.Measured() {
 			// Not "the rounds measured so far are saved": there were
 			// none.
 			err = emptyInterrupted{model.InterruptedNote(by, "before any case was measured")}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -235,5 +236,66 @@ func TestBudgetErr(t *testing.T) {
 	// More samples, less error: by √4 for four times as many.
 	if got4 := BudgetErr(p, rules, 1000, 400, 100); math.Abs(got4["work"]-want["work"]/2) > 1e-9 {
 		t.Errorf("4× the samples: work ± %v, want %v", got4["work"], want["work"]/2)
+	}
+}
+
+// TestBudgetErrCoverage checks BudgetErr against samples drawn from a
+// known split, independently of the hand arithmetic above: the workers
+// run 70% of the time, split between three categories, and the running
+// time is placed by n CPU samples as internal/wallclock places it. Before
+// sampleDispersion's widening the ± must cover the true share about 95%
+// of the time (a factor off in the formula, a share of the running time
+// not squared or the samples' count not under the root, moves it to 84%
+// or past 99%). The shares are away from 0 and 100%, where the normal
+// approximation holds; the seeds are fixed, so the test is deterministic.
+func TestBudgetErrCoverage(t *testing.T) {
+	rules, err := profiles.DefaultRules().WithWork(`^sha$`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stacks := []string{"sha;run", "runtime.mallocgc;run", "after;run"}
+	cats := []string{"work", "alloc", "other"}
+	const running, trials = 0.7, 2000
+	for _, q := range [][]float64{{0.6, 0.25, 0.15}, {0.5, 0.3, 0.2}} {
+		for _, n := range []int{50, 100, 400} {
+			rng := rand.New(rand.NewPCG(uint64(100*q[0]), uint64(n)))
+			covered := make([]int, len(cats))
+			for range trials {
+				count := make([]int, len(cats))
+				for range n {
+					u := rng.Float64()
+					k := 0
+					for k < len(q)-1 && u >= q[k] {
+						u -= q[k]
+						k++
+					}
+					count[k]++
+				}
+				stack := map[string]int64{"[lock] blocked (sync);run": 3000}
+				for k, s := range stacks {
+					stack[s] = int64(7000 * float64(count[k]) / float64(n))
+				}
+				p := fakeProfile(stack)
+				p.SampleType[1].Type = "wall"
+				for _, s := range p.Sample {
+					s.Label = map[string][]string{"state": {"running"}}
+					if strings.HasPrefix(s.Location[0].Line[0].Function.Name, "[") {
+						s.Label["state"] = []string{"blocked"}
+					}
+				}
+				e := BudgetErr(p, rules, 1000, n, 0)
+				for k, c := range cats {
+					half := e[c] / 1000 / sampleDispersion
+					if d := running * (float64(count[k])/float64(n) - q[k]); math.Abs(d) <= half {
+						covered[k]++
+					}
+				}
+			}
+			for k, c := range cats {
+				if f := float64(covered[k]) / trials; f < 0.92 || f > 0.97 {
+					t.Errorf("split %v, %d samples: %s's ± covered its share %.1f%% of the time, want about 95%%", q, n, c, 100*f)
+				}
+			}
+		}
 	}
 }
