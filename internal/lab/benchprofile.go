@@ -229,7 +229,7 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 		}
 	}
 	if n, ok := fewSamples(wall, byState); ok {
-		sc.Warnings = append(sc.Warnings, model.Warn(model.WarnFewSamples, float64(n), fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more): use a longer --profile-time; off-CPU shares are exact", n, minSamples)))
+		sc.Warnings = append(sc.Warnings, model.Warn(model.WarnFewSamples, float64(n), fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more): use a longer --profile-time; blocked time is exact", n, minSamples)))
 	}
 	if ns, ok := sc.Stats["ns/op"]; ok {
 		sc.Budget = runner.Budget(wall.Profile, lb.rule, ns.Median)

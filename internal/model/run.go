@@ -211,10 +211,11 @@ type Case struct {
 	// profiling window).
 	Budget map[string]float64 `json:"budget,omitempty"`
 	// BudgetErr is, per category, the half-width (ns/op) of a 95% interval
-	// on its part of Budget from the CPU samples that split the running
-	// time between categories; off-CPU time is exact, and a category
-	// with no running time has no entry. Nil in runs made before it was
-	// recorded, and without CPU samples.
+	// on its part of Budget from the CPU samples that place time in
+	// categories: the running time, and a thread's wait for a CPU while
+	// Go had it running (runner.BudgetErr). Blocked time is exact, and a
+	// category with none of the sampled time has no entry. Nil in runs
+	// made before it was recorded, and without CPU samples.
 	BudgetErr map[string]float64 `json:"budget_err,omitempty"`
 	// BudgetTrust says whether the budget can be trusted, and if not why
 	// (nil in runs made before it was judged: unknown).

@@ -63,7 +63,7 @@ func WriteCaseText(w io.Writer, run *model.Run, rc *Case, cols int) error {
 			tw.wrap(rc.SchedBy, cols, "  ")
 		}
 		if rc.HasErr() {
-			tw.wrap("± is a share's 95% interval from the CPU samples that split running time, in points; off-CPU shares are exact.", cols, "  ")
+			tw.wrap("± is a share's 95% interval from the CPU samples that place running time (and, under load, a wait for a CPU), in points; blocked time is exact.", cols, "  ")
 		}
 	}
 	if len(rc.Warnings) > 0 {

@@ -114,7 +114,7 @@ var kinds = map[model.WarningKind]kindInfo{
 		"the hypervisor gave %s of the CPUs' time in the profiling window to other guests: the budget counts what the workers lost as running",
 		"the hypervisor stole %s of the CPUs in the profiling window", pct},
 	model.WarnFewSamples: {Info, AffectsBudget, false,
-		"the split of running time (work, alloc, other…) rests on %s CPU samples (want 50 or more): use a longer --profile-time; off-CPU shares are exact",
+		"the split of running time (work, alloc, other…) rests on %s CPU samples (want 50 or more): use a longer --profile-time; blocked time is exact",
 		"running time split by only %s CPU samples (--profile-time)", plain},
 	model.WarnUntimed: {Caution, AffectsBudget, false,
 		"%s of the benchmark goroutine's profiled time was outside its timed loop (setup, or StopTimer/StartTimer): the budget describes the whole function",

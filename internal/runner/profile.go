@@ -258,7 +258,7 @@ const maxWindowGCDrift = 0.25
 // minCPUSamples is the number of the workers' CPU samples below which the
 // split of their running time is too coarse to quote: a share p from n
 // samples has a standard error of sqrt(p(1−p)/n), at most ±7 points for 50.
-// Off-CPU time (lock, wait, sched) is exact and needs no samples.
+// Blocked time is exact and needs no samples.
 const minCPUSamples = 50
 
 // minStarvedWait is the share of the workers' time their threads must have
@@ -364,7 +364,7 @@ func windowWarnings(sc *model.Case, w *wallclock.Result) []model.Warning {
 			100**win.Steal, what)))
 	}
 	if w.Time[wallclock.Running] > 0 && w.CPUSamples < minCPUSamples {
-		out = append(out, model.Warn(model.WarnFewSamples, float64(w.CPUSamples), fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more; good to about ±50/√n points): use a longer --profile-time; off-CPU shares are exact",
+		out = append(out, model.Warn(model.WarnFewSamples, float64(w.CPUSamples), fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more; good to about ±50/√n points): use a longer --profile-time; blocked time is exact",
 			w.CPUSamples, minCPUSamples)))
 	}
 	return out

@@ -229,53 +229,71 @@ const budgetZ = 1.96
 const sampleDispersion = 1.5
 
 // BudgetErr is, per category, the half-width of a 95% interval on its
-// share of nsPerOp (in ns/op, as Budget) from the CPU samples that split
-// running time: a category holding a fraction q of the workers' running
-// time R (a share of all their time) by n samples is off by chance by
-// about R·√(q(1−q)/n), and so for the helpers' running charged to the
-// workers' waits by the helpers' own samples; widened by
-// sampleDispersion. Off-CPU time (lock, wait, sched) is exact: a
-// category with none of the running time has no error, and is absent.
-// n and nh are the workers' and the helpers' CPU samples (model.Window);
-// nil without any.
+// share of nsPerOp (in ns/op, as Budget) from the CPU samples that place
+// time in categories. Three pools are placed by samples: the workers'
+// running time, by their n samples; the time their threads waited for a
+// CPU while Go had them running (internal/wallclock spreads it over the
+// same samples' stacks: sched, or lock inside a lock, wait inside a
+// wait); and their helpers' running charged to the workers' waits, by
+// the helpers' nh samples. A category holding a fraction q of a pool P (a
+// share of all the workers' time) is off by chance by about
+// P·√(q(1−q)/n); q is taken as Agresti and Coull do, (qn+z²/2)/(n+z²),
+// so that a category with every sample of a pool is not called exact. The pools are summed as independent, and the whole
+// widened by sampleDispersion. Blocked time is exact: a category with no
+// sampled time has no error, and is absent. Nil without samples.
 func BudgetErr(wall *profile.Profile, rules *profiles.Rules, nsPerOp float64, n, nh int) map[string]float64 {
 	if nsPerOp <= 0 {
 		return nil
 	}
-	own, helped := map[profiles.Category]float64{}, map[profiles.Category]float64{}
-	var total, r, h float64
+	type pool struct {
+		by    map[profiles.Category]float64
+		whole float64
+		n     int
+	}
+	own, osw, helped := &pool{by: map[profiles.Category]float64{}, n: n}, &pool{by: map[profiles.Category]float64{}, n: n}, &pool{by: map[profiles.Category]float64{}, n: nh}
+	var total float64
 	eachWallSample(wall, rules, func(s *profile.Sample, t int64, c profiles.Category, _ *profiles.ProfileClassifier) {
 		v := float64(t)
 		total += v
+		var p *pool
 		// A helper's sample carries the waiting worker's state (blocked,
 		// runnable) and "helped"; it ran where its leaf is its own
 		// frame, not a state frame ("[sched] runnable", internal/wallclock).
 		switch {
 		case len(s.Label["helped"]) > 0:
 			if len(s.Location) > 0 && !stateFrame(s.Location[0]) {
-				helped[c] += v
-				h += v
+				p = helped
 			}
 		case len(s.Label["state"]) > 0 && s.Label["state"][0] == "running":
-			own[c] += v
-			r += v
+			p = own
+		case len(s.Location) > 0 && stateFrame(s.Location[0]) && strings.Contains(s.Location[0].Line[0].Function.Name, osWaitPhrase):
+			p = osw
+		}
+		if p != nil {
+			p.by[c] += v
+			p.whole += v
 		}
 	})
 	if total <= 0 {
 		return nil
 	}
-	variance := func(part, whole float64, n int) float64 {
-		if whole <= 0 || n <= 0 {
-			return 0
+	const z2 = budgetZ * budgetZ
+	variance := func(p *pool, c profiles.Category) float64 {
+		if p.whole <= 0 || p.n <= 0 || p.by[c] <= 0 {
+			return 0 // none of the pool can be in c: only its own
 		}
-		q := min(1, part/whole)
-		w := whole / total
-		return w * w * q * (1 - q) / float64(n)
+		nn := float64(p.n) + z2
+		q := (min(1, p.by[c]/p.whole)*float64(p.n) + z2/2) / nn
+		w := p.whole / total
+		return w * w * q * (1 - q) / nn
 	}
 	out := map[string]float64{}
-	for _, m := range []map[profiles.Category]float64{own, helped} {
-		for c := range m {
-			if v := variance(own[c], r, n) + variance(helped[c], h, nh); v > 0 {
+	for _, p := range []*pool{own, osw, helped} {
+		for c := range p.by {
+			if _, done := out[string(c)]; done {
+				continue
+			}
+			if v := variance(own, c) + variance(osw, c) + variance(helped, c); v > 0 {
 				out[string(c)] = sampleDispersion * budgetZ * math.Sqrt(v) * nsPerOp
 			}
 		}
@@ -285,3 +303,9 @@ func BudgetErr(wall *profile.Profile, rules *profiles.Rules, nsPerOp float64, n,
 	}
 	return out
 }
+
+// osWaitPhrase is in the state frame internal/wallclock puts over the
+// time a thread waited for a CPU while Go had its goroutine running,
+// spread over the CPU samples' stacks ("[sched] runnable (its thread
+// waited for a CPU: the OS ran something else)").
+const osWaitPhrase = "its thread waited for a CPU"
