@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,6 +121,32 @@ func TestRunsPrune(t *testing.T) {
 				t.Errorf("left %v\nwant %v", got, want)
 			}
 		})
+	}
+}
+
+// TestRunsPruneKeepsLiveWriter: prune --incomplete leaves a partial run
+// whose writer still holds its lock, even one unwritten for two hours (a
+// round can take that long): only a killed writer's run is stale.
+func TestRunsPruneKeepsLiveWriter(t *testing.T) {
+	dir := t.TempDir()
+	st := store.Open(dir)
+	w, err := st.Create(&model.Run{ID: store.NewID(time.Now().Add(-3*time.Hour), "cipher-cache"), Scenario: "cipher-cache"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Commit()
+	mt := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(filepath.Join(w.Dir(), "run.json"), mt, mt)
+	if _, skipped, _ := st.List(); len(skipped) != 1 || !errors.As(skipped[0], new(*store.Unlisted)) || skipped[0].(*store.Unlisted).Abandoned {
+		t.Skipf("the store does not see this writer's lock (%v)", skipped)
+	}
+	before := left(t, dir)
+	out, errs, code := executeIn(t, "", false, "runs", "prune", "-o", dir, "--incomplete", "--yes")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	if got := left(t, dir); !slices.Equal(got, before) {
+		t.Errorf("prune --incomplete removed a run being written: left %v, had %v\n%s%s", got, before, out, errs)
 	}
 }
 
