@@ -199,6 +199,11 @@ func TestRunsErrors(t *testing.T) {
 		{"rm missing", []string{"runs", "rm", "nope", "-o", dir, "--yes"}, `no run "nope"`},
 		{"rm traversal", []string{"runs", "rm", "../x", "-o", dir, "--yes"}, "invalid run id"},
 		{"subcommand typo", []string{"runs", "rn"}, `unknown command "rn" for "perflab runs": did you mean rm? (see perflab runs --help)`},
+		// With a flag after it, the flag is not the mistake (the root
+		// has no -o, no --json).
+		{"subcommand typo, then a flag", []string{"runs", "rn", "x", "--yes"}, `unknown command "rn" for "perflab runs": did you mean rm?`},
+		{"command typo, then a flag", []string{"runn", "cipher-cache", "-o", dir}, `unknown command "runn" for "perflab": did you mean run or runs?`},
+		{"command typo, then a --flag", []string{"shw", "--json"}, `unknown command "shw" for "perflab": did you mean show?`},
 		{"negative age", []string{"runs", "prune", "--older-than", "-1h", "-o", dir}, "--older-than -1h0m0s: want a positive duration"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
