@@ -595,3 +595,134 @@ func anchors(doc string) []string {
 	}
 	return out
 }
+
+// TestNamedTestsExist: every test, fuzz target and benchmark a document
+// names in `code` is a function of the repository. security.md gives the
+// test that holds each limit, methods.md and history.md the benchmark
+// behind each figure; a renamed or deleted test would leave a limit
+// claimed by nothing.
+func TestNamedTestsExist(t *testing.T) {
+	named := regexp.MustCompile("`((?:Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]*)`")
+	funcs := map[string]bool{}
+	decl := regexp.MustCompile(`(?m)^func (?:\([^)]*\) )?((?:Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]*)\(`)
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range decl.FindAllStringSubmatch(string(data), -1) {
+			funcs[m[1]] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, doc := range append(files, "../README.md") {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range strings.Split(string(data), "\n") {
+			for _, m := range named.FindAllStringSubmatch(line, -1) {
+				found++
+				if !funcs[m[1]] {
+					t.Errorf("%s:%d: %s is no function of the repository: renamed or removed?", doc, n+1, m[1])
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Error("no document names a test: the pattern no longer matches how they are written?")
+	}
+}
+
+// TestDevCommands: the developer commands of methods.md and history.md
+// take minutes (the ground-truth suite, make bench's benchmarks) and are
+// not run here, but each must still select something: a go test command's
+// -run (or, with -run '^$', -bench) pattern lists at least one function of
+// its package (go test -list), and a script it runs exists.
+func TestDevCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds test binaries to list their tests")
+	}
+	quoted := regexp.MustCompile(`'([^']*)'|(\S+)`)
+	n := 0
+	for _, doc := range []string{"methods.md", "history.md"} {
+		for _, b := range blocks(t, doc) {
+			if b.lang != "sh" {
+				continue
+			}
+			for i, line := range b.body {
+				line, _, _ = strings.Cut(line, " #")
+				var args []string
+				for _, m := range quoted.FindAllStringSubmatch(strings.TrimSpace(line), -1) {
+					args = append(args, m[1]+m[2])
+				}
+				for len(args) > 0 && strings.Contains(args[0], "=") {
+					args = args[1:] // an environment variable
+				}
+				where := fmt.Sprintf("%s:%d", doc, b.line+1+i)
+				switch {
+				case len(args) == 2 && args[0] == "sh":
+					n++
+					if _, err := os.Stat(filepath.Join("..", args[1])); err != nil {
+						t.Errorf("%s: %v", where, err)
+					}
+				case len(args) > 2 && args[0] == "go" && args[1] == "test":
+					n++
+					var run, bench, pkg string
+					for k := 2; k < len(args); k++ {
+						switch a := args[k]; {
+						case a == "-run" && k+1 < len(args):
+							run, k = args[k+1], k+1
+						case a == "-bench" && k+1 < len(args):
+							bench, k = args[k+1], k+1
+						case strings.HasPrefix(a, "./") && pkg == "":
+							pkg = a
+						}
+					}
+					pattern := run
+					if run == "^$" {
+						pattern = bench
+					}
+					if pattern == "" || pkg == "" {
+						t.Errorf("%s: %q: no -run or -bench pattern, or no package", where, line)
+						continue
+					}
+					cmd := exec.Command("go", "test", "-list", pattern, pkg)
+					cmd.Dir = ".."
+					out, err := cmd.CombinedOutput()
+					listed := 0
+					for _, l := range strings.Split(string(out), "\n") {
+						if strings.HasPrefix(l, "Test") || strings.HasPrefix(l, "Benchmark") || strings.HasPrefix(l, "Fuzz") {
+							listed++
+						}
+					}
+					if err != nil || listed == 0 {
+						t.Errorf("%s: %q selects nothing in %s (go test -list %s: %v)\n%s", where, line, pkg, pattern, err, out)
+					}
+				default:
+					t.Errorf("%s: %q: neither go test nor sh SCRIPT: teach this test to check it", where, line)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no developer commands found in methods.md and history.md")
+	}
+}

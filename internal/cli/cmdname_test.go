@@ -87,7 +87,7 @@ func TestHintsNameTheCommand(t *testing.T) {
 		{"runs newer than latest", []string{"show", "-o", dir},
 			[]string{"(`go run . recover ID` saves one); go run . runs prune --empty removes"}},
 		{"a partial run in the listing", []string{"show", "--list", "-o", dir},
-			[]string{"(`go run . recover " + ids["stale"] + "`)"}},
+			[]string{"recover it: `go run . recover " + ids["stale"] + "`"}},
 		{"no runs", []string{"show", "-o", empty}, []string{"(run `go run . run <scenario>` first)"}},
 		{"no such run", []string{"show", "20200101-000000-nothing", "-o", dir}, []string{"(see `go run . show --list`)"}},
 		{"run without a scenario", []string{"run"}, []string{"(see go run . list)"}},

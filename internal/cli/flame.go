@@ -159,7 +159,7 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 	}
 	for _, in := range fl.Inputs {
 		if in.Warning != "" {
-			fmt.Fprintf(io.Err, "perflab: warning: %s\n", report.SafeText(in.Warning))
+			noteWrapped(io.Err, "warning: "+report.SafeText(in.Warning))
 		}
 	}
 
@@ -250,9 +250,11 @@ func flameFormat(out, format string) (string, error) {
 // sayTrace says on stderr what an execution trace held and what of it
 // is drawn.
 func sayTrace(io *IO, t lab.TraceInput) {
-	fmt.Fprintf(io.Err, "perflab: %s: execution trace of %s, %d goroutines (the runtime's and profilers' left out); drawn: %s\n",
-		report.SafeText(t.Name), t.Span.Round(time.Millisecond), t.Goroutines, report.SafeText(t.Drawn))
+	// Wrapped at 80 columns, as run's and bench's notes are: on one line
+	// each ran to 130 and 160.
+	noteWrapped(io.Err, fmt.Sprintf("%s: execution trace of %s, %d goroutines (the runtime's and profilers' left out); drawn: %s",
+		report.SafeText(t.Name), t.Span.Round(time.Millisecond), t.Goroutines, report.SafeText(t.Drawn)))
 	if t.CPUSamples == 0 {
-		fmt.Fprintln(io.Err, "perflab: the trace has no CPU samples, so running time is not split by what ran: trace with the CPU profiler on too (go test -trace t.out -cpuprofile c.out)")
+		noteWrapped(io.Err, "the trace has no CPU samples, so running time is not split by what ran: trace with the CPU profiler on too (go test -trace t.out -cpuprofile c.out)")
 	}
 }

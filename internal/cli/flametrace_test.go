@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // traceLocker hashes, half of it holding mu: its goroutines contend.
@@ -103,8 +104,14 @@ func TestFlameTrace(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if !strings.Contains(errs, "test.trace: execution trace of") || !strings.Contains(errs, "drawn: all goroutines") {
+	// The note is wrapped at 80 columns: read it as words.
+	if !containsWords(errs, "test.trace: execution trace of") || !containsWords(errs, "drawn: all goroutines") {
 		t.Errorf("stderr does not say what was drawn:\n%s", errs)
+	}
+	for _, l := range strings.Split(errs, "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("a line of %d columns, over 80: %q", n, l)
+		}
 	}
 	data, _ := os.ReadFile(all)
 	folded := string(data)

@@ -81,7 +81,7 @@ $` + envPyroscopeUser + ` and $` + envPyroscopePassword + `.`,
 	f.StringVar(&opts.User, "basic-auth-user", "", "basic auth user (default $"+envPyroscopeUser+")")
 	f.StringVar(&opts.Password, "basic-auth-password", "", "basic auth password (default $"+envPyroscopePassword+")")
 	f.StringArrayVar(&opts.Labels, "label", nil, "extra label `name=value` on every profile (repeatable)")
-	f.StringVar(&opts.Timestamp, "timestamp", "profile", "time to file the profiles under: profile (when captured) or now")
+	f.StringVar(&opts.Timestamp, "timestamp", "profile", "time to file the profiles under: profile (when captured, or the run's start for one that does not say) or now")
 	f.StringSliceVar(&opts.Profile, "profile", nil, "profile kinds to send: wall,cpu,mutex,block (default all stored)")
 	f.DurationVar(&opts.Timeout, "timeout", pyroscope.DefaultTimeout, "longest time to spend on one profile, retries and waits included; a server that takes longer stops the push")
 	return cmd

@@ -153,7 +153,9 @@ func runsPrune(_ context.Context, io *IO, o *RunsOptions) error {
 	if o.Incomplete {
 		for _, e := range skipped {
 			var u *store.Unlisted
-			if !errors.As(e, &u) || !u.Partial {
+			// A partial run whose writer still holds its lock is being
+			// written, however long ago its last round ended.
+			if !errors.As(e, &u) || !u.Partial || !u.Abandoned {
 				continue
 			}
 			t, err := st.PartialModTime(u.ID)

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,6 +124,32 @@ func TestRunsPrune(t *testing.T) {
 	}
 }
 
+// TestRunsPruneKeepsLiveWriter: prune --incomplete leaves a partial run
+// whose writer still holds its lock, even one unwritten for two hours (a
+// round can take that long): only a killed writer's run is stale.
+func TestRunsPruneKeepsLiveWriter(t *testing.T) {
+	dir := t.TempDir()
+	st := store.Open(dir)
+	w, err := st.Create(&model.Run{ID: store.NewID(time.Now().Add(-3*time.Hour), "cipher-cache"), Scenario: "cipher-cache"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Commit()
+	mt := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(filepath.Join(w.Dir(), "run.json"), mt, mt)
+	if _, skipped, _ := st.List(); len(skipped) != 1 || !errors.As(skipped[0], new(*store.Unlisted)) || skipped[0].(*store.Unlisted).Abandoned {
+		t.Skipf("the store does not see this writer's lock (%v)", skipped)
+	}
+	before := left(t, dir)
+	out, errs, code := executeIn(t, "", false, "runs", "prune", "-o", dir, "--incomplete", "--yes")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	if got := left(t, dir); !slices.Equal(got, before) {
+		t.Errorf("prune --incomplete removed a run being written: left %v, had %v\n%s%s", got, before, out, errs)
+	}
+}
+
 // TestRunsAsk: never removed without a yes: on a terminal the question is
 // asked and only y removes; elsewhere, without --yes, a clear refusal.
 func TestRunsAsk(t *testing.T) {
@@ -172,6 +199,11 @@ func TestRunsErrors(t *testing.T) {
 		{"rm missing", []string{"runs", "rm", "nope", "-o", dir, "--yes"}, `no run "nope"`},
 		{"rm traversal", []string{"runs", "rm", "../x", "-o", dir, "--yes"}, "invalid run id"},
 		{"subcommand typo", []string{"runs", "rn"}, `unknown command "rn" for "perflab runs": did you mean rm? (see perflab runs --help)`},
+		// With a flag after it, the flag is not the mistake (the root
+		// has no -o, no --json).
+		{"subcommand typo, then a flag", []string{"runs", "rn", "x", "--yes"}, `unknown command "rn" for "perflab runs": did you mean rm?`},
+		{"command typo, then a flag", []string{"runn", "cipher-cache", "-o", dir}, `unknown command "runn" for "perflab": did you mean run or runs?`},
+		{"command typo, then a --flag", []string{"shw", "--json"}, `unknown command "shw" for "perflab": did you mean show?`},
 		{"negative age", []string{"runs", "prune", "--older-than", "-1h", "-o", dir}, "--older-than -1h0m0s: want a positive duration"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

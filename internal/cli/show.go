@@ -71,11 +71,14 @@ func listRuns(io *IO, st *store.Store) error {
 		return err
 	}
 	for _, e := range skipped {
-		msg := e.Error()
+		// Wrapped at 80 columns: with its store path and the recover
+		// command, a partial run's line ran to 340 (issue 25 found a
+		// 211-column line of this kind on every listing). The command
+		// has a line of its own, whole, to be copied.
+		noteWrapped(io.Err, "not listed: "+report.SafeText(e.Error()))
 		if u, ok := e.(*store.Unlisted); ok && u.Abandoned {
-			msg += " (`" + io.cmd("recover "+u.ID) + "`)"
+			fmt.Fprintf(io.Err, "  recover it: `%s`\n", report.SafeText(io.cmd("recover "+u.ID)))
 		}
-		fmt.Fprintln(io.Err, "perflab: not listed:", report.SafeText(msg))
 	}
 	if len(runs) == 0 {
 		fmt.Fprintf(io.Err, "no runs in %s\n", st.Root)

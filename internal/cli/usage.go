@@ -35,6 +35,16 @@ func flagErrors(c *cobra.Command, err error) error {
 	if errors.As(err, &iv) {
 		return usagef(invalidValue(iv))
 	}
+	// A mistyped command with a flag after it (perflab runn cipher-cache
+	// -o DIR) reaches here, not noSuchCommand: cobra parses the flags of
+	// the command it found, the root, first. The command is the mistake.
+	if c.HasSubCommands() {
+		if a := c.Flags().Args(); len(a) > 0 {
+			if err := noSuchCommand(c, a); err != nil {
+				return err
+			}
+		}
+	}
 	if u := unknownFlag(c, err); u != nil {
 		return usagef(u)
 	}

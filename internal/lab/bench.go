@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path"
@@ -589,6 +590,9 @@ func (lb *liveBench) repetition(ctx context.Context) {
 		if res.timedOut != 0 {
 			lb.sc.Error = res.timeoutText()
 		}
+		if lb.sc.Error == "" && res.stopped[c.full] && !res.saysWhy() {
+			lb.sc.Error = stoppedText
+		}
 		if lb.sc.Error == "" {
 			lb.sc.Error = res.errText()
 		}
@@ -638,6 +642,11 @@ func findResult(res *binaryRun, c *benchCase) *benchfmt.Result {
 func metrics(r *benchfmt.Result) map[string]float64 {
 	m := map[string]float64{}
 	for _, v := range r.Values {
+		// A metric the benchmark reported as NaN or ±Inf (a ratio of 0/0)
+		// is no figure, and JSON cannot hold it: run.json would not save.
+		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+			continue
+		}
 		if v.OrigUnit != "" {
 			m[v.OrigUnit] = v.OrigValue
 		} else {

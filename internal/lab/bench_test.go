@@ -377,3 +377,54 @@ func TestBenchInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchLateFailure: a benchmark that panics only past the probe's
+// b.N=1 prints a result line of 0 iterations and NaN ns/op before its
+// panic, and a benchmark may report a NaN or infinite metric. Taken as
+// figures, either made run.json unsavable (json: unsupported value: NaN),
+// so the whole run was lost, not one case failed. Now the first is a
+// failed case that says why, the second keeps its finite figures, and
+// the run is saved.
+func TestBenchLateFailure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs benchmarks")
+	}
+	o := BenchOptions{Dir: "testdata/latefail", Count: 2, Time: 5 * time.Millisecond, CPU: []int{1}, Seed: 1}
+	p, err := PlanBench(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	st := store.Open(t.TempDir())
+	runs, err := p.Run(context.Background(), st)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	run, err := st.Load(runs[0].Run.ID)
+	if err != nil {
+		t.Fatalf("the run was not saved: %v", err)
+	}
+	byBench := map[string]*model.Case{}
+	for i := range run.Cases {
+		byBench[run.Cases[i].Bench] = &run.Cases[i]
+	}
+	// The panic, or, where the testing package exited before printing it
+	// (a race in it: 1 run in 3), stoppedText.
+	if c := byBench["BenchmarkLatePanic"]; c == nil || c.Status != model.StatusFailed ||
+		!strings.Contains(c.Error, "panics past b.N=1") && c.Error != stoppedText {
+		t.Errorf("BenchmarkLatePanic: %+v, want failed with its panic", c)
+	}
+	for _, name := range []string{"BenchmarkNaNMetric", "BenchmarkFine"} {
+		c := byBench[name]
+		if c == nil || c.Status != model.StatusOK || len(c.Reps) != 2 || !(c.Stats["ns/op"].Median > 0) {
+			t.Fatalf("%s: %+v, want 2 repetitions", name, c)
+		}
+		for _, rep := range c.Reps {
+			for u, v := range rep.Metrics {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Errorf("%s: %s = %v kept", name, u, v)
+				}
+			}
+		}
+	}
+}

@@ -1,11 +1,15 @@
 package lab
 
 import (
+	"context"
 	"maps"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSplitBenchName(t *testing.T) {
@@ -179,5 +183,34 @@ func TestAddCases(t *testing.T) {
 	want := []string{"BenchmarkX/a=1:", "BenchmarkX/a=1-4:", "BenchmarkX/a=2:", "BenchmarkX/a=2-4:", "BenchmarkX/a=3:boom", "BenchmarkX/a=3-4:boom"}
 	if !slices.Equal(got, want) {
 		t.Errorf("cases %q, want %q", got, want)
+	}
+}
+
+// TestRunBinaryStopped: a result line of 0 iterations (a benchmark that
+// panicked past b.N=1) is no result but a stopped benchmark, and an
+// output without the panic (the testing package exited 0 before printing
+// it) does not say why, so the case gets stoppedText.
+func TestRunBinaryStopped(t *testing.T) {
+	for _, tt := range []struct {
+		name, out string
+		why       bool
+	}{
+		{"panic lost", "goos: linux\nBenchmarkBoom-2 \t 0\t NaN ns/op\t 0 B/op\nPASS\n", false},
+		{"panic printed", "BenchmarkBoom-2 \t 0\t NaN ns/op\npanic: boom\n\ngoroutine 7 [running]:\n", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bin := filepath.Join(t.TempDir(), "x.test")
+			script := "#!/bin/sh\ncat <<'OUT'\n" + tt.out + "OUT\n"
+			if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r := runBinary(context.Background(), &testBinary{ImportPath: "x", Path: bin}, "^BenchmarkBoom$", "10x", 2, time.Minute)
+			if len(r.results) != 0 || !r.stopped["BenchmarkBoom"] {
+				t.Errorf("results %v, stopped %v: want no result, BenchmarkBoom stopped", r.results, r.stopped)
+			}
+			if r.saysWhy() != tt.why {
+				t.Errorf("saysWhy = %v, want %v", r.saysWhy(), tt.why)
+			}
+		})
 	}
 }

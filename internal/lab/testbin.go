@@ -188,6 +188,28 @@ type binaryRun struct {
 	wall   time.Duration // how long it ran
 	// timedOut is the timeout that ended the process, 0 if none did.
 	timedOut time.Duration
+	// stopped are the benchmarks whose result line says 0 iterations:
+	// they ended before b.N, by a panic or runtime.Goexit past b.N=1.
+	stopped map[string]bool
+}
+
+// stoppedText says why a benchmark with a result of 0 iterations failed
+// when its output does not: a panic past b.N=1 is not always printed, as
+// the testing package can print the result line and exit 0 while the
+// benchmark's goroutine is still panicking (1 run in 3 here, Go 1.26).
+// Its first line, which the table shows, is short.
+const stoppedText = "ended at 0 iterations: a panic or Goexit past b.N=1?\n" +
+	"Its result line said 0 iterations and NaN ns/op, and the testing package exited before printing why; run it with go test -bench to see."
+
+// saysWhy reports whether the output holds a panic, a fatal error or a
+// FAIL line, which errText shows.
+func (r *binaryRun) saysWhy() bool {
+	for _, s := range []string{"panic: ", "--- FAIL", "fatal error: "} {
+		if bytes.Contains(r.output, []byte(s)) {
+			return true
+		}
+	}
+	return false
 }
 
 // timeoutSlack is what a process may take beyond three times what it is
@@ -264,7 +286,7 @@ func runBinary(ctx context.Context, b *testBinary, pattern, benchtime string, cp
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err := cmd.Run()
-	r := &binaryRun{err: err, output: out.Bytes(), failed: map[string]string{}, wall: time.Since(start)}
+	r := &binaryRun{err: err, output: out.Bytes(), failed: map[string]string{}, stopped: map[string]bool{}, wall: time.Since(start)}
 	if cmd.ProcessState != nil {
 		r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
@@ -273,7 +295,14 @@ func runBinary(ctx context.Context, b *testBinary, pattern, benchtime string, cp
 	}
 	rd := benchfmt.NewReader(bytes.NewReader(r.output), b.ImportPath)
 	for rd.Scan() {
-		if res, ok := rd.Result().(*benchfmt.Result); ok {
+		res, ok := rd.Result().(*benchfmt.Result)
+		switch {
+		case !ok:
+		case res.Iters <= 0:
+			// A benchmark that panics past b.N=1 gets a line of 0
+			// iterations and NaN ns/op before its panic: no result.
+			r.stopped[stripCPU(res.Name.String(), cpu)] = true
+		default:
 			r.results = append(r.results, res.Clone())
 		}
 	}

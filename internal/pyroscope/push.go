@@ -45,6 +45,12 @@ type Upload struct {
 	// Pyroscope refuses profiles older than its ingestion window (1 h by
 	// default), so an old run must be stamped with the push time.
 	Stamp time.Time
+	// Started, when not zero, is the start time of a profile that records
+	// none: the run's. The wall-clock profiles perflab makes from an
+	// execution trace (perflab run's, perflab bench's) have no time of
+	// their own, and were filed at the push's time, apart from the same
+	// case's CPU profile and outside the run's span.
+	Started time.Time
 }
 
 // sampleTypeConfig is the JSON the /ingest endpoint reads from the
@@ -142,6 +148,9 @@ func (c *Client) Push(ctx context.Context, u Upload) (int, error) {
 	}
 	if !u.Stamp.IsZero() {
 		p.TimeNanos = u.Stamp.UnixNano()
+	}
+	if p.TimeNanos == 0 && !u.Started.IsZero() {
+		p.TimeNanos = u.Started.UnixNano()
 	}
 	if p.TimeNanos == 0 {
 		p.TimeNanos = time.Now().UnixNano()

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -372,6 +374,40 @@ func TestPushRun(t *testing.T) {
 	sum, err = PushRun(context.Background(), c, st, run, PushOptions{Kinds: []string{KindCPU}, ServiceName: "lab"})
 	if err != nil || sum.Sent() != 2 || !strings.HasPrefix(f.calls[0].name, "lab{") {
 		t.Fatalf("cpu only: sent=%d err=%v calls=%v", sum.Sent(), err, f.calls)
+	}
+}
+
+// TestPushRunFilesUntimedAtRunStart: a stored profile with no start time
+// of its own (the wall-clock profile perflab makes from an execution
+// trace) is filed at the run's start, beside the same case's CPU profile,
+// not at the time of the push (35 minutes apart for a run pushed then).
+func TestPushRunFilesUntimedAtRunStart(t *testing.T) {
+	start := time.Now().Add(-35 * time.Minute).Truncate(time.Second)
+	st, run := writeTestRun(t, "20261130-100000-push-test", start)
+	c := run.Cases[0]
+	path := filepath.Join(st.Root, run.ID, filepath.FromSlash(c.Profiles[KindWall]))
+	p := testProfile(KindWall, start, map[string][]string{"1s": {"perflabtest.workA", "runtime.goexit"}})
+	p.TimeNanos = 0
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeIngest{}
+	cl, _ := newTestClient(t, f, Config{})
+	if _, err := PushRun(context.Background(), cl, st, run, PushOptions{Kinds: []string{KindWall, KindCPU}}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprint(start.UnixNano())
+	for _, call := range f.calls {
+		if call.from != want {
+			t.Errorf("%s filed from %s, want the run's start %s", call.name, call.from, want)
+		}
+	}
+	if len(f.calls) != 4 {
+		t.Errorf("%d profiles sent, want 4", len(f.calls))
 	}
 }
 

@@ -308,6 +308,7 @@ func PushRun(ctx context.Context, c *Client, st *store.Store, run *model.Run, op
 					ServiceName: opts.ServiceName,
 					Labels:      labels,
 					Stamp:       opts.Stamp,
+					Started:     run.Started,
 				})
 				if unreachable(r.Err) || unauthorized(r.Err) || rateLimited(r.Err) || ctx.Err() != nil {
 					stop = r.Err

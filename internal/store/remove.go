@@ -29,8 +29,12 @@ func (s *Store) Remove(id string) error {
 }
 
 // RemovePartial deletes the partial run id (.<id>.partial): one its
-// writer left when it was killed. The caller decides it is not being
-// written now (PartialModTime says when it last was).
+// writer left when it was killed. It refuses one whose writer still holds
+// its lock (ErrBeingWritten), as Recover does: how long ago the run was
+// last written (PartialModTime) cannot tell a killed writer from one
+// whose round takes longer than the caller waited, and removing that one
+// would lose the run under a process still measuring it. The lock is held
+// while the directory is removed, so no writer can take it meanwhile.
 func (s *Store) RemovePartial(id string) error {
 	if !ValidID(id) {
 		return refused("invalid run id %q", id)
@@ -42,6 +46,16 @@ func (s *Store) RemovePartial(id string) error {
 	}
 	if !fi.IsDir() {
 		return refused("partial run %s in %s is not a directory", id, s.Root)
+	}
+	lock, err := lockDir(dir)
+	if errors.Is(err, errLocked) {
+		return fmt.Errorf("partial run %s: %w, by a process that is still running: let it finish, or stop it", id, ErrBeingWritten)
+	}
+	if err != nil {
+		return fmt.Errorf("partial run %s: %w", id, err)
+	}
+	if lock != nil {
+		defer lock.Close()
 	}
 	return s.removeDir(dir, id)
 }

@@ -68,3 +68,29 @@ func TestRemove(t *testing.T) {
 		t.Errorf("partial still there: %v", err)
 	}
 }
+
+// TestRemovePartialRefusesLiveWriter: a partial run whose writer still
+// holds its lock is not removed, however long ago it was last written
+// (prune --incomplete goes by that time): the writer may be in a round
+// longer than prune waited.
+func TestRemovePartialRefusesLiveWriter(t *testing.T) {
+	st := Open(t.TempDir())
+	w, err := st.Create(&model.Run{ID: NewID(time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC), "x"), Scenario: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.lock == nil {
+		t.Skip("no directory locks here (lockDir)")
+	}
+	id := filepath.Base(w.Dir())
+	id = id[1 : len(id)-len(".partial")]
+	if err := st.RemovePartial(id); !errors.Is(err, ErrBeingWritten) {
+		t.Errorf("RemovePartial of a run being written = %v, want ErrBeingWritten", err)
+	}
+	if _, err := os.Stat(w.Dir()); err != nil {
+		t.Fatalf("the partial run of a live writer was removed: %v", err)
+	}
+	if _, err := w.Commit(); err != nil {
+		t.Errorf("the writer could not commit after the refused removal: %v", err)
+	}
+}
