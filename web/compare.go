@@ -34,7 +34,7 @@ type compareView struct {
 	// Capped says which runs offer only some of their cases in the
 	// pickers (maxPickerCases), and how to name the others.
 	Capped   []string
-	Warnings []string
+	Warnings []report.Warning
 	Kind     string
 	Kinds    []string
 	Base     string
@@ -334,7 +334,7 @@ const maxPickerCases = 200
 // run, Mann–Whitney U across runs; the change with its interval; better or
 // worse only beyond the 5% threshold.
 // reason says why there is nothing to compare, in the report's words.
-func (s *Server) compareCases(a, b *compareSide) (rows []report.CompareRow, warnings []string, reason string) {
+func (s *Server) compareCases(a, b *compareSide) (rows []report.CompareRow, warnings []report.Warning, reason string) {
 	c, pr, err := lab.CompareRefs(&store.Ref{Store: s.store, Run: a.Run, Case: a.Case}, &store.Ref{Store: s.store, Run: b.Run, Case: b.Case}, [2]string{})
 	if err != nil {
 		return nil, nil, err.Error()

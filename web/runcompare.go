@@ -30,7 +30,7 @@ type runCompareView struct {
 	Blocks   []report.CompareBlock
 	OnlyA    []string
 	OnlyB    []string
-	Warnings []string
+	Warnings []report.Warning
 	// Reason says why nothing could be compared; Incomplete names an
 	// incomplete run the comparison rests on.
 	Reason, Incomplete string

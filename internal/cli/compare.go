@@ -141,7 +141,8 @@ func compareRun(io *IO, o *CompareOptions) error {
 		if o.metricsSet && !c.Unusable && len(c.Metrics) > 0 {
 			// Named, and a metric perflab knows, but no compared case has
 			// it: say so rather than leave the gate one metric short.
-			c.Warnings = append(c.Warnings, fmt.Sprintf("--metric %s: no compared case measured it (not compared)", report.MetricName(u)))
+			c.Warnings = append(c.Warnings, report.Warning{Kind: report.KindNotCompared, Severity: report.Caution, Affects: report.AffectsRun,
+				Message: fmt.Sprintf("--metric %s: no compared case measured it (not compared)", report.MetricName(u))})
 			req.Unmeasured = append(req.Unmeasured, u)
 		}
 	}

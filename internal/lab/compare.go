@@ -85,11 +85,11 @@ func CompareVariants(run *model.Run, base, cmd string) (*report.Comparison, comp
 	c := &report.Comparison{A: base, B: "variant"}
 	c.Warnings = caseWarnings(run, nil)
 	for _, u := range pr.Unmatched {
-		c.Warnings = append(c.Warnings, u+" (not compared)")
+		c.Warnings = append(c.Warnings, report.Warning{Kind: report.KindNotCompared, Severity: report.Caution, Affects: report.AffectsRun, Message: u + " (not compared)", Cases: []string{u}})
 	}
 	c.Warnings = append(c.Warnings, report.ContentionWarnings(run)...)
 	if !run.Complete {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("run %s is incomplete: %s", run.ID, run.Why()))
+		c.Warnings = append(c.Warnings, report.Warning{Kind: report.KindIncomplete, Severity: report.Caution, Affects: report.AffectsRun, Message: fmt.Sprintf("run %s is incomplete: %s", run.ID, run.Why())})
 	}
 	judge(c, run)
 	if only := onlyVariant(run); !c.Unusable && only == base {
@@ -173,12 +173,12 @@ func orWhy(note string) string {
 
 // caseWarnings lists the cases of run that were not measured: all of
 // them, or only those in pairs when pairs is not nil.
-func caseWarnings(run *model.Run, pairs []compare.Pair) []string {
+func caseWarnings(run *model.Run, pairs []compare.Pair) []report.Warning {
 	in := map[*model.Case]bool{}
 	for _, p := range pairs {
 		in[p.A], in[p.B] = true, true
 	}
-	var out []string
+	var out []report.Warning
 	for i := range run.Cases {
 		cs := &run.Cases[i]
 		if pairs != nil && !in[cs] || cs.Status == model.StatusOK {
@@ -188,7 +188,7 @@ func caseWarnings(run *model.Run, pairs []compare.Pair) []string {
 		if cs.Error != "" {
 			msg += ": " + firstLine(cs.Error)
 		}
-		out = append(out, msg+" (not compared)")
+		out = append(out, report.Warning{Kind: report.KindNotCompared, Severity: report.Caution, Affects: report.AffectsRun, Message: msg + " (not compared)", Cases: []string{cs.Name}})
 	}
 	return out
 }

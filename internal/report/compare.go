@@ -23,9 +23,9 @@ type Comparison struct {
 	Metrics []compare.Comparison
 	// OnlyA and OnlyB are the cases one side has and the other lacks.
 	OnlyA, OnlyB []string
-	// Warnings: environment differences, failed or n/a cases, incomplete
-	// runs.
-	Warnings []string
+	// Warnings: environment differences, contention, failed or n/a
+	// cases, incomplete runs, each with its kind (KindEnvDiffers, …).
+	Warnings []Warning
 	// Unusable says the comparison could not be made (nothing shared,
 	// an empty run); Reason says why.
 	Unusable bool
@@ -71,11 +71,14 @@ func loadDiffers(a, b *model.Run) bool {
 
 // EnvWarnings lists how two runs' machines and settings differ, each a
 // reason their numbers may differ that is not the code.
-func EnvWarnings(a, b *model.Run) []string {
-	var out []string
+func EnvWarnings(a, b *model.Run) []Warning {
+	var out []Warning
+	add := func(kind model.WarningKind, msg string) {
+		out = append(out, Warning{Kind: kind, Severity: Caution, Affects: AffectsRun, Message: msg})
+	}
 	diff := func(what, x, y string) {
 		if x != y {
-			out = append(out, fmt.Sprintf("%s differs: %s vs %s", what, orNone(x), orNone(y)))
+			add(KindEnvDiffers, fmt.Sprintf("%s differs: %s vs %s", what, orNone(x), orNone(y)))
 		}
 	}
 	diff("Go version", a.Env.GoVersion, b.Env.GoVersion)
@@ -86,16 +89,16 @@ func EnvWarnings(a, b *model.Run) []string {
 	diff("GOGC", a.Env.GOGC, b.Env.GOGC)
 	ca, cb := commitOf(a), commitOf(b)
 	if ca != cb {
-		out = append(out, fmt.Sprintf("commit: %s vs %s", orNone(ca), orNone(cb)))
+		out = append(out, Warning{Kind: KindCommit, Severity: Info, Affects: AffectsRun, Message: fmt.Sprintf("commit: %s vs %s", orNone(ca), orNone(cb))})
 	}
 	ma, _ := Machine(a)
 	mb, _ := Machine(b)
 	if ma != "" && mb != "" && loadDiffers(a, b) {
-		out = append(out, fmt.Sprintf("machine load: %s vs %s", ma, mb))
+		add(KindLoadDiffers, fmt.Sprintf("machine load: %s vs %s", ma, mb))
 	}
 	for _, r := range []*model.Run{a, b} {
 		if !r.Complete {
-			out = append(out, fmt.Sprintf("run %s is incomplete: %s", r.ID, r.Why()))
+			add(KindIncomplete, fmt.Sprintf("run %s is incomplete: %s", r.ID, r.Why()))
 		}
 	}
 	return out
@@ -104,8 +107,8 @@ func EnvWarnings(a, b *model.Run) []string {
 // ContentionWarnings says, for each of the runs a comparison rests on
 // (once each), when other programs used maxOthers or more of its CPUs in
 // some round: its wall times are contended, and so is any verdict on them.
-func ContentionWarnings(runs ...*model.Run) []string {
-	var out []string
+func ContentionWarnings(runs ...*model.Run) []Warning {
+	var out []Warning
 	seen := map[string]bool{}
 	for _, r := range runs {
 		if r == nil || seen[r.ID] {
@@ -113,7 +116,7 @@ func ContentionWarnings(runs ...*model.Run) []string {
 		}
 		seen[r.ID] = true
 		if w, ok := contention(r); ok {
-			out = append(out, "run "+r.ID+": "+w)
+			out = append(out, Warning{Kind: KindContention, Severity: Caution, Affects: AffectsRun, Message: "run " + r.ID + ": " + w})
 		}
 	}
 	return out
@@ -321,7 +324,7 @@ func WriteCompareText(w io.Writer, c *Comparison, cols int) error {
 	if len(c.Warnings) > 0 {
 		tw.linef("warnings:")
 		for _, wn := range c.Warnings {
-			tw.wrap(wn, cols, "  ")
+			tw.wrap(wn.Message, cols, "  ")
 		}
 	}
 	return tw.err
@@ -381,7 +384,7 @@ func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 		}
 	}
 	for _, wn := range c.Warnings {
-		tw.linef("- ⚠ %s", mdEscape(wn))
+		tw.linef("- ⚠ %s", mdEscape(wn.Message))
 	}
 	return tw.err
 }
@@ -417,7 +420,7 @@ type compareJSON struct {
 	Metrics    []metricJSON `json:"metrics"`
 	OnlyA      []string     `json:"only_a,omitempty"`
 	OnlyB      []string     `json:"only_b,omitempty"`
-	Warnings   []string     `json:"warnings,omitempty"`
+	Warnings   []Warning    `json:"warnings,omitempty"`
 	Gate       *Gate        `json:"gate,omitempty"`
 }
 

@@ -41,7 +41,7 @@ func TestLoadDiffers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := false
 			for _, w := range EnvWarnings(tt.a, tt.b) {
-				got = got || strings.HasPrefix(w, "machine load: ")
+				got = got || w.Kind == KindLoadDiffers && strings.HasPrefix(w.Message, "machine load: ")
 			}
 			if got != tt.want {
 				t.Errorf("machine load line %v, want %v (%v)", got, tt.want, EnvWarnings(tt.a, tt.b))
@@ -93,7 +93,7 @@ func TestMachine(t *testing.T) {
 			}
 			// A comparison of the run with itself names it once.
 			cw := ContentionWarnings(tt.run, tt.run)
-			if got := len(cw) == 1 && strings.HasPrefix(cw[0], "run r1: other programs or the kernel used"); got != tt.contentionMsg || len(cw) > 1 {
+			if got := len(cw) == 1 && cw[0].Kind == KindContention && strings.HasPrefix(cw[0].Message, "run r1: other programs or the kernel used"); got != tt.contentionMsg || len(cw) > 1 {
 				t.Errorf("ContentionWarnings = %q, want one: %v", cw, tt.contentionMsg)
 			}
 		})

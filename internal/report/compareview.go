@@ -56,7 +56,7 @@ func verdictClass(v compare.Verdict) string {
 // that holds for several metrics (too few repetitions, typically for all)
 // is given once, naming them, "every metric: …"; the comparison's own
 // warnings follow.
-func (c *Comparison) MetricRows() (rows []CompareRow, warnings []string) {
+func (c *Comparison) MetricRows() (rows []CompareRow, warnings []Warning) {
 	var msgs []string
 	metricsOf := map[string][]string{}
 	for _, m := range c.Metrics {
@@ -84,7 +84,7 @@ func (c *Comparison) MetricRows() (rows []CompareRow, warnings []string) {
 		if len(metricsOf[msg]) == len(rows) && len(rows) > 1 {
 			who = "every metric"
 		}
-		warnings = append(warnings, who+": "+msg)
+		warnings = append(warnings, Warning{Kind: KindCompareReps, Severity: Caution, Affects: AffectsTime, Message: who + ": " + msg})
 	}
 	return rows, append(warnings, c.Warnings...)
 }

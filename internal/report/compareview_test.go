@@ -56,9 +56,13 @@ func TestMetricRows(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &Comparison{A: "r1", B: "r2", Warnings: []string{"GOGC differs: 100 vs off"},
+			c := &Comparison{A: "r1", B: "r2", Warnings: []Warning{{Kind: KindEnvDiffers, Message: "GOGC differs: 100 vs off"}},
 				Metrics: compare.Metrics([]compare.Pair{{Label: "x", A: tt.a, B: tt.b}}, SharedUnits(tt.a, tt.b), compare.Options{})}
-			rows, warnings := c.MetricRows()
+			rows, typed := c.MetricRows()
+			var warnings []string
+			for _, w := range typed {
+				warnings = append(warnings, w.Message)
+			}
 			var got, labels []string
 			for _, r := range rows {
 				got, labels = append(got, r.Verdict), append(labels, r.Label)

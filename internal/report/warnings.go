@@ -51,6 +51,17 @@ const (
 const (
 	KindSteal      model.WarningKind = "machine-steal"
 	KindContention model.WarningKind = "contention"
+	// The kinds of a comparison's warnings (Comparison.Warnings): a
+	// setting or the machine differs between the sides, the commit
+	// does, the machines were busy differently, a side's run is
+	// incomplete, a case failed or was n/a and is not compared, or too
+	// few repetitions for a verdict.
+	KindEnvDiffers   model.WarningKind = "env-differs"
+	KindCommit       model.WarningKind = "commit-differs"
+	KindLoadDiffers  model.WarningKind = "load-differs"
+	KindIncomplete   model.WarningKind = "run-incomplete"
+	KindNotCompared  model.WarningKind = "not-compared"
+	KindCompareReps  model.WarningKind = "too-few-reps"
 )
 
 // kindInfo is what the report knows of a kind of warning: how severe it
