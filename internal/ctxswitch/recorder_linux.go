@@ -146,8 +146,11 @@ type Recorder struct {
 	corrupt bool
 	stop    chan struct{}
 	done    chan struct{}
-	// shortest is the shortest wait loop used, for its test.
-	shortest time.Duration
+	// shortest is the shortest wait loop used, and behind the most a
+	// drain came after the one before it beyond the wait between them
+	// (the timer's lateness and the drain's own time: on a loaded machine,
+	// the time its thread was kept off a CPU), for its test.
+	shortest, behind time.Duration
 	// failed holds the threads whose ring would not open; unseen is the
 	// CPU time of threads that ran without one (Unseen).
 	failed map[int]bool
@@ -282,12 +285,16 @@ func (r *Recorder) loop() {
 	t := time.NewTimer(every)
 	defer t.Stop()
 	scanned := time.Now()
+	last := scanned
 	r.shortest = every
 	for {
 		select {
 		case <-r.stop:
 			return
 		case <-t.C:
+			woke := time.Now()
+			r.behind = max(r.behind, woke.Sub(last)-every)
+			last = woke
 			r.mu.Lock()
 			fill := r.drainAll()
 			if now := time.Now(); now.Sub(scanned) >= scanEvery {

@@ -397,9 +397,11 @@ func lockedPair() (stop func(), trip func(n int)) {
 // records a trip measured first), so that
 // the first 5 ms wait fits and a fixed maxDrain would not: drained every
 // maxDrain, records are lost (20 ms of them in a ring that holds 14). The
-// wait must have shortened; records lost, which a late timer can cause on
-// a loaded machine (78 of 9,000 in one run in 30), must be said and be
-// under 5%.
+// wait must have shortened; records lost must be said, and be under 5%
+// unless the recorder was kept from draining, beyond the wait it chose,
+// for longer than the rings hold: then no wait could have kept them, and
+// the loss is the machine's (under -race at a load of 7-9, once in about
+// 40 runs: a drain 30-53 ms behind rings that held 8-13 ms).
 // It does not show that the wait halves in time after a quiet spell: that
 // is ringPages' bound.
 func TestSmallRingsKeepUp(t *testing.T) {
@@ -438,21 +440,34 @@ func TestSmallRingsKeepUp(t *testing.T) {
 	for float64(2*ringPages*os.Getpagesize()/32) <= perSec*0.014 {
 		ringPages *= 2
 	}
-	t.Logf("%v a round trip, paced at %v; %d stays of this thread in 500; %.0f records a second: %d-page rings hold %.1f ms", perTrip, pace, in, perSec, ringPages, 1e3*float64(ringPages*os.Getpagesize()/32)/perSec)
+	hold := time.Duration(float64(ringPages*os.Getpagesize()/32) / perSec * float64(time.Second))
+	t.Logf("%v a round trip, paced at %v; %d stays of this thread in 500; %.0f records a second: %d-page rings hold %v", perTrip, pace, in, perSec, ringPages, hold.Round(100*time.Microsecond))
 	rec, err := Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	trips := int(200 * time.Millisecond / pace)
+	// Each trip gets its own slot of pace: paced against the start of
+	// the run instead, a trip late by a preemption was followed by trips
+	// back to back until the run caught up, at twice the rate the rings
+	// were sized for, and records were lost with every drain in time
+	// (under -race at a load of 7-9: 4 of 8 failures in 150 runs, their
+	// drains 1-8 ms behind rings that held 7-11 ms).
 	start = time.Now()
-	for i := range trips {
+	for range trips {
+		t0 := time.Now()
 		tripPair(1)
-		for time.Since(start) < time.Duration(i+1)*pace {
+		for time.Since(t0) < pace {
 		}
 	}
 	took := time.Since(start)
 	got, err := rec.Stop()
-	if rec.shortest >= 5*time.Millisecond {
+	// The first wait is 5 ms, halved when a drain finds a ring over a
+	// quarter full: rings that hold more than four such waits (one page,
+	// at the slow trips of a loaded machine: 47 ms at 398 µs a trip, once
+	// in 160 runs under -race beside a spinning process) need not fill a
+	// quarter, and owe no shorter wait.
+	if rec.shortest >= 5*time.Millisecond && hold < 4*5*time.Millisecond {
 		t.Errorf("the recorder's shortest wait was %v: it did not drain more often as the rings filled", rec.shortest)
 	}
 	if err != nil {
@@ -461,12 +476,12 @@ func TestSmallRingsKeepUp(t *testing.T) {
 		}
 		// Two records a stay were kept; at most 5% may be lost (2.9%
 		// beside another package's tests, paced: a drain late by more
-		// than a small ring holds).
+		// than a small ring holds), more only when a drain was that late.
 		lost := max(rec.lost, rec.lostRead)
-		if kept := uint64(2 * len(rec.stays)); lost*20 > lost+kept {
-			t.Fatalf("%d round trips in %v: %v, of %d (shortest wait %v)", trips, took, err, lost+kept, rec.shortest)
+		if kept := uint64(2 * len(rec.stays)); lost*20 > lost+kept && rec.behind < hold {
+			t.Fatalf("%d round trips in %v: %v, of %d, with every drain within %v of its wait (shortest wait %v; the rings hold %v)", trips, took, err, lost+kept, rec.behind, rec.shortest, hold.Round(100*time.Microsecond))
 		}
-		t.Logf("%d round trips in %v: %v (shortest wait %v)", trips, took, err, rec.shortest)
+		t.Logf("%d round trips in %v: %v (shortest wait %v; a drain %v behind its wait, the rings hold %v)", trips, took, err, rec.shortest, rec.behind, hold.Round(100*time.Microsecond))
 		return
 	}
 	if n := len(rec.stays); n < trips {
