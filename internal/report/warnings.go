@@ -56,12 +56,12 @@ const (
 	// does, the machines were busy differently, a side's run is
 	// incomplete, a case failed or was n/a and is not compared, or too
 	// few repetitions for a verdict.
-	KindEnvDiffers   model.WarningKind = "env-differs"
-	KindCommit       model.WarningKind = "commit-differs"
-	KindLoadDiffers  model.WarningKind = "load-differs"
-	KindIncomplete   model.WarningKind = "run-incomplete"
-	KindNotCompared  model.WarningKind = "not-compared"
-	KindCompareReps  model.WarningKind = "too-few-reps"
+	KindEnvDiffers  model.WarningKind = "env-differs"
+	KindCommit      model.WarningKind = "commit-differs"
+	KindLoadDiffers model.WarningKind = "load-differs"
+	KindIncomplete  model.WarningKind = "run-incomplete"
+	KindNotCompared model.WarningKind = "not-compared"
+	KindCompareReps model.WarningKind = "too-few-reps"
 )
 
 // kindInfo is what the report knows of a kind of warning: how severe it
