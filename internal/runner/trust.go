@@ -217,7 +217,8 @@ func (r *Runner) lostRecords(i int) bool {
 // the level of time/op's ± beside it.
 const budgetZ = 1.96
 
-// sampleDispersion widens BudgetErr past independent samples: a CPU
+// SampleDispersion widens BudgetErr past independent samples (and the
+// ground-truth suite its sampled tolerance, internal/truth): a CPU
 // sample lands where the kernel delivers the profiling signal, after a
 // system call or a wake-up more than elsewhere, so samples are not
 // independent draws. Measured against the ground-truth suite's thread
@@ -226,7 +227,7 @@ const budgetZ = 1.96
 // (standard deviation) where independent samples give 2.1; the whole
 // suite's trusted work rows, 1.37 standard errors root-mean-square
 // (19 of 22 within the unwidened ±).
-const sampleDispersion = 1.5
+const SampleDispersion = 1.5
 
 // BudgetErr is, per category, the half-width of a 95% interval on its
 // share of nsPerOp (in ns/op, as Budget) from the CPU samples that place
@@ -239,7 +240,7 @@ const sampleDispersion = 1.5
 // share of all the workers' time) is off by chance by about
 // P·√(q(1−q)/n); q is taken as Agresti and Coull do, (qn+z²/2)/(n+z²),
 // so that a category with every sample of a pool is not called exact. The pools are summed as independent, and the whole
-// widened by sampleDispersion. Blocked time is exact: a category with no
+// widened by SampleDispersion. Blocked time is exact: a category with no
 // sampled time has no error, and is absent. Nil without samples.
 func BudgetErr(wall *profile.Profile, rules *profiles.Rules, nsPerOp float64, n, nh int) map[string]float64 {
 	if nsPerOp <= 0 {
@@ -294,7 +295,7 @@ func BudgetErr(wall *profile.Profile, rules *profiles.Rules, nsPerOp float64, n,
 				continue
 			}
 			if v := variance(own, c) + variance(osw, c) + variance(helped, c); v > 0 {
-				out[string(c)] = sampleDispersion * budgetZ * math.Sqrt(v) * nsPerOp
+				out[string(c)] = SampleDispersion * budgetZ * math.Sqrt(v) * nsPerOp
 			}
 		}
 	}

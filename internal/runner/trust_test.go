@@ -229,7 +229,7 @@ func TestBudgetErr(t *testing.T) {
 		p := (q*float64(n) + z2/2) / nn
 		return (w / 240) * (w / 240) * p * (1 - p) / nn
 	}
-	half := func(v float64) float64 { return 1.5 * 1.96 * math.Sqrt(v) * 1000 } // widened by sampleDispersion
+	half := func(v float64) float64 { return 1.5 * 1.96 * math.Sqrt(v) * 1000 } // widened by SampleDispersion
 	want := map[string]float64{
 		"work":  half(term(0.75, 80, 100) + term(0.5, 20, 25)),
 		"other": half(term(0.25, 80, 100)),
@@ -263,7 +263,7 @@ func TestBudgetErr(t *testing.T) {
 // known split, independently of the hand arithmetic above: the workers
 // run 70% of the time, split between three categories, and the running
 // time is placed by n CPU samples as internal/wallclock places it. Before
-// sampleDispersion's widening the ± must cover the true share about 95%
+// SampleDispersion's widening the ± must cover the true share about 95%
 // of the time (a factor off in the formula, a share of the running time
 // not squared or the samples' count not under the root, moves it to 84%
 // or past 99%). The shares are away from 0 and 100%, where the normal
@@ -305,7 +305,7 @@ func TestBudgetErrCoverage(t *testing.T) {
 				}
 				e := BudgetErr(p, rules, 1000, n, 0)
 				for k, c := range cats {
-					half := e[c] / 1000 / sampleDispersion
+					half := e[c] / 1000 / SampleDispersion
 					if d := running * (float64(count[k])/float64(n) - q[k]); math.Abs(d) <= half {
 						covered[k]++
 					}
