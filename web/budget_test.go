@@ -102,6 +102,12 @@ func TestConcurrentGETsBuildOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 100k-stack profile")
 	}
+	// The clients wait for the one build; under -race on two cores it
+	// took over maxWait's minute in a quiet CI run (71 s, every client
+	// answered 503, "waiting for 0 MiB"). This test is about building
+	// once and memory, not the wait, as TestConcurrentUploadsBounded.
+	defer func(w time.Duration) { maxWait = w }(maxWait)
+	maxWait = 5 * time.Minute
 	root := t.TempDir()
 	id, slug := storeProfile(t, root, manyStacks(t, 100_000))
 	const budget = 256 << 20
