@@ -144,8 +144,9 @@ type Result struct {
 	// means the CPU profiler was off: running time is then one "[other]
 	// running, no CPU samples" frame.
 	CPUSamples int
-	// HelperSamples is the number of CPU samples of helpers (critical.go),
-	// which split the helpers' running time charged to waits.
+	// HelperSamples is the number of CPU samples of helpers (critical.go)
+	// that split the helpers' running time charged to waits: those taken
+	// within the charged time, each at the share of its instant charged.
 	HelperSamples int
 	// BackgroundGC is the running time of the runtime's GC mark workers
 	// (runtime.gcBgMarkWorker) during the trace: GC CPU that no counted
@@ -302,6 +303,9 @@ type gor struct {
 	children []*gor
 	root     string
 	pieces   []piece
+	// runSamples are its CPU samples since it last began running, for
+	// the running piece flush makes of that time.
+	runSamples []stamp
 	// AllGoroutines: the function it was started with, once a stack
 	// of it reaching its root says (ownRoot), and until then its time
 	// charged at no stack (unrooted), moved under the root when known.
@@ -452,7 +456,8 @@ type accountant struct {
 	viaIDs        map[via]int32
 	helpRun       map[helpKey]time.Duration
 	helperSamples map[string]map[trace.Stack]int
-	open          map[*gor]struct{} // goroutines in a wait helpers may end
+	helpSamples   map[helpKey]map[trace.Stack]float64 // the samples within charged time
+	open          map[*gor]struct{}                   // goroutines in a wait helpers may end
 	sp            splitBufs
 	windows       []Window // Options.Windows
 }
@@ -585,7 +590,7 @@ func (a *accountant) event(ev *trace.Event) error {
 			a.sample(ev.Stack(), 1)
 		}
 		if g != nil && g.helper && !g.counted && g.state == trace.GoRunning {
-			a.helperSample(g, ev.Stack())
+			a.helperSample(g, ev.Time(), ev.Stack())
 		}
 	case trace.EventStateTransition:
 		st := ev.StateTransition()
