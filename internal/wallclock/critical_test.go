@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"runtime"
 	rtrace "runtime/trace"
 	"strings"
 	"sync"
@@ -153,6 +154,73 @@ func TestCriticalFanOut(t *testing.T) {
 	}
 	if under < res.HelpedRunning/2 {
 		t.Errorf("only %v of the helpers' %v running is at hashing stacks under the wait", under, res.HelpedRunning)
+	}
+}
+
+// otherSpin runs on the CPU for d in code no rule calls work.
+//
+//go:noinline
+func otherSpin(d time.Duration) int {
+	n := 0
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		for i := range 1000 {
+			n += i * i
+		}
+	}
+	return n
+}
+
+// TestCriticalChargedSamples: the helper's running charged to the wait is
+// split by the CPU samples taken within it. The helper hashes, calls Done
+// (which ends the wait), then runs as long again in other code while the
+// goroutine sleeps: split by all its samples, the hashing charged read
+// half work (what a fan-out's futex wake-up after its last Done did to
+// the truth suite's fanout-wg, 44.6 against 57.5).
+func TestCriticalChargedSamples(t *testing.T) {
+	const rounds, each = 30, 10 * time.Millisecond
+	data := traced(t, func() {
+		for range rounds {
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				spin(each)
+				wg.Done()
+				// Done readied the goroutine on this P: let it run,
+				// so that otherSpin does not keep it waiting for a
+				// CPU, which is charged to what the helper runs.
+				runtime.Gosched()
+				otherSpin(each)
+			}()
+			wg.Wait()
+			time.Sleep(2 * each) // a timer's wait: none of the helper's
+		}
+	})
+	res, _ := helpedShares(t, data)
+	var hashed, other time.Duration
+	for _, s := range res.Profile.Sample {
+		names := frameNames(s)
+		if len(s.Label["helped"]) == 0 || junctions(names) == 0 || strings.HasPrefix(names[0], "[") {
+			continue
+		}
+		d := time.Duration(s.Value[0])
+		if hashing(names[0]) {
+			hashed += d
+		} else if strings.Contains(strings.Join(names, ";"), "otherSpin") {
+			other += d
+		}
+	}
+	t.Logf("helped running %v from %d samples: hashing %v, otherSpin %v", res.HelpedRunning, res.HelperSamples, hashed, other)
+	if res.HelpedRunning < rounds*each/2 {
+		t.Fatalf("helped running %v of %d waits of %v for a hashing helper: the critical path was not followed", res.HelpedRunning, rounds, each)
+	}
+	// otherSpin ran after the wait: it must not split the running
+	// charged to it. Split by all the helper's samples it was half (161
+	// of 318 ms in a quiet run).
+	if other > res.HelpedRunning/4 {
+		t.Errorf("%v of the helper's %v charged running at otherSpin stacks, which ran after the wait had ended", other, res.HelpedRunning)
+	}
+	if hashed < res.HelpedRunning*2/3 {
+		t.Errorf("%v of the helper's %v charged running at hashing stacks", hashed, res.HelpedRunning)
 	}
 }
 
