@@ -68,9 +68,8 @@ const (
 	SharedHelpers TrustKind = "shared-helpers"
 	// HelpersCharged: Value of the workers' time is their helpers'
 	// running, charged to the workers' waits (the critical path), beyond
-	// Limit. How it is split among helpers running at once, and their
-	// own non-work CPU beside a sibling's work, is the budget's choice,
-	// which a stopwatch around the wait does not share.
+	// Limit. Runs made before the helpers' running was split by the CPU
+	// samples within the charged time carry it; Judge no longer gives it.
 	HelpersCharged TrustKind = "helpers-charged"
 	// Handoffs: the workers woke each other Value times per millisecond
 	// of their running time, beyond Limit. The CPU samples that split

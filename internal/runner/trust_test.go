@@ -78,11 +78,10 @@ func TestJudge(t *testing.T) {
 				w.Running = 0.05
 				w.HelpedRunning = 0.8
 				w.HelperSamples = 300
-			}),
-			want: reason(model.HelpersCharged, 0.8, minSampledShare)},
+			})},
 		{name: "a fan-out: few helper samples",
 			window: win(func(w *model.Window) { w.CPUSamples = 5; w.Running = 0.05; w.HelpedRunning = 0.8; w.HelperSamples = 20 }),
-			want:   []model.TrustReason{{Kind: model.FewSamples, Value: 20, Limit: minCPUSamples}, {Kind: model.HelpersCharged, Value: 0.8, Limit: minSampledShare}}},
+			want:   reason(model.FewSamples, 20, minCPUSamples)},
 		{name: "a little helped", window: win(func(w *model.Window) { w.HelpedRunning = 0.1; w.HelperSamples = 300 })},
 		{name: "records lost while waiting for a CPU",
 			window: win(func(w *model.Window) { w.OSWait = 0.12 }), lost: true, want: reason(model.RecordsLost, 0.12, minLostWait)},

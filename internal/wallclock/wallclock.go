@@ -692,6 +692,9 @@ func (a *accountant) event(ev *trace.Event) error {
 // transition records what a goroutine will be doing in its new state.
 func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTransition) {
 	g.state = to
+	if g.helper {
+		g.learnRoot(st.Stack)
+	}
 	if from != to { // not a new generation's status
 		g.wokeAt = trace.NoStack
 	}
