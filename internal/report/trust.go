@@ -58,7 +58,7 @@ func factor(x float64) string { return fmt.Sprintf("%.2f×", x) }
 // when the case has no sched breakdown or its sched is under half a point.
 // The parts are in profiles.Categories order, those under half a point
 // left out, unplaced last; time with no stack to say (a worker released and waiting for
-// its first CPU) is "unplaced".
+// its first CPU, a helper goroutine the operation started waiting to start) is "unplaced".
 func SchedBy(c *model.Case) string {
 	var total, sched float64
 	for _, v := range c.Budget {
