@@ -44,8 +44,10 @@ type Window struct {
 	// that several workers fed (a shared pool), whose jobs the trace
 	// cannot tell apart (trust: SharedHelpers).
 	SharedHelped float64 `json:"shared_helped,omitempty"`
-	// HelperSamples is the number of the helpers' CPU samples, which
-	// split HelpedRunning as CPUSamples split Running.
+	// HelperSamples is the number of the helpers' CPU samples taken
+	// within HelpedRunning, each at the share of its instant charged
+	// (two helpers running at once: a half each), which split it as
+	// CPUSamples split Running.
 	HelperSamples int `json:"helper_samples,omitempty"`
 	// Occupancy is the workers' time over threads × Seconds: below 1 when
 	// workers start late or finish early (a Mutex that lets its holder

@@ -30,8 +30,8 @@ package wallclock
 // while one of them still runs when the waiter gets a CPU (a pool's
 // goroutine gone on to the next job), else the waiter's own (see resolve).
 //
-// Running time of helpers is spread over the CPU samples of the helpers
-// started with the same function, as a counted goroutine's is over its
+// Running time of helpers charged to a wait is split by their CPU samples
+// taken within it (chargedSamples), as a counted goroutine's is by its
 // own: the trace cannot say what a goroutine ran in a given microsecond.
 // Limits, measured in the truth suite (internal/truth; runner.Judge marks them): a shared
 // pool's goroutine serves several workers, and no event says whose job it
@@ -70,9 +70,9 @@ const maxPieces = 1024
 // maxSiblings bounds the helpers one wait is split among.
 const maxSiblings = 64
 
-// piece is an interval of a helper's time: running (spread over the CPU
-// samples of the helpers started with the same function), or off the CPU
-// at a key. Weight is the share of each instant the piece stands for: 1
+// piece is an interval of a helper's time: running (split by its CPU
+// samples within the part charged, see addHelped), or off the CPU at a
+// key. Weight is the share of each instant the piece stands for: 1
 // for a helper's own time, less where a resolved wait split an instant
 // among several helpers.
 type piece struct {
@@ -483,7 +483,8 @@ func (b *builder) chain(a *accountant, id int32, c profiles.Category) []trace.St
 }
 
 // addHelped adds the helpers' time to the profile: their running time
-// spread over the CPU samples of the helpers with the same function, their
+// split by their CPU samples within it (else by those of the helpers with
+// the same function, else by those charged through the same waits), their
 // off-CPU time at their state frames, each under the waiting stacks.
 func (b *builder) addHelped(a *accountant) {
 	keys := make([]helpKey, 0, len(a.helpRun))
@@ -502,7 +503,14 @@ func (b *builder) addHelped(a *accountant) {
 		}
 		return 0
 	})
-	a.res.HelperSamples = 0
+	// HelperSamples is the samples within the charged time, each at its
+	// share, summed once and then rounded: a fallback pool's samples are
+	// counted already (the same waits') or were not taken within the
+	// charged time, and rounded per key, a fan-out's keys of a third of
+	// a sample each counted none.
+	var charged float64
+	sampled := false
+	var byVia map[int32]map[trace.Stack]float64
 	for _, hk := range keys {
 		d := a.helpRun[hk]
 		// The samples taken within the time charged say what it ran;
@@ -513,6 +521,7 @@ func (b *builder) addHelped(a *accountant) {
 		for _, c := range pool {
 			n += c
 		}
+		charged += n
 		if n == 0 {
 			pool = map[trace.Stack]float64{}
 			for s, c := range a.helperSamples[hk.root] {
@@ -522,22 +531,33 @@ func (b *builder) addHelped(a *accountant) {
 		}
 		if n == 0 {
 			// A helper whose function is unknown (see learnRoot): the
-			// samples of the helpers charged through the same waits.
-			for k, m := range a.helpSamples {
-				if k.via == hk.via {
+			// samples of the helpers charged through the same waits,
+			// pooled once a chain (a pass over every key for each key
+			// would be quadratic in a hostile trace's wait stacks).
+			if byVia == nil {
+				byVia = map[int32]map[trace.Stack]float64{}
+				for k, m := range a.helpSamples {
+					v := byVia[k.via]
+					if v == nil {
+						v = map[trace.Stack]float64{}
+						byVia[k.via] = v
+					}
 					for s, c := range m {
-						pool[s] += c
-						n += c
+						v[s] += c
 					}
 				}
 			}
+			pool = byVia[hk.via]
+			for _, c := range pool {
+				n += c
+			}
 		}
-		a.res.HelperSamples += int(math.Round(n))
 		if n == 0 {
 			f := profiles.StateFrame(profiles.Other, "running, no CPU samples")
 			b.addFrames(int64(d), Blocked, append([]trace.StackFrame{{Func: f}}, b.chain(a, hk.via, profiles.Other)...), nil)
 			continue
 		}
+		sampled = sampled || d > 0
 		var given int64
 		i := 0
 		for s, c := range pool {
@@ -550,6 +570,12 @@ func (b *builder) addHelped(a *accountant) {
 			cat := a.rules.Classify(names(s))
 			b.addFrames(v, Blocked, stackFrames(s), b.chain(a, hk.via, cat))
 		}
+	}
+	// At least 1 where samples split it at all: 0 says the profiler was
+	// off (runner.BudgetErr then gives the split no error).
+	a.res.HelperSamples = int(math.Round(charged))
+	if a.res.HelperSamples == 0 && sampled {
+		a.res.HelperSamples = 1
 	}
 }
 
@@ -586,28 +612,45 @@ func (b *builder) addFrames(v int64, st State, frames, tail []trace.StackFrame) 
 	})
 }
 
-// learnRoot sets a helper's function from a stack of it, if not known:
-// a pool's goroutine parked since before the trace began, then fed, has
-// no stack to say it until it blocks again or is sampled. Its running
-// pieces so far get it too, for the samples of the helpers with that
-// function are what split a piece none of whose own samples was charged.
-// (Left at "", they read "[other] running, no CPU samples": 6% of the
-// truth suite's pool-chan at one worker, whose slices each begin with
-// the pool parked.)
-func (g *gor) learnRoot(s trace.Stack) {
-	if g.root != "" || s == trace.NoStack {
-		return
-	}
-	root, n := rootFunc(s)
-	if n == 0 || n >= maxTraceDepth || pseudoFrame(root) {
+// learnRoot sets a helper's function to root, a stack's root function, if
+// not known: a pool's goroutine parked since before the trace began, then
+// fed, has no stack to say it until it blocks again or is sampled. Its
+// running pieces so far get it too, for the samples of the helpers with
+// that function are what split a piece none of whose own samples was
+// charged. (Left at "", they read "[other] running, no CPU samples": 6% of
+// the truth suite's pool-chan at one worker, whose slices each begin with
+// the pool parked.) A root of the runtime's says the goroutine was never
+// the operation's (the sweeper, parked since before the trace, that a
+// worker's mark termination readied: fed checks the root only where the
+// wait's stack says it), so it stops being a helper.
+func (a *accountant) learnRoot(g *gor, root string) {
+	if g.root != "" || root == "" {
 		return
 	}
 	g.root = root
+	if SystemGoroutine(root) {
+		// (fed sees its root now, and leaves it out if woken again.)
+		g.helper, g.parent, g.pieces, g.runSamples = false, nil, nil, nil
+		return
+	}
 	for i := range g.pieces {
 		if p := &g.pieces[i]; p.run && p.root == "" {
 			p.root = root
 		}
 	}
+}
+
+// stateRoot is the root function a state transition's stack says, or ""
+// where it does not (none, cut at the tracer's depth, a pseudo frame).
+func stateRoot(s trace.Stack) string {
+	if s == trace.NoStack {
+		return ""
+	}
+	root, n := rootFunc(s)
+	if n == 0 || n >= maxTraceDepth || pseudoFrame(root) {
+		return ""
+	}
+	return root
 }
 
 // chargedSamples adds the samples of running piece p, charged to a wait
@@ -647,10 +690,18 @@ func (a *accountant) chargedSamples(hk helpKey, p piece) {
 // helperSample counts a CPU sample of running helper g, by its function,
 // and keeps it, timed, for the piece of g's timeline it falls in.
 func (a *accountant) helperSample(g *gor, t trace.Time, s trace.Stack) {
+	// A CPU sample's stack says its root only where the profiler unwound
+	// it whole (sampleRoot): one that stopped short (at racecall,
+	// time.now) would name a leaf function the root.
+	if root, ok := sampleRoot(s); ok {
+		a.learnRoot(g, root)
+	}
+	if !g.helper {
+		return // the runtime's (learnRoot)
+	}
 	if len(g.runSamples) < maxPieces {
 		g.runSamples = append(g.runSamples, stamp{t, s})
 	}
-	g.learnRoot(s)
 	if g.root == "" {
 		return
 	}

@@ -219,7 +219,13 @@ func TestCriticalChargedSamples(t *testing.T) {
 	if other > res.HelpedRunning/4 {
 		t.Errorf("%v of the helper's %v charged running at otherSpin stacks, which ran after the wait had ended", other, res.HelpedRunning)
 	}
-	if hashed < res.HelpedRunning*2/3 {
+	// The hashing's own share holds less well: about 25 samples, a
+	// tenth of them in the race detector's frames under -race, fewer
+	// beside other load. Under -race it read 0.69 of the charged running
+	// once in 50 quiet runs, 0.74 beside two spinning processes; so half,
+	// as in TestCriticalFanOut. (The check above is the one that fails
+	// split by all the samples: otherSpin 0.47–0.53, hashing 0.45–0.51.)
+	if hashed < res.HelpedRunning/2 {
 		t.Errorf("%v of the helper's %v charged running at hashing stacks", hashed, res.HelpedRunning)
 	}
 }

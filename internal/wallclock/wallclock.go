@@ -146,7 +146,10 @@ type Result struct {
 	CPUSamples int
 	// HelperSamples is the number of CPU samples of helpers (critical.go)
 	// that split the helpers' running time charged to waits: those taken
-	// within the charged time, each at the share of its instant charged.
+	// within the charged time, each at the share of its instant charged,
+	// summed then rounded, and at least 1 where any samples split it (a
+	// short wait's, none of whose samples fell within it, is split by
+	// other samples of the helpers, which it does not count).
 	HelperSamples int
 	// BackgroundGC is the running time of the runtime's GC mark workers
 	// (runtime.gcBgMarkWorker) during the trace: GC CPU that no counted
@@ -693,7 +696,7 @@ func (a *accountant) event(ev *trace.Event) error {
 func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTransition) {
 	g.state = to
 	if g.helper {
-		g.learnRoot(st.Stack)
+		a.learnRoot(g, stateRoot(st.Stack))
 	}
 	if from != to { // not a new generation's status
 		g.wokeAt = trace.NoStack
