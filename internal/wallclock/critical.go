@@ -67,6 +67,13 @@ const splitParallel = true
 // for (started and forgotten) must not grow memory with the trace.
 const maxPieces = 1024
 
+// maxStamps bounds the timed CPU samples kept of one helper over the
+// trace (100 KB): pieces share them, so a helper nobody waits for, with
+// maxPieces pieces, must not hold a thousand times that. 4096 samples are
+// 41 s of its CPU, far beyond a profiling window's; past them its charged
+// running is split by the samples of its function (see addHelped).
+const maxStamps = 4096
+
 // maxSiblings bounds the helpers one wait is split among.
 const maxSiblings = 64
 
@@ -699,8 +706,9 @@ func (a *accountant) helperSample(g *gor, t trace.Time, s trace.Stack) {
 	if !g.helper {
 		return // the runtime's (learnRoot)
 	}
-	if len(g.runSamples) < maxPieces {
+	if g.stamped < maxStamps {
 		g.runSamples = append(g.runSamples, stamp{t, s})
+		g.stamped++
 	}
 	if g.root == "" {
 		return

@@ -140,3 +140,26 @@ func TestHelperSamplesCount(t *testing.T) {
 		})
 	}
 }
+
+// TestHelperStampsBounded: a helper's timed samples are bounded over the
+// trace, however long it runs and however its running is cut in pieces.
+func TestHelperStampsBounded(t *testing.T) {
+	a := &accountant{}
+	g := &gor{helper: true, state: trace.GoRunning}
+	s := stack("w.spin", "w.helper", "runtime.goexit")
+	kept := 0
+	for i := range 3 * maxStamps {
+		a.helperSample(g, trace.Time(i), s)
+		if i%100 == 99 { // a running piece ends
+			kept += len(g.runSamples)
+			a.help(g, trace.Time(i-99), trace.Time(i+1))
+		}
+	}
+	kept += len(g.runSamples)
+	if kept > maxStamps {
+		t.Errorf("%d timed samples kept of one helper; want at most %d", kept, maxStamps)
+	}
+	if n := a.helperSamples["w.helper"][s]; n != 3*maxStamps {
+		t.Errorf("the function's pool has %d samples; want all %d", n, 3*maxStamps)
+	}
+}

@@ -309,6 +309,7 @@ type gor struct {
 	// runSamples are its CPU samples since it last began running, for
 	// the running piece flush makes of that time.
 	runSamples []stamp
+	stamped    int // samples kept in runSamples over the trace (maxStamps)
 	// AllGoroutines: the function it was started with, once a stack
 	// of it reaching its root says (ownRoot), and until then its time
 	// charged at no stack (unrooted), moved under the root when known.
