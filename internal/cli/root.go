@@ -100,6 +100,7 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 		newRecoverCmd(io, nil),
 	)
 	listDefaults(root)
+	argsCheckedHelp(root)
 	return root
 }
 
