@@ -374,6 +374,10 @@ type BenchRun struct {
 // against 192 s in all, at a load of 10–14 (docs/history.md).
 func (p *BenchPlan) Run(ctx context.Context, st *store.Store) ([]*BenchRun, error) {
 	o := p.opts
+	// The CPU is named as perflab run names it (runner.CPUName), which is
+	// the name go test prints on its "cpu:" line: results.txt shares a
+	// benchstat table with plain go test output (TestBench holds the two
+	// together).
 	env := runner.Environment()
 	if v, err := goCmd(ctx, o.Dir, "env", "GOVERSION"); err == nil {
 		env.GoVersion = strings.TrimSpace(string(v))
@@ -638,14 +642,6 @@ func (lb *liveBench) runOnce(ctx context.Context, benchtime string, expect time.
 			lb.sc.Error = "the benchmark printed no result"
 		}
 		return nil, res
-	}
-	// The binary's own "cpu:" line (the processor's brand string), not
-	// /proc/cpuinfo's model name: benchstat splits its tables by every
-	// file key that differs, and results.txt is compared with plain go
-	// test output ("AMD EPYC" here against go test's "Oxide Virtual
-	// Turin-like Processor" kept the two apart).
-	if cpu := r.GetConfig("cpu"); cpu != "" {
-		lb.run.Env.CPU = cpu
 	}
 	return r, res
 }
