@@ -1,11 +1,31 @@
 package perflab
 
 import (
+	"maps"
 	"strings"
 	"testing"
 )
 
+// scratchRegistry gives the test a copy of the registry and puts the
+// package's back when it ends, without what the test registered:
+// registering is once per process, and the tests register fixed names, so
+// at go test -count=2 the second run's Register of "registry-test-good"
+// panicked as a duplicate and failed the test.
+func scratchRegistry(t *testing.T) {
+	t.Helper()
+	registryMu.Lock()
+	saved := registry
+	registry = maps.Clone(saved)
+	registryMu.Unlock()
+	t.Cleanup(func() {
+		registryMu.Lock()
+		registry = saved
+		registryMu.Unlock()
+	})
+}
+
 func TestRegisterPanicsOnProgrammerErrors(t *testing.T) {
+	scratchRegistry(t)
 	good := testScenario()
 	good.Name = "registry-test-good"
 	Register(good)
@@ -44,9 +64,16 @@ func TestRegisterPanicsOnProgrammerErrors(t *testing.T) {
 }
 
 func TestLookup(t *testing.T) {
+	scratchRegistry(t)
 	s := testScenario()
 	s.Name = "registry-test-lookup"
 	Register(s)
+	// Out of order, so that the listing's order is tested.
+	for _, name := range []string{"registry-test-z", "registry-test-a"} {
+		o := testScenario()
+		o.Name = name
+		Register(o)
+	}
 	if got, err := Lookup("registry-test-lookup"); err != nil || got != s {
 		t.Fatalf("Lookup = %v, %v", got, err)
 	}
@@ -54,6 +81,9 @@ func TestLookup(t *testing.T) {
 		t.Errorf("Lookup(nope) error %v should suggest the blank import", err)
 	}
 	all := Scenarios()
+	if len(all) < 3 {
+		t.Fatalf("Scenarios() = %d scenarios, want at least the 3 registered here", len(all))
+	}
 	for i := 1; i < len(all); i++ {
 		if all[i-1].Name >= all[i].Name {
 			t.Fatalf("Scenarios not sorted: %s, %s", all[i-1].Name, all[i].Name)

@@ -112,7 +112,7 @@ names. Results go to stdout (a table, or JSON with --json); progress to stderr.`
 	f := cmd.Flags()
 	f.StringVar(&opts.Bench, "bench", ".", "benchmarks to run, a `regexp` as go test -bench takes it (also -bench)")
 	f.IntVar(&opts.Count, "count", 10, "timed repetitions per benchmark (also -count)")
-	f.DurationVar(&opts.Time, "time", time.Second, "go test -benchtime of the first repetition; the others run its b.N (also -benchtime)")
+	f.DurationVar(&opts.Time, "time", time.Second, "go test -benchtime of a first, calibrating run of each benchmark; every repetition runs the b.N it picks (also -benchtime)")
 	f.IntSliceVar(&opts.CPU, "cpu", nil, "GOMAXPROCS values, each a case (threads=N) of every benchmark (default GOMAXPROCS; also -cpu)")
 	f.StringVar(&opts.Tags, "tags", "", "build tags, a comma-separated `list` as go build -tags takes it (also -tags)")
 	f.BoolVar(&opts.Race, "race", false, "build with the race detector, as go build -race (also -race); it slows what it measures")
@@ -187,7 +187,7 @@ func runBench(ctx context.Context, io *IO, o *BenchOptions) error {
 	if !profile {
 		then = "no profiling"
 	}
-	noteWrapped(io.Err, fmt.Sprintf("%s: %s, %s, one process per repetition (the first of %v, the others at its b.N), %s",
+	noteWrapped(io.Err, fmt.Sprintf("%s: %s, %s, one process per repetition at the b.N a first run of %v picks, %s",
 		strings.Join(plan.Packages(), ", "), report.Count(plan.Cases(), "benchmark"), report.Count(o.Count, "round"), o.Time, then))
 	st := store.Open(store.Dir(o.Out))
 	runs, runErr := plan.Run(ctx, st)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
@@ -58,4 +59,58 @@ func noSuchCommand(cmd *cobra.Command, a []string) error {
 // new user typed `perflab gate`. %s is the command the user ran.
 var otherNames = map[string]string{
 	"gate": "the CI gate is %s compare OLD NEW --fail-on regression",
+}
+
+// argsCheckedHelp gives every command with subcommands under root (root
+// itself, runs) a --help that gives way to the command's argument check.
+// cobra answers --help before it checks arguments, so `perflab shwo
+// --help` printed the root's help and exited 0: a mistyped command passed
+// for a request for help, and a script went on. Call it once every
+// command is added.
+func argsCheckedHelp(root *cobra.Command) {
+	var visit func(c *cobra.Command)
+	visit = func(c *cobra.Command) {
+		if !c.HasSubCommands() {
+			return
+		}
+		name := c.DisplayName()
+		f := c.Flags().VarPF(&helpFlag{cmd: c}, "help", "h", "help for "+name)
+		f.NoOptDefVal = "true"
+		// As cobra marks its own help flag (shell completion leaves it out).
+		_ = c.Flags().SetAnnotation("help", cobra.FlagSetByCobraAnnotation, []string{"true"})
+		for _, sub := range c.Commands() {
+			visit(sub)
+		}
+	}
+	visit(root)
+}
+
+// helpFlag is a bool flag that reads as unset when its command's
+// arguments fail the command's check (noSuchCommand: an argument that
+// names no subcommand): cobra then goes on to that check and returns its
+// did-you-mean, a usage error, instead of printing help. With arguments
+// that pass, it is cobra's --help.
+type helpFlag struct {
+	cmd *cobra.Command
+	on  bool
+}
+
+func (h *helpFlag) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	h.on = v
+	return nil
+}
+
+func (h *helpFlag) Type() string { return "bool" }
+
+// IsBoolFlag says the flag takes no value (as the flag package's).
+func (h *helpFlag) IsBoolFlag() bool { return true }
+
+// String is what cobra reads (Flags().GetBool), once the flags are parsed
+// and before it checks the arguments.
+func (h *helpFlag) String() string {
+	return strconv.FormatBool(h.on && h.cmd.ValidateArgs(h.cmd.Flags().Args()) == nil)
 }

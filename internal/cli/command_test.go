@@ -75,3 +75,33 @@ func TestUsageErrorsByType(t *testing.T) {
 		}
 	}
 }
+
+// TestParseUntil: --until is a percentage with or without its sign, as
+// its help says and --threshold reads it: 3 is 3%, not 300%.
+func TestParseUntil(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want float64
+		err  bool
+	}{
+		{"", 0, false},
+		{"3%", 0.03, false},
+		{"3", 0.03, false},
+		{" 0.5 % ", 0.005, false},
+		{"0", 0, true},
+		{"-3%", 0, true},
+		{"NaN", 0, true},
+		{"3x", 0, true},
+	} {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := parseUntil(tt.in)
+			if (err != nil) != tt.err || got != tt.want {
+				t.Errorf("parseUntil(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.err)
+			}
+		})
+	}
+	// The help says so: "this percent (e.g. 3%)" left 3 to a guess.
+	if out, _, _ := execute(t, "run", "--help"); !containsWords(out, "(3 and 3% both mean ±3%)") {
+		t.Errorf("run --help does not say how --until reads 3:\n%s", out)
+	}
+}

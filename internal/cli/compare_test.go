@@ -93,6 +93,18 @@ func TestCompare(t *testing.T) {
 	contended := storeRunContended(t, st, t0.Add(-3*time.Hour), map[string][]float64{
 		"variant=mutex/keys=128/threads=1": steady, "variant=sum256/keys=128/threads=1": steady,
 	})
+	// A bench run whose benchmarks share no sub-benchmark name: nothing
+	// pairs with the base.
+	apart := storeRun(t, st, t0.Add(-4*time.Hour), map[string][]float64{
+		"variant=Get/sub1=hit/threads=1": steady, "variant=Put/sub1=new/threads=1": steady,
+	})
+	rewriteRun(t, st, apart, func(run *model.Run) {
+		run.Package, run.ParamOrder = "example.com/cache", []string{"sub1"}
+		for i := range run.Cases {
+			c := &run.Cases[i]
+			c.Params = map[string]string{"sub1": strings.TrimPrefix(strings.Split(c.Name, "/")[1], "sub1=")}
+		}
+	})
 	tests := []struct {
 		name string
 		args []string
@@ -118,6 +130,11 @@ func TestCompare(t *testing.T) {
 		{"bad threshold", []string{"compare", old, newer, "--threshold", "lots", "-o", dir}, 2, []string{"--threshold"}, nil},
 		{"unknown base", []string{"compare", newer, "--base", "nope", "-o", dir}, 2, []string{`no variant "nope"`}, nil},
 		{"base the only variant", []string{"compare", lonely, "--base", "other", "-o", dir}, 3, []string{"has no variant but other to compare with it"}, []string{"no shared case measured"}},
+		// Not "no shared case measured any of time/op, …": the metrics
+		// were measured; no case pairs with the base's.
+		{"base pairs with nothing", []string{"compare", apart, "--base", "Get", "-o", dir}, 3,
+			[]string{"no case pairs with one of Get's: run " + apart + " measured no other benchmark at their sub-benchmark names and -cpu (Get at sub1=hit threads=1)"},
+			[]string{"no shared case measured"}},
 		// Other programs took 1.2 of the 2 CPUs in its rounds: said, in a
 		// comparison of its variants and in one with another run.
 		{"base variant, contended", []string{"compare", contended, "--base", "sum256", "-o", dir}, 0,

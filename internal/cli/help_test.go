@@ -69,3 +69,25 @@ func TestReflow(t *testing.T) {
 		t.Errorf("wrapExample changed the command:\n%s", got)
 	}
 }
+
+// TestGroupHelp: the --help of a command with subcommands (argsCheckedHelp)
+// is still cobra's when no argument is mistyped: help, exit 0, and the
+// flag listed as cobra lists its own.
+func TestGroupHelp(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--help"}, "help for perflab"},
+		{[]string{"-h"}, "help for perflab"},
+		{[]string{"runs", "--help"}, "help for runs"},
+		{[]string{"runs", "rm", "--help"}, "help for rm"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, errs, code := execute(t, tt.args...)
+			if code != 0 || !strings.Contains(out, "Usage:") || !strings.Contains(out, "-h, --help") || !strings.Contains(out, tt.want) {
+				t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant 0 and help with %q", code, out, errs, tt.want)
+			}
+		})
+	}
+}

@@ -100,6 +100,7 @@ gc, sched and other. Runs are stored with their pprof profiles.`,
 		newRecoverCmd(io, nil),
 	)
 	listDefaults(root)
+	argsCheckedHelp(root)
 	return root
 }
 
@@ -130,11 +131,7 @@ func Main(args []string) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		if streams.ErrIsTerminal {
-			printErrorWrapped(streams.Err, streams, err, 80)
-		} else {
-			printError(streams.Err, streams, err)
-		}
+		writeError(streams, err)
 	}
 	code := exitCode(err)
 	if sig, ok := got.Load().(os.Signal); ok && code == exitInterrupted && sig == syscall.SIGTERM {
@@ -151,11 +148,21 @@ func printError(w io.Writer, streams *IO, err error) {
 	fmt.Fprintln(w, "perflab:", report.SafeText(store.RedactURL(err.Error()+hint(streams, err))))
 }
 
-// printErrorWrapped is printError for a terminal: each line of the
-// message broken at spaces into lines of at most width columns, a broken
-// line's later parts indented under it (an error naming a variant's
-// neighbours ran to 130 columns). A log or a pipe gets printError's one
-// line per line, for grep.
+// writeError is how Main says a command's error: wrapped at 80 columns,
+// as every note on stderr is (noteWrapped), on a terminal or not. Errors
+// were once left whole in a log or pipe, for grep; but a CI log is where a
+// gate's reasons are read, and they ran to 100-190 columns there, beside
+// notes wrapped at 80 ("N of M benchmarks failed …: names" at 87, "saving
+// run (…)" at 122). A wrapped line still starts with what grep looks for
+// (perflab:, a reason's case), and a word is never broken.
+func writeError(streams *IO, err error) {
+	printErrorWrapped(streams.Err, streams, err, 80)
+}
+
+// printErrorWrapped is printError wrapped: each line of the message
+// broken at spaces into lines of at most width columns, a broken line's
+// later parts indented under it (an error naming a variant's neighbours
+// ran to 130 columns).
 func printErrorWrapped(w io.Writer, streams *IO, err error, width int) {
 	var b strings.Builder
 	printError(&b, streams, err)
@@ -166,11 +173,16 @@ func printErrorWrapped(w io.Writer, streams *IO, err error, width int) {
 		}
 		body := strings.TrimLeft(line, " ")
 		indent := line[:len(line)-len(body)]
-		for i, part := range wrap(body, max(width-len(indent), 20)) {
-			if i == 1 {
-				indent += "  "
-			}
-			fmt.Fprintln(w, indent+part)
+		parts := wrap(body, max(width-len(indent), 20))
+		if len(parts) == 0 { // a line of spaces
+			fmt.Fprintln(w, line)
+			continue
+		}
+		fmt.Fprintln(w, indent+parts[0])
+		// The later parts are indented two more, so they are wrapped two
+		// narrower: wrapped as the first, they ran to width+2.
+		for _, part := range wrap(strings.Join(parts[1:], " "), max(width-len(indent)-2, 20)) {
+			fmt.Fprintln(w, indent+"  "+part)
 		}
 	}
 }

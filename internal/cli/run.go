@@ -88,7 +88,7 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 	storeFlag(f, &opts.Out)
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON instead of a table (one document per scenario; run.json in the store has every repetition)")
 	f.BoolVar(&opts.Verbose, "verbose", false, "show every warning and note, each case's in full")
-	f.StringVar(&opts.Until, "until", "", "after --count rounds, keep adding rounds until every case's time/op is within ± this `percent` (e.g. 3%)")
+	f.StringVar(&opts.Until, "until", "", "after --count rounds, keep adding rounds until every case's time/op is within ± this `percent` (3 and 3% both mean ±3%)")
 	f.DurationVar(&opts.UntilMax, "until-max", 10*time.Minute, "time cap on the rounds --until adds")
 	f.BoolVar(&opts.Wide, "wide", false, "one table row per variant with every column, whatever the width (default: fit 80 columns)")
 	f.StringVar(&opts.Rules, "rules", "", "file of extra classification rules")
@@ -98,15 +98,24 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 	return cmd
 }
 
+// parseUntil reads --until as a fraction: "3%" and "3" are both 3%
+// (0.03), as --threshold reads them; "" is off (0).
+func parseUntil(s string) (float64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	t, err := parseThreshold(s)
+	if err != nil || t <= 0 {
+		return 0, fmt.Errorf("--until %q: want a percentage above 0, such as 3%%", s)
+	}
+	return t, nil
+}
+
 func runRun(ctx context.Context, io *IO, o *RunOptions) error {
 	// Check everything the user typed before measuring anything.
-	var until float64
-	if o.Until != "" {
-		t, err := parseThreshold(o.Until)
-		if err != nil || t <= 0 {
-			return usagef(fmt.Errorf("--until %q: want a percentage above 0, such as 3%%", o.Until))
-		}
-		until = t
+	until, err := parseUntil(o.Until)
+	if err != nil {
+		return usagef(err)
 	}
 	plan, err := lab.PlanMeasure(lab.MeasureRequest{
 		Scenarios: o.Scenarios, Params: o.Params, Variants: o.Variants, VariantsSet: o.variantsSet,

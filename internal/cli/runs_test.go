@@ -204,6 +204,11 @@ func TestRunsErrors(t *testing.T) {
 		{"subcommand typo, then a flag", []string{"runs", "rn", "x", "--yes"}, `unknown command "rn" for "perflab runs": did you mean rm?`},
 		{"command typo, then a flag", []string{"runn", "cipher-cache", "-o", dir}, `unknown command "runn" for "perflab": did you mean run or runs?`},
 		{"command typo, then a --flag", []string{"shw", "--json"}, `unknown command "shw" for "perflab": did you mean show?`},
+		// --help does not hide the typo: cobra answered it before the
+		// arguments were checked, printing the root's help, exit 0.
+		{"command typo, then --help", []string{"shwo", "--help"}, `unknown command "shwo" for "perflab": did you mean show?`},
+		{"-h, then a command typo", []string{"-h", "shwo"}, `unknown command "shwo" for "perflab": did you mean show?`},
+		{"subcommand typo, then --help", []string{"runs", "rn", "--help"}, `unknown command "rn" for "perflab runs": did you mean rm?`},
 		{"negative age", []string{"runs", "prune", "--older-than", "-1h", "-o", dir}, "--older-than -1h0m0s: want a positive duration"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

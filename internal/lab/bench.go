@@ -37,8 +37,9 @@ type BenchOptions struct {
 	GCFlags string
 	// Count is the timed repetitions per case (default 10).
 	Count int
-	// Time is the -benchtime of a case's first repetition (default 1s,
-	// go test's); the later ones run the b.N it chose (see Bench).
+	// Time is the -benchtime of a case's calibration (default 1s, go
+	// test's), a process before its first repetition; every repetition
+	// runs the b.N it chose (see Run).
 	Time time.Duration
 	// CPU are the -cpu values (default GOMAXPROCS): each is a case of
 	// every benchmark, with threads set to it.
@@ -320,11 +321,12 @@ type liveBench struct {
 	run  *model.Run
 	sc   *model.Case
 	rule *profiles.Rules
-	// n is the b.N of the first repetition, which the others run again
-	// (-benchtime=Nx): the testing package's ramp-up to -benchtime,
+	// n is the b.N the case's calibration chose, which every repetition
+	// runs (-benchtime=Nx): the testing package's ramp-up to -benchtime,
 	// run1 and two to four growing runN calls, is then paid once; and
-	// their process's CPU differs from the baseline's (CPU at 2x) by
-	// n-2 ops (see benchcpu.go). wall is how long the first took.
+	// a repetition's process's CPU differs from the baseline's (CPU at
+	// 2x) by n-2 ops (see benchcpu.go). wall is how long the calibration
+	// took.
 	n    int
 	wall time.Duration
 	// baseline is the CPU of the case's process at 2x, hasBaseline
@@ -356,11 +358,15 @@ type BenchRun struct {
 // case instead of piling it on whichever ran during it; and a case that
 // panics takes down its own process only. A process costs its start and
 // the testing package's b.N=1 run (84 and 139 ms here under a load average
-// of 15 on two cores); the first repetition's b.N is reused
-// (-benchtime=Nx), so the ramp-up go test repeats for every -count is paid
-// once. Each case also runs baselineRuns processes at -benchtime=2x
-// after its first repetition, for cpu/op (benchcpu.go): three more
-// starts, and three more of its setup. Measured against go test -count=10 on the fixture's three Mutex
+// of 15 on two cores). Before its first repetition each case runs a
+// calibration, a process at the duration -benchtime whose b.N every
+// repetition reuses (-benchtime=Nx), so the ramp-up go test repeats for
+// every -count is paid once, and baselineRuns processes at -benchtime=2x,
+// for cpu/op (benchcpu.go): three more starts, and three more of its
+// setup. The calibration is not a repetition, so that every repetition has
+// cpu/op: one process of about --time more per case than when the first
+// repetition calibrated, as in the figures that follow (measured then).
+// Measured against go test -count=10 on the fixture's three Mutex
 // and Hash/size=1024 benchmarks at -benchtime 200ms, alternating, three
 // pairs: 11.3, 17.4, 17.0 s against 13.0, 16.4, 17.2 s, and ns/op
 // intervals of the same width (±20–93% against ±25–74%, the load's). At
@@ -368,6 +374,10 @@ type BenchRun struct {
 // against 192 s in all, at a load of 10–14 (docs/history.md).
 func (p *BenchPlan) Run(ctx context.Context, st *store.Store) ([]*BenchRun, error) {
 	o := p.opts
+	// The CPU is named as perflab run names it (runner.CPUName), which is
+	// the name go test prints on its "cpu:" line: results.txt shares a
+	// benchstat table with plain go test output (TestBench holds the two
+	// together).
 	env := runner.Environment()
 	if v, err := goCmd(ctx, o.Dir, "env", "GOVERSION"); err == nil {
 		env.GoVersion = strings.TrimSpace(string(v))
@@ -566,22 +576,54 @@ func idSafe(s string) string {
 	return s
 }
 
-// repetition runs the case once, in a process of its own, and adds what
-// it measured; a failure or panic makes the case failed, keeping the
-// repetitions it had.
+// repetition runs the case once, in a process of its own, at the b.N its
+// calibration chose, and adds what it measured; a failure or panic makes
+// the case failed, keeping the repetitions it had.
+//
+// The case's first repetition is preceded by its calibration: a process
+// at the duration -benchtime, whose b.N every repetition then runs
+// (-benchtime=Nx), and the cpu/op baseline at 2x (benchcpu.go). The
+// calibration is not a repetition: its process's CPU holds the ramp-up's
+// runs, so it could have no cpu/op, and counted, it left cpu/op one value
+// short of time/op (at --count 6, five: no 95% interval, ±∞ in the table,
+// and five cpu-ns/op lines of six in results.txt).
 func (lb *liveBench) repetition(ctx context.Context) {
-	c := lb.c
-	benchtime := fmt.Sprintf("%dx", lb.n)
-	// The first repetition ramps up to -benchtime (up to about twice it)
-	// after the probe's setup; the others run the b.N it chose.
-	expect := lb.wall
 	if lb.n == 0 {
-		benchtime = (time.Duration(lb.run.Config.Time)).String()
-		expect = 3*time.Duration(lb.run.Config.Time) + c.probeWall
+		r, res := lb.runOnce(ctx, time.Duration(lb.run.Config.Time).String(), 3*time.Duration(lb.run.Config.Time)+lb.c.probeWall)
+		if r == nil {
+			return
+		}
+		lb.n, lb.wall = r.Iters, res.wall
+		if lb.n > 2 {
+			lb.baseline, lb.hasBaseline = lb.cpuBaseline(ctx)
+		}
+		if ctx.Err() != nil {
+			return
+		}
 	}
+	r, res := lb.runOnce(ctx, fmt.Sprintf("%dx", lb.n), lb.wall)
+	if r == nil {
+		return
+	}
+	m := metrics(r)
+	if lb.hasBaseline && r.Iters == lb.n {
+		if v, ok := cpuPerOp(res.cpu, lb.baseline, r.Iters); ok {
+			m["cpu-ns/op"] = v
+		}
+	}
+	lb.sc.Reps = append(lb.sc.Reps, model.Rep{Ops: int64(r.Iters), Metrics: m})
+	summarise(lb.sc)
+}
+
+// runOnce runs the case's benchmark in a process of its own at benchtime,
+// expected to take about expect, and returns its result; nil, with the
+// case made failed saying why, when it printed none (nil without a word
+// when the context ended it).
+func (lb *liveBench) runOnce(ctx context.Context, benchtime string, expect time.Duration) (*benchfmt.Result, *binaryRun) {
+	c := lb.c
 	res := runBinary(ctx, c.pkg, exactPattern(c.full), benchtime, c.cpu, lb.timeout(expect))
 	if ctx.Err() != nil {
-		return
+		return nil, res
 	}
 	r := findResult(res, c)
 	if r == nil {
@@ -599,32 +641,9 @@ func (lb *liveBench) repetition(ctx context.Context) {
 		if lb.sc.Error == "" {
 			lb.sc.Error = "the benchmark printed no result"
 		}
-		return
+		return nil, res
 	}
-	// The binary's own "cpu:" line (the processor's brand string), not
-	// /proc/cpuinfo's model name: benchstat splits its tables by every
-	// file key that differs, and results.txt is compared with plain go
-	// test output ("AMD EPYC" here against go test's "Oxide Virtual
-	// Turin-like Processor" kept the two apart).
-	if cpu := r.GetConfig("cpu"); cpu != "" {
-		lb.run.Env.CPU = cpu
-	}
-	m := metrics(r)
-	if lb.n == 0 {
-		// The calibration: its process's CPU holds the ramp-up's runs,
-		// so it has no cpu/op; the baseline the later ones are taken
-		// against is measured now, at the same point of the rounds.
-		lb.n, lb.wall = r.Iters, res.wall
-		if lb.n > 2 {
-			lb.baseline, lb.hasBaseline = lb.cpuBaseline(ctx)
-		}
-	} else if lb.hasBaseline && r.Iters == lb.n {
-		if v, ok := cpuPerOp(res.cpu, lb.baseline, r.Iters); ok {
-			m["cpu-ns/op"] = v
-		}
-	}
-	lb.sc.Reps = append(lb.sc.Reps, model.Rep{Ops: int64(r.Iters), Metrics: m})
-	summarise(lb.sc)
+	return r, res
 }
 
 // findResult is the result line of c in a run's output.

@@ -195,6 +195,7 @@ func TestBench(t *testing.T) {
 		t.Errorf("run's cpu %q, go test's %v", run.Env.CPU, want)
 	}
 	count := map[string]int{}
+	cpuCount := map[string]int{} // lines with cpu/op
 	units := map[string]bool{}
 	rd := benchfmt.NewReader(f, store.ResultsFile)
 	for rd.Scan() {
@@ -205,12 +206,22 @@ func TestBench(t *testing.T) {
 			}
 			for _, v := range r.Values {
 				units[v.Unit] = true
+				// benchfmt tidies cpu-ns/op to cpu-sec/op, except a 0
+				// (its tidied value equals it, so the unit is kept).
+				if v.Unit == "cpu-sec/op" || v.Unit == "cpu-ns/op" {
+					cpuCount[r.Name.String()]++
+				}
 			}
 		}
 	}
 	for _, name := range []string{"Mutex-2", "Hash/size=1024/loop-2", "Hash/size=1024/bloop-2"} {
 		if count[name] != 3 {
 			t.Errorf("results.txt: %d lines of %s, want 3 (all: %v)", count[name], name, count)
+		}
+		// Every repetition has cpu/op, so benchstat has as many values of
+		// it as of time/op (the calibrating first repetition had none).
+		if cpuCount[name] != count[name] {
+			t.Errorf("results.txt: %d of %d lines of %s have cpu/op, want all", cpuCount[name], count[name], name)
 		}
 	}
 	for _, u := range []string{"sec/op", "B/op", "allocs/op", "B/s", "lock-%", "work-%"} {

@@ -18,23 +18,25 @@ import (
 // on every one (Hash/size=64/loop at -cpu 1: time/op 553 ns, cpu/op 833).
 //
 // So cpu/op is a difference of two processes that differ only in ops:
-// every repetition after the first runs a fixed b.N (-benchtime=Nx, the N
-// the first chose), and a baseline process of the same benchmark runs
-// -benchtime=2x. With a b.N loop, testing runs runN(1) and runN(N) (N+1
-// ops, two setups) against runN(1) and runN(2) (3 ops, two setups); with
-// B.Loop, one call of N ops against one of 2 ops, one setup each. Either
-// way the difference is N-2 ops and nothing else the harness does:
+// every repetition runs a fixed b.N (-benchtime=Nx, the N a calibrating
+// process at the duration -benchtime chose), and a baseline process of the
+// same benchmark runs -benchtime=2x. With a b.N loop, testing runs runN(1)
+// and runN(N) (N+1 ops, two setups) against runN(1) and runN(2) (3 ops,
+// two setups); with B.Loop, one call of N ops against one of 2 ops, one
+// setup each. Either way the difference is N-2 ops and nothing else the
+// harness does:
 //
 //	cpu/op = (CPU(Nx) - CPU(2x)) / (N - 2)
 //
-// The first repetition (the duration -benchtime that calibrates N) has no
-// cpu/op: its ramp-up runs are not in its b.N. Nor does a case whose N is
-// 2 or less (an op of half the -benchtime or more), where the difference
-// has no ops. What the difference cannot remove is CPU spent between
-// b.StopTimer and b.StartTimer, which grows with N as the ops do: it is
-// in cpu/op (the manual says so). The baseline is the median of
-// baselineRuns processes: a process's start is only ever slowed, and the
-// median stays near what the repetitions' own starts cost.
+// The calibration is not a repetition: its ramp-up runs are not in its
+// b.N, so it could have no cpu/op, and counted, it left cpu/op one value
+// short of time/op. A case whose N is 2 or less (an op of half the
+// -benchtime or more) has no cpu/op, where the difference has no ops.
+// What the difference cannot remove is CPU spent between b.StopTimer and
+// b.StartTimer, which grows with N as the ops do: it is in cpu/op (the
+// manual says so). The baseline is the median of baselineRuns processes:
+// a process's start is only ever slowed, and the median stays near what
+// the repetitions' own starts cost.
 
 // baselineRuns is the number of 2x processes whose median CPU is a case's
 // baseline.

@@ -64,8 +64,11 @@ func TestBenchCPU(t *testing.T) {
 		}
 		ns, cpu := c.Stats["ns/op"], c.Stats["cpu-ns/op"]
 		t.Logf("%s: time/op %.0f ns, cpu/op %.0f ns (%d of %d repetitions)", c.Bench, ns.Median, cpu.Median, cpu.N, len(c.Reps))
-		if cpu.N != len(c.Reps)-1 {
-			t.Errorf("%s: cpu/op of %d repetitions, want all but the calibrating one of %d", c.Bench, cpu.N, len(c.Reps))
+		// Every repetition, so that cpu/op has the interval time/op has:
+		// when the first repetition calibrated b.N it had none, and at
+		// --count 6 cpu/op showed ±∞ and results.txt 5 cpu-ns/op lines.
+		if cpu.N != len(c.Reps) || len(c.Reps) != o.Count {
+			t.Errorf("%s: cpu/op of %d repetitions of %d, want every one of %d", c.Bench, cpu.N, len(c.Reps), o.Count)
 		}
 		// Each repetition's cpu/op against its own time/op: the machine's
 		// drift between repetitions (590 against 650 ns/op) moves both.

@@ -23,7 +23,7 @@ type benchCase struct {
 	// panicked when listed); "" if it can be.
 	failed string
 	// probeWall is how long the probe of its top-level benchmark took:
-	// its setup, for the first repetition's timeout.
+	// its setup, for the calibration's timeout.
 	probeWall time.Duration
 }
 

@@ -3,6 +3,7 @@ package lab
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/perflab/perflab/internal/compare"
@@ -97,7 +98,37 @@ func CompareVariants(run *model.Run, base, cmd string) (*report.Comparison, comp
 		// the metrics for what is the run's having nothing to compare.
 		c.Unusable, c.Reason = true, fmt.Sprintf("run %s has no variant but %s to compare with it: compare the run with another (%s)", run.ID, base, CommandLine(cmd, "compare OLD NEW"))
 	}
+	if !c.Unusable && len(pr.Pairs) == 0 {
+		// The same blame: the other variants were measured, only never
+		// where the base was (a bench run's benchmarks pair by their
+		// sub-benchmark names and -cpu, and Get/hit and Put/new share
+		// none).
+		c.Unusable, c.Reason = true, noPairs(run, base)
+	}
 	return c, pr, nil
+}
+
+// noPairs says why no case of run pairs with one of base's: where base was
+// measured, and that no other variant was measured there.
+func noPairs(run *model.Run, base string) string {
+	var keys []string
+	for i := range run.Cases {
+		if c := &run.Cases[i]; c.Variant == base {
+			if k := report.GroupKey(run, c); !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	const most = 3
+	if len(keys) > most {
+		keys = append(keys[:most], fmt.Sprintf("and %d more", len(keys)-most))
+	}
+	other, at := "variant", "parameters and goroutine count"
+	if run.Package != "" {
+		other, at = "benchmark", "sub-benchmark names and -cpu"
+	}
+	return fmt.Sprintf("no case pairs with one of %s's: run %s measured no other %s at their %s (%s at %s)",
+		base, run.ID, other, at, base, strings.Join(keys, "; "))
 }
 
 // onlyVariant is the one variant all of run's cases have, or "" when they

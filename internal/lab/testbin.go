@@ -231,7 +231,7 @@ var timedOutRE = regexp.MustCompile(`(?m)^panic: test timed out after `)
 
 // timeoutText says that the process ran out of time, and where it was.
 func (r *binaryRun) timeoutText() string {
-	return fmt.Sprintf("timed out after %v: the benchmark hangs, or takes far longer than its calibration (the first repetition, or --time) said it would", r.timedOut)
+	return fmt.Sprintf("timed out after %v: the benchmark hangs, or takes far longer than its calibration (a first run, at --time) said it would", r.timedOut)
 }
 
 // errText is the part of the output that says what went wrong: from a

@@ -40,9 +40,16 @@ func Share(f float64) string {
 }
 
 // ErrCell formats a share's sampling error in points: "±3", and "±0.4"
-// under one point, where a whole number would read as exact.
+// under one point, where a whole number would read as exact; "±<0.1"
+// under 0.05, where "±0.0" would (a share every one of thousands of
+// samples fell in has an error, only a small one).
 func ErrCell(f float64) string {
-	if p := 100 * f; p < 0.95 {
+	switch p := 100 * f; {
+	case p <= 0:
+		return "±0"
+	case p < 0.05:
+		return "±<0.1"
+	case p < 0.95:
 		return fmt.Sprintf("±%.1f", p)
 	}
 	return fmt.Sprintf("±%.0f", 100*f)

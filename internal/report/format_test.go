@@ -9,6 +9,30 @@ import (
 	"github.com/perflab/perflab/internal/model"
 )
 
+// TestErrCell: a share's sampling error is never shown as a false zero
+// ("±0.0" for 0.04 points) nor as a whole number under one point.
+func TestErrCell(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		f    float64
+		want string
+	}{
+		{"points", 0.031, "±3"},
+		{"one point", 0.012, "±1"},
+		{"under one point", 0.004, "±0.4"},
+		{"rounds to a tenth", 0.0006, "±0.1"},
+		{"under a twentieth of a point", 0.0004, "±<0.1"},
+		{"tiny", 1e-9, "±<0.1"},
+		{"none", 0, "±0"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ErrCell(tt.f); got != tt.want {
+				t.Errorf("ErrCell(%g) = %q, want %q", tt.f, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestCount(t *testing.T) {
 	for _, tt := range []struct {
 		name string

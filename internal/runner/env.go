@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"runtime"
@@ -22,7 +21,7 @@ func Environment() model.Env {
 		GOARCH:     runtime.GOARCH,
 		NumCPU:     runtime.NumCPU(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
-		CPU:        cpuModel(),
+		CPU:        CPUName(),
 	}
 	// SetGCPercent returns the effective setting, whatever set it.
 	gogc := debug.SetGCPercent(100)
@@ -52,19 +51,4 @@ func Environment() model.Env {
 		}
 	}
 	return e
-}
-
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return runtime.GOARCH
 }

@@ -23,15 +23,36 @@ type hangScenario struct {
 	release chan struct{}
 	once    sync.Once
 	closed  atomic.Bool
+	// done ends the workers' loops when the test ends, and running
+	// counts the Run calls in progress: a calibration the runner
+	// abandons (aiming at 10 s of 1 ms operations) went on sleeping in
+	// 1 ms steps for about 11 s after its test had passed, beside the
+	// tests that came after it.
+	done    chan struct{}
+	running atomic.Int32
 }
 
-func newHang() *hangScenario {
-	return &hangScenario{entered: make(chan struct{}), release: make(chan struct{})}
+// newHang makes a hangScenario whose workers stop when t ends; t fails if
+// one is still running a second after.
+func newHang(t *testing.T) *hangScenario {
+	h := &hangScenario{entered: make(chan struct{}), release: make(chan struct{}), done: make(chan struct{})}
+	t.Cleanup(func() {
+		close(h.done)
+		for deadline := time.Now().Add(time.Second); h.running.Load() > 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Errorf("%d workers still running a second after the test ended", h.running.Load())
+				return
+			}
+		}
+	})
+	return h
 }
 
 func (h *hangScenario) scenario(perOp time.Duration) *perflab.Scenario {
 	s := newFake("hang", perflab.Variant{Name: "hangs", New: func(perflab.Params) (perflab.Case, error) {
 		return &closingCase{h: h, Case: caseOf(func(n int) {
+			h.running.Add(1)
+			defer h.running.Add(-1)
 			if h.armed.Load() {
 				h.once.Do(func() { close(h.entered) })
 				<-h.release
@@ -41,6 +62,11 @@ func (h *hangScenario) scenario(perOp time.Duration) *perflab.Scenario {
 				return
 			}
 			for i := 0; i < n; i++ {
+				select {
+				case <-h.done:
+					return
+				default:
+				}
 				if perOp > 0 {
 					time.Sleep(perOp)
 				}
@@ -64,7 +90,7 @@ func (c *closingCase) Close() error { c.h.closed.Store(true); return nil }
 // counted, the case says so, the run is saved incomplete, and the case's
 // state is not closed under its still-running workers. (issue 14, part 6)
 func TestInterruptAbandonsRepetition(t *testing.T) {
-	h := newHang()
+	h := newHang(t)
 	defer close(h.release)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -115,7 +141,7 @@ func TestInterruptDuringSetup(t *testing.T) {
 		{"warmup", 5 * time.Millisecond, 30 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHang()
+			h := newHang(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			run := &model.Run{}
