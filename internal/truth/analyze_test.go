@@ -222,3 +222,32 @@ func TestRunDelays(t *testing.T) {
 		}
 	}
 }
+
+// TestComplement: a group of rows is work's complement only where every
+// other asserted row is none, in the budget and the truth.
+func TestComplement(t *testing.T) {
+	group := []string{"wait", "sched", "other"}
+	rows := func(lock, allocHi float64) []row {
+		return []row{
+			{name: "work", budget: 0.53, asserted: true},
+			{name: "lock", budget: lock, hi: lock, asserted: true},
+			{name: "wait", budget: 0.38},
+			{name: "alloc+gc", budget: 0.001, hi: allocHi, asserted: true},
+			{name: "other", budget: 0.09},
+			{name: "wait+sched+other", budget: 0.47, hi: 0.42, asserted: true}, // the group's own row
+		}
+	}
+	for _, tt := range []struct {
+		name         string
+		lock, allocH float64
+		want         bool
+	}{
+		{"work and the group only", 0, 0.001, true},
+		{"a lock share", 0.02, 0, false},
+		{"alloc in the truth", 0, 0.03, false},
+	} {
+		if got := complement(rows(tt.lock, tt.allocH), group); got != tt.want {
+			t.Errorf("%s: complement %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

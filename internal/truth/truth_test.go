@@ -378,12 +378,38 @@ func (r row) off() bool { return math.Abs(r.diff()) > max(tolerance, r.tol()) }
 // goroutine work 67.6 against 76.4 from 221 samples (8.8 points, 8.5
 // allowed), and the same run's trusted work rows strayed 1.26 such
 // errors root-mean-square.
-func sampledTolerance(share, running float64, n int) float64 {
-	if n <= 0 || running <= 0 {
+//
+// A fan-out's running is mostly its helpers', charged to its workers'
+// waits and split by the helpers' own samples (HelpedRunning,
+// HelperSamples), as perflab's ± has it: each pool adds its error, at
+// one fraction q of the two pools' running. Held to the workers' few
+// samples alone (17, running 5%), a quiet CI run failed fanout-chan at
+// one goroutine on its wall work, 53.8 against 59.6 from 159 helper
+// samples: 5.8 points, 5 allowed, where those samples allow about 7.
+func sampledTolerance(share float64, pools ...samplePool) float64 {
+	var running, v float64
+	for _, p := range pools {
+		if p.n > 0 && p.running > 0 {
+			running += p.running
+		}
+	}
+	if running <= 0 {
 		return 0
 	}
 	q := min(1, share/running)
-	return 3 * runner.SampleDispersion * running * math.Sqrt(q*(1-q)/float64(n))
+	for _, p := range pools {
+		if p.n > 0 && p.running > 0 {
+			v += p.running * p.running * q * (1 - q) / float64(p.n)
+		}
+	}
+	return 3 * runner.SampleDispersion * math.Sqrt(v)
+}
+
+// samplePool is running time (a share of the workers' time) split by n
+// CPU samples.
+type samplePool struct {
+	running float64
+	n       int
 }
 
 // compare lines up a case's budget shares with its truth. Alloc and gc are
@@ -420,12 +446,11 @@ func compare(c model.Case, tr Truth) []row {
 		return v / total
 	}
 	tw, tl, tq, ta := timed(CountWork), timed(CountLock), timed(CountWait), timed(CountAlloc)
-	var running float64
-	var samples int
-	if c.Window != nil {
-		running, samples = c.Window.Running, c.Window.CPUSamples
+	var pools []samplePool
+	if w := c.Window; w != nil {
+		pools = []samplePool{{w.Running, w.CPUSamples}, {w.HelpedRunning, w.HelperSamples}}
 	}
-	sampled := func(share float64) float64 { return sampledTolerance(share, running, samples) }
+	sampled := func(share float64) float64 { return sampledTolerance(share, pools...) }
 	perr := func(cats ...string) float64 {
 		var v float64
 		for _, cat := range cats {
@@ -471,6 +496,18 @@ func compare(c model.Case, tr Truth) []row {
 	}
 	for _, g := range combined[c.Variant] {
 		rows = combine(rows, g, d+k)
+		// Where work and the group are all there is (no lock, no
+		// alloc or gc), the group is work's complement, and off by
+		// what work is: its error is work's, which its own sampled
+		// parts, taken at the stopwatch's tiny other (the helpers'
+		// channel operations are wait to it, other to the budget), do
+		// not say. A quiet run read pool-chan at one goroutine work
+		// 52.7 against 58.2 (±8.9 sampled) and the group 47.3 against
+		// 41.8, off by the same 5.4, allowed 5.
+		if complement(rows, g) {
+			sum := &rows[len(rows)-1]
+			sum.atLeast = max(sum.atLeast, rows[0].tol())
+		}
 	}
 	rows = append(rows, wallRows(c, tr, share, sampled)...)
 	known := map[string]bool{"work": true, "lock": true, "wait": true, "alloc": true, "gc": true, "sched": true, "other": true}
@@ -590,6 +627,20 @@ var combined = map[string][][]string{
 // combine adds a row asserting the named rows' sum and shows them only. Its
 // range is the sum of theirs, but the collector and the kernel can move at
 // most spread (Displaced + Delayed) into or out of a sum.
+// complement says whether the rows not in group names, but for work,
+// are none: under half a point in the budget and the truth.
+func complement(rows []row, names []string) bool {
+	for _, r := range rows {
+		if r.name == "work" || r.name == strings.Join(names, "+") || slices.Contains(names, r.name) || !r.asserted {
+			continue
+		}
+		if r.budget >= 0.005 || r.hi >= 0.005 {
+			return false
+		}
+	}
+	return true
+}
+
 func combine(rows []row, names []string, spread float64) []row {
 	sum := row{name: strings.Join(names, "+"), asserted: true}
 	for i := range rows {
@@ -684,7 +735,7 @@ func formatTable(c model.Case, tr Truth, rows []row) string {
 // truth (widened by runner.SampleDispersion), and the same row 10 points
 // off is not.
 func TestRowTolerance(t *testing.T) {
-	at := func(share float64) float64 { return sampledTolerance(share, 0.41, 67) }
+	at := func(share float64) float64 { return sampledTolerance(share, samplePool{0.41, 67}) }
 	for _, tc := range []struct {
 		name           string
 		budget, lo, hi float64
