@@ -649,7 +649,7 @@ func (a *accountant) event(ev *trace.Event) error {
 				}
 			}
 			a.classify(g, st.Stack)
-			if root, n := rootFunc(st.Stack); n > 0 && n < maxTraceDepth && !pseudoFrame(root) {
+			if root := stateRoot(st.Stack); root != "" {
 				// A state transition's stack ends at the goroutine's
 				// root function (a creation's is that function).
 				a.rooted(g, root)
