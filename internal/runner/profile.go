@@ -227,6 +227,7 @@ func window(w *wallclock.Result, ops int64, elapsed time.Duration, threads int) 
 	if t := float64(w.Total()); t > 0 {
 		out.Running = float64(w.Time[wallclock.Running]) / t
 		out.HelpedRunning = float64(w.HelpedRunning) / t
+		out.HelpedOSWait = float64(w.HelpedOSWait) / t
 		out.SharedHelped = float64(w.SharedHelped) / t
 		out.Runnable = float64(w.Time[wallclock.Runnable]) / t
 		out.Blocked = float64(w.Time[wallclock.Blocked]) / t

@@ -325,6 +325,8 @@ func mergeSlices(ss []*slice) (*wallclock.Result, error) {
 		// (Window.HelpedRunning, Window.SharedHelped).
 		out.Helped += scale(w.Helped)
 		out.HelpedRunning += scale(w.HelpedRunning)
+		out.HelpedOSWait += scale(w.HelpedOSWait)
+		out.HelpedOSOwn += scale(w.HelpedOSOwn)
 		out.SharedHelped += scale(w.SharedHelped)
 		// A count per running time: scaled as the times are.
 		out.Handoffs += int(math.Round(float64(w.Handoffs) * f))

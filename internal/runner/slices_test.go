@@ -203,9 +203,16 @@ func TestMergeSlices(t *testing.T) {
 	a.wall = wallResult(map[string]int64{"sha;run": 60, "[lock] blocked (sync);run": 40})
 	b := sliceAt(1, 300) // three times as long: 240 of it preempted
 	b.wall = wallResult(map[string]int64{"sha;run": 60, "[sched] runnable (preempted);sha;run": 240})
+	// The helpers' figures are scaled as the times are (to the slices'
+	// mean total, 200: a twice, b two thirds).
+	a.wall.HelpedRunning, a.wall.HelpedOSWait, a.wall.HelpedOSOwn = 10, 4, 1
+	b.wall.HelpedRunning, b.wall.HelpedOSWait, b.wall.HelpedOSOwn = 60, 30, 3
 	m, err := mergeSlices([]*slice{a, b})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if m.HelpedRunning != 60 || m.HelpedOSWait != 28 || m.HelpedOSOwn != 4 {
+		t.Errorf("merged helpers' running %v, OS wait %v, own %v; want 60, 28, 4", m.HelpedRunning, m.HelpedOSWait, m.HelpedOSOwn)
 	}
 	// Each slice's shares averaged: work (60% + 20%)/2, lock 40%/2, sched
 	// 80%/2. Weighed by time it would be work 30, lock 10, sched 60.

@@ -486,3 +486,133 @@ func TestSplit(t *testing.T) {
 		})
 	}
 }
+
+// TestCriticalHelperPreempted: the kernel's preemption of a helper's
+// thread while it hashes is the helper's wait for a CPU: sched, of which
+// work (the stacks it ran), under the worker's wait; not its running, so
+// not work. One that begins as the helper begins to run is sched at no
+// stack: it had run nothing. The preemptions are laid by hand over the
+// middle quarter of the helpers' runs, some with another thread of the
+// process on the CPU, or over their first quarter from a µs in, so where
+// each must land is known.
+func TestCriticalHelperPreempted(t *testing.T) {
+	const rounds, each = 30, 4 * time.Millisecond
+	data := traced(t, func() {
+		for range rounds {
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				spin(each)
+			}()
+			wg.Wait()
+		}
+	})
+	// Each run of a goroutine long enough to be a helper's hashing, to
+	// its end.
+	type run struct {
+		from int64
+		tid  int64
+	}
+	began := map[trace.GoID]run{}
+	var pre []Preemption
+	var laid [3]time.Duration // by another program, by a thread of the process, at the start
+	lead := readGoTransitions(t, data, func(ev *trace.Event, st trace.StateTransition, from, to trace.GoState) {
+		g := st.Resource.Goroutine()
+		if to == trace.GoRunning {
+			began[g] = run{int64(ev.Time()), int64(ev.Thread())}
+			return
+		}
+		r, ok := began[g]
+		if from != trace.GoRunning || !ok {
+			return
+		}
+		delete(began, g)
+		// A helper's last run ends with it: others do not (the test's
+		// goroutine starting the profilers ran 8 ms once).
+		if d := int64(ev.Time()) - r.from; d >= int64(each/2) && to == trace.GoNotExist {
+			p := Preemption{TID: r.tid, From: r.from + d/4, To: r.from + d/2}
+			kind := len(pre) % 3
+			switch kind {
+			case 1:
+				p.ByOwn = time.Duration(p.To - p.From)
+			case 2:
+				p.From = r.from + int64(time.Microsecond)
+			}
+			laid[kind] += time.Duration(p.To - p.From)
+			pre = append(pre, p)
+		}
+	})
+	if len(pre) < rounds/2 {
+		t.Fatalf("%d helper runs of at least %v in %d rounds", len(pre), each/2, rounds)
+	}
+	for i := range pre {
+		pre[i].From += lead
+		pre[i].To += lead
+	}
+	rules := criticalRules(t)
+	res, err := FromTrace(bytes.NewReader(data), Options{Region: region, Rules: rules, Sched: &SchedStats{Preempted: pre}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := laid[0] + laid[1] + laid[2]
+	t.Logf("laid %v (%v own, %v at the start) over %d runs; helped %v, running %v, OS wait %v (own %v); workers' own OS wait %v", all, laid[1], laid[2], len(pre), res.Helped, res.HelpedRunning, res.HelpedOSWait, res.HelpedOSOwn, res.OSWait)
+	// Every laid preemption is inside a helper's run that the wait
+	// charged (a round's helper runs while the worker waits), so all of
+	// it is the helpers' wait for a CPU, but what Go's own preemption or
+	// a GC cut from a run.
+	if res.HelpedOSWait > all || res.HelpedOSWait < all*9/10 {
+		t.Errorf("helpers' OS wait %v, want 90–100%% of the %v laid", res.HelpedOSWait, all)
+	}
+	if d := res.HelpedOSOwn - laid[1]; d > laid[1]/10 || d < -laid[1]/10 {
+		t.Errorf("of it by the process's own threads %v, want %v", res.HelpedOSOwn, laid[1])
+	}
+	if res.OSWait > all/20 {
+		t.Errorf("workers' own OS wait %v: the helpers' preemption was charged to the worker", res.OSWait)
+	}
+	// In the profile: at the helpers' stacks under the wait, sched,
+	// with the state of who had the CPU, and no more running than the
+	// helpers had less their wait; at the start, at no stack.
+	var at [3]time.Duration
+	var total, running time.Duration
+	for _, s := range res.Profile.Sample {
+		v := time.Duration(s.Value[0])
+		total += v
+		names := frameNames(s)
+		if s.Label["helped"] == nil || junctions(names) == 0 {
+			continue
+		}
+		switch names[0] {
+		case "[sched] " + osWaitState:
+			at[0] += v
+		case "[sched] " + osOwnState:
+			at[1] += v
+		case "[sched] " + osStartState:
+			at[2] += v
+			if !strings.HasSuffix(names[1], "] "+junctionState) {
+				t.Errorf("%v of a helper's wait to start at a stack: %v", v, names)
+			}
+			continue
+		default:
+			if !strings.HasPrefix(names[0], "[") {
+				running += v
+			}
+			continue
+		}
+		if len(names) < 2 || strings.HasPrefix(names[1], "[") {
+			t.Errorf("%v of a helper's OS wait at no stack: %v", v, names)
+		}
+	}
+	if total != res.Total() {
+		t.Errorf("profile holds %v, accounting %v", total, res.Total())
+	}
+	if at[0]+at[1]+at[2] != res.HelpedOSWait || at[1] != res.HelpedOSOwn {
+		t.Errorf("profile: OS wait %v (own %v) under the wait, accounting %v (own %v)", at[0]+at[1]+at[2], at[1], res.HelpedOSWait, res.HelpedOSOwn)
+	}
+	if d := at[2] - laid[2]; d > laid[2]/10 || d < -laid[2]/10 {
+		t.Errorf("at the start %v, want the %v laid there", at[2], laid[2])
+	}
+	if want := res.HelpedRunning - (at[0] + at[1]); running > want {
+		t.Errorf("helpers' running in the profile %v, more than their %v less their wait for a CPU", running, want)
+	}
+}

@@ -183,6 +183,15 @@ type Result struct {
 	// waiting one (see critical.go); HelpedRunning the part of it the
 	// helpers were running. Both are in Time[Blocked] and Time[Runnable].
 	Helped, HelpedRunning time.Duration
+	// HelpedOSWait is the part of Helped the helpers were running to Go
+	// while their threads waited for a CPU (the kernel's preempted
+	// intervals, Options.Sched; not estimated without them), charged to
+	// sched: at the stacks their CPU samples say they ran, as a counted
+	// goroutine's OSWait is, and so in HelpedRunning; but at no stack
+	// where the thread was preempted as the helper began to run (see
+	// startWindow). HelpedOSOwn is the part of it another thread of the
+	// process had the CPU.
+	HelpedOSWait, HelpedOSOwn time.Duration
 	// SharedHelped is the part of Helped charged to helpers that more
 	// than one counted goroutine fed (a pool shared by the workers): a
 	// pool goroutine that took a job from a buffered channel may have
@@ -310,6 +319,14 @@ type gor struct {
 	// the running piece flush makes of that time.
 	runSamples []stamp
 	stamped    int // samples kept in runSamples over the trace (maxStamps)
+	// osUntil is, while running, when the preemption of its thread that
+	// began at its last flush ends (the kernel's records), and osOwn the
+	// share of it another thread of the process had the CPU: the next
+	// running piece up to osUntil is a wait for a CPU (see help).
+	osUntil trace.Time
+	osOwn   float64
+	osStart bool       // the preemption began as it began to run (startWindow)
+	ranAt   trace.Time // when it last began to run
 	// AllGoroutines: the function it was started with, once a stack
 	// of it reaching its root says (ownRoot), and until then its time
 	// charged at no stack (unrooted), moved under the root when known.
@@ -397,6 +414,7 @@ func FromTrace(r io.Reader, opts Options) (res *Result, err error) {
 			a.first = first
 		}
 		last = ev.Time()
+		a.now = last
 		if a.onThread != nil {
 			a.preempted(&ev)
 		}
@@ -430,7 +448,8 @@ type accountant struct {
 	samples     map[trace.Stack]int // CPU samples of counted goroutines
 	cats        map[catKey]profiles.Category
 	res         *Result
-	gcSTW       bool // inside a GC stop-the-world
+	gcSTW       bool       // inside a GC stop-the-world
+	now         trace.Time // the time of the event being read
 	// With Options.Sched: running time per thread, of all goroutines and
 	// of counted ones.
 	sched                    *SchedStats
@@ -459,6 +478,7 @@ type accountant struct {
 	vias          []via
 	viaIDs        map[via]int32
 	helpRun       map[helpKey]time.Duration
+	helpOS        map[helpKey][2]time.Duration // their threads' wait for a CPU: another program's, the process's own
 	helperSamples map[string]map[trace.Stack]int
 	helpSamples   map[helpKey]map[trace.Stack]float64 // the samples within charged time
 	open          map[*gor]struct{}                   // goroutines in a wait helpers may end
@@ -696,6 +716,9 @@ func (a *accountant) event(ev *trace.Event) error {
 // transition records what a goroutine will be doing in its new state.
 func (a *accountant) transition(g *gor, from, to trace.GoState, st trace.StateTransition) {
 	g.state = to
+	if to == trace.GoRunning && from != to {
+		g.ranAt = a.now
+	}
 	if g.helper {
 		a.learnRoot(g, stateRoot(st.Stack))
 	}
@@ -895,6 +918,10 @@ func (a *accountant) preempted(ev *trace.Event) {
 		p := a.pre[0]
 		a.pre = a.pre[1:]
 		g := a.onThread[trace.ThreadID(p.TID)]
+		if g != nil && g.helper && !g.counted && g.state == trace.GoRunning {
+			a.helperPreempted(g, p)
+			continue
+		}
 		if g == nil || !g.counted || g.starting || a.all && g.class == undecided {
 			continue // not counted work: an idle thread, the runtime's
 		}
@@ -1282,6 +1309,7 @@ const (
 	osOwnState         = "runnable (its thread waited for a CPU: another thread of this process had it)"
 	osWaitUnknownState = "runnable (its thread waited for a CPU)"
 	osWakeState        = "runnable (its thread was preempted as it woke another goroutine)"
+	osStartState       = "runnable (its thread was preempted as it began to run)"
 	osSelfSyscallState = "runnable in a system call (a thread of this process, just woken, took its CPU)"
 )
 
