@@ -36,10 +36,11 @@ type Truth struct {
 	Delayed float64
 
 	// WorkCPU and WorkWall are the hashing's thread CPU time and wall
-	// time, as shares, where the variant measures the first (every worker
-	// that hashes itself, on its thread locked for the hashing: see
-	// hashOnCPU); zero elsewhere (the fan-out and pool classes, whose
-	// helpers hash). With them no model is needed: work is WorkCPU, and
+	// time, as shares, where the variant measures the first (every
+	// hashing, on its thread locked for it: see hashOnCPU; a fan-out's
+	// or pool's is the union of its helpers' spans at the share of them
+	// their threads ran, see helped); zero without a thread CPU clock.
+	// With them no model is needed: work is WorkCPU, and
 	// WorkWall−WorkCPU was spent without a CPU, runnable to Go or to the
 	// kernel — sched, of which work.
 	WorkCPU, WorkWall float64

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 )
 
@@ -33,8 +34,11 @@ const poolSize = 2
 // an operation write theirs from different cores.
 type helperSpan struct {
 	Span
-	sum [sha256.Size]byte
-	_   [cacheLine]byte
+	// cpu and wall sum the hashing's thread CPU time (hashOnCPU's clock)
+	// and wall time over the operations that read the clock (clockEvery).
+	cpu, wall int64
+	sum       [sha256.Size]byte
+	_         [cacheLine]byte
 }
 
 // job is a half of an operation's hashing, sent to a pool goroutine.
@@ -48,6 +52,9 @@ type helperState struct {
 	wg    sync.WaitGroup
 	spans [2]helperSpan
 	res   chan int // the half a helper finished (fanout-chan, pool-chan)
+	// clock says this operation's helpers read the thread CPU clock
+	// (clockEvery), set before they are started or sent their jobs.
+	clock bool
 	// The helpers' functions, made once: a go statement with arguments
 	// allocates their closure every operation, which the budget would
 	// call alloc and the workers' stopwatches cannot see.
@@ -111,12 +118,40 @@ func (w *worker) initHelpers() error {
 	return nil
 }
 
+// clockEvery is how often (one operation in clockEvery) a helper reads its
+// thread's CPU clock around its hashing. Two reads are system calls of
+// about a µs each on the 2-core VM, as long as a third of a half's
+// hashing: read every operation, a quiet fanout-wg at one goroutine had
+// 38% of its helpers' CPU samples in them, the budget rightly calling
+// that other where the helpers' stopwatches (which leave the reads out)
+// said wait. One in 32 costs a hundredth of the helpers' time, and still
+// reads the clock hundreds of times a run.
+const clockEvery = 32
+
 // hashHalf hashes half i of the worker's data, timing it: a helper's work.
+// In one operation of clockEvery it times the hashing with its thread's
+// CPU clock too, as hashOnCPU does, to say how much of it the helpers had
+// a CPU for (beside a spinning process their threads wait for one inside
+// their spans).
 func (w *worker) hashHalf(i int) {
 	sp := &w.hs.spans[i]
+	half := w.data[i*halfBytes : (i+1)*halfBytes]
+	if !haveThreadCPU || !w.hs.clock {
+		a := now()
+		sp.sum = sha256.Sum256(half)
+		sp.Span = Span{a, now()}
+		return
+	}
+	runtime.LockOSThread()
+	c0 := threadCPU()
 	a := now()
-	sp.sum = sha256.Sum256(w.data[i*halfBytes : (i+1)*halfBytes])
-	sp.Span = Span{a, now()}
+	sp.sum = sha256.Sum256(half)
+	b := now()
+	c1 := threadCPU()
+	runtime.UnlockOSThread()
+	sp.Span = Span{a, b}
+	sp.cpu += min(b-a, max(0, c1-c0-w.cpuClockCost))
+	sp.wall += b - a
 }
 
 // fanHalf is a fanout-wg helper.
@@ -145,11 +180,29 @@ func (w *worker) helped(t0, t1 int64) int64 {
 	return la + lb - both
 }
 
+// helpedCPU is the part of h, the union of an operation's helpers'
+// hashing, that they had a CPU for, -1 before the clock was read: h times
+// the share of the helpers' hashing their threads ran, over the
+// operations that read the clock so far. A budget splits each instant of
+// a wait among the helpers running then, one preempted by another program
+// and one hashing alike, so that share of the union is what it can call
+// work; the rest it calls sched, of which work.
+func (w *worker) helpedCPU(h int64) int64 {
+	a, b := &w.hs.spans[0], &w.hs.spans[1]
+	if a.wall+b.wall <= 0 {
+		return -1
+	}
+	return int64(float64(h) * min(1, float64(a.cpu+b.cpu)/float64(a.wall+b.wall)))
+}
+
 // opHelpers performs one operation of the issue-22 classes.
 func (w *worker) opHelpers(s *Sums, slot *Slot) {
 	c := w.c
 	switch c.kind {
 	case fanoutWG, fanoutChan, poolChan:
+		// Set before the helpers start or take the jobs: the go
+		// statement or the channel orders the write before their reads.
+		w.hs.clock = w.ops%clockEvery == 1
 		t0 := now()
 		switch c.kind {
 		case fanoutWG:
@@ -176,6 +229,9 @@ func (w *worker) opHelpers(s *Sums, slot *Slot) {
 		h := w.helped(t0, t1)
 		s.Work += h
 		s.Wait += t1 - t0 - h
+		if cpu := w.helpedCPU(h); cpu >= 0 {
+			s.WorkCPU += cpu
+		}
 		slot.wait(t0, t1)
 	case mutexPipeline:
 		t0 := now()
