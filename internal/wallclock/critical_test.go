@@ -497,6 +497,11 @@ func TestSplit(t *testing.T) {
 // each must land is known.
 func TestCriticalHelperPreempted(t *testing.T) {
 	const rounds, each = 30, 4 * time.Millisecond
+	// One P: a helper runs only once the worker waits for it, so all of
+	// each run is charged to the wait. With two, a helper began on the
+	// idle P while the worker, under -race, was still on its way to
+	// Wait, and the preemptions laid at the start were not charged.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	data := traced(t, func() {
 		for range rounds {
 			var wg sync.WaitGroup
