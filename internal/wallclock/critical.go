@@ -97,6 +97,9 @@ type piece struct {
 	// where run, else at k (helperPreempted).
 	os   bool
 	own  float64
+	// owner is the counted goroutine whose job the piece was part of,
+	// once the helper woke it (see owned); nil until then.
+	owner *gor
 	root string // running: the helper's function, whose samples split it
 	k    key    // off the CPU; k.via says through which waits
 	// samples are the helper's CPU samples taken while it ran this
@@ -274,6 +277,11 @@ func (a *accountant) helperPreempted(g *gor, p Preemption) {
 // flush has put the time in g's totals and, for a counted goroutine, kept
 // it off the profile until now (g.waitPend).
 func (a *accountant) woken(g, w *gor, now trace.Time, to trace.GoState) {
+	if w != nil && w.helper && !w.counted && g.counted && to == trace.GoRunnable && g.blockCat == profiles.Wait {
+		// (An Unlock that wakes a worker says nothing of whose work
+		// the helper did.)
+		a.owned(w, g, now)
+	}
 	if !g.waitOpen {
 		return
 	}
@@ -298,6 +306,22 @@ func (a *accountant) woken(g, w *gor, now trace.Time, to trace.GoState) {
 		g.addPiece(piece{from: g.blockFrom, to: now, weight: 1, k: own})
 	}
 	g.waitPend = 0
+}
+
+// owned gives counted goroutine g, which helper w woke at now, w's pieces
+// since it last woke a counted goroutine: a pool's goroutine hands a
+// job's result to the worker whose job it was, so what it did since the
+// last result it handed over was that job. split leaves a piece owned by
+// another goroutine out of a wait: a pool shared by two workers hashes
+// one's job while the other waits in the queue, which that one's
+// stopwatch calls wait. Where a result goes into a channel's buffer, no
+// goroutine is woken and the job's pieces go to the next one woken: a
+// guess, still marked (SharedHelped).
+func (a *accountant) owned(w, g *gor, now trace.Time) {
+	a.flush(w, now)
+	for i := len(w.pieces) - 1; i >= 0 && w.pieces[i].owner == nil; i-- {
+		w.pieces[i].owner = g
+	}
 }
 
 // resolve charges g's wait, from g.blockFrom until now (it runs, or
@@ -453,13 +477,13 @@ func (a *accountant) split(g, w *gor, from, to trace.Time) []piece {
 	// The buffers are the accountant's, reused: a fan-out resolves a wait
 	// per operation, hundreds of thousands a window, and the result is
 	// used before the next call.
-	buf, bounds := clip(a.sp.clip[:0], w.pieces, from, to), a.sp.bounds[:0]
+	buf, bounds := clip(a.sp.clip[:0], w.pieces, g, from, to), a.sp.bounds[:0]
 	bounds = append(bounds, len(buf))
 	if splitParallel {
 		for _, c := range g.children {
 			if c != w && c.parent == g && len(bounds) < maxSiblings {
 				n := len(buf)
-				if buf = clip(buf, c.pieces, from, to); len(buf) > n {
+				if buf = clip(buf, c.pieces, g, from, to); len(buf) > n {
 					bounds = append(bounds, len(buf))
 				}
 			}
@@ -531,10 +555,11 @@ type splitBufs struct {
 	cuts              []trace.Time
 }
 
-// clip appends the parts of ps within [from, to) to dst.
-func clip(dst, ps []piece, from, to trace.Time) []piece {
+// clip appends the parts of ps within [from, to) to dst, but for those
+// another goroutine than g owns (owned).
+func clip(dst, ps []piece, g *gor, from, to trace.Time) []piece {
 	for _, p := range ps {
-		if p.to <= from || p.from >= to {
+		if p.to <= from || p.from >= to || p.owner != nil && p.owner != g {
 			continue
 		}
 		p.from, p.to = max(p.from, from), min(p.to, to)

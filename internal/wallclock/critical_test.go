@@ -415,9 +415,17 @@ func TestCriticalSharedPool(t *testing.T) {
 		<-done
 	})
 	res, _ := helpedShares(t, data)
-	t.Logf("helped %v, of it shared %v", res.Helped, res.SharedHelped)
+	hashed := 2 * jobs * each
+	t.Logf("helped %v, of it shared %v; running %v; the pool hashed %v", res.Helped, res.SharedHelped, res.HelpedRunning, hashed)
 	if res.SharedHelped < res.Helped/2 || res.SharedHelped == 0 {
 		t.Errorf("%v of the %v helped was charged to the pool both workers fed; want most of it", res.SharedHelped, res.Helped)
+	}
+	// Each job's hashing is charged once, to the worker it answered:
+	// while the pool hashes one's job the other waits in the queue,
+	// its own wait. Charged to both, the running read twice the
+	// hashing.
+	if res.HelpedRunning > hashed*5/4 {
+		t.Errorf("the pool's running charged %v, more than the %v it hashed: a job charged to a worker it did not answer", res.HelpedRunning, hashed)
 	}
 }
 
