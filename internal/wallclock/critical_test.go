@@ -422,9 +422,12 @@ func TestCriticalSharedPool(t *testing.T) {
 	}
 	// Each job's hashing is charged once, to the worker it answered:
 	// while the pool hashes one's job the other waits in the queue,
-	// its own wait. Charged to both, the running read twice the
-	// hashing.
-	if res.HelpedRunning > hashed*5/4 {
+	// its own wait. Charged to both, the running read 2.3 times the
+	// hashing (458 ms). Quiet it reads 1.06–1.1 times; under load once
+	// 1.48 (296 ms): a worker kept from a CPU past the pool's answer
+	// takes it from the parked pool goroutine, which then wakes no one,
+	// and its job's time is not owned.
+	if res.HelpedRunning > hashed*7/4 {
 		t.Errorf("the pool's running charged %v, more than the %v it hashed: a job charged to a worker it did not answer", res.HelpedRunning, hashed)
 	}
 }
