@@ -237,9 +237,11 @@ func testProfilingPass(t *testing.T, mode string) {
 	save := &memSaver{}
 	r := &Runner{Scenario: s, Run: run, Save: save, Progress: &quietProgress{}, Rules: profiles.DefaultRules(),
 		Opts: Options{Selection: perflab.Selection{Threads: []int{4}}, Count: 2, Time: 5 * time.Millisecond, Warmup: time.Nanosecond, ProfileTime: 300 * time.Millisecond, Profile: ProfileKinds, Trace: mode}}
+	before := time.Now()
 	if err := r.Execute(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	after := time.Now()
 	c := run.Cases[0]
 	for _, kind := range ProfileKinds {
 		rel, ok := c.Profiles[kind]
@@ -268,6 +270,15 @@ func testProfilingPass(t *testing.T, mode string) {
 			}
 		}
 		if kind == "wall" {
+			// When and over how long, which go tool pprof heads it
+			// with: the wall profile had neither time nor, in slices,
+			// a duration of its own.
+			if at := time.Unix(0, p.TimeNanos); at.Before(before.Round(0)) || at.After(after.Round(0)) {
+				t.Errorf("wall profile's TimeNanos %v, want within the run, %v to %v", at, before, after)
+			}
+			if d := float64(p.DurationNanos); math.Abs(d-c.Window.Seconds*1e9) > 1e3 {
+				t.Errorf("wall profile's DurationNanos %v, want the window's %.6fs", time.Duration(p.DurationNanos), c.Window.Seconds)
+			}
 			if o := c.Window.Occupancy; math.Abs(o*4*c.Window.Seconds*1e9-float64(sumValues(p)))/float64(sumValues(p)) > 1e-6 {
 				t.Errorf("occupancy %.3f does not match the profile's total", o)
 			}
