@@ -195,6 +195,7 @@ func TestCaseWarningsMarked(t *testing.T) {
 		{"few samples, not judged", nil, []model.Warning{few, drift}, []model.Warning{few, drift}},
 		{"drift, judged", &model.Trust{}, []model.Warning{drift, wide}, []model.Warning{wide}},
 		{"contended, marked", &model.Trust{Reasons: []model.TrustReason{reason(model.WindowContended, 0.2)}}, []model.Warning{contended}, nil},
+		{"CPU wait, marked", &model.Trust{Reasons: []model.TrustReason{reason(model.WindowCPUWait, 0.2)}}, []model.Warning{contended}, nil},
 		{"contended, not marked", &model.Trust{Reasons: []model.TrustReason{reason(model.RecordsLost, 0.2)}}, []model.Warning{contended}, []model.Warning{contended}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

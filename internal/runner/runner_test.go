@@ -644,7 +644,7 @@ func TestWindowWarnings(t *testing.T) {
 		// 0.3 of 2 threads is 0.6 CPUs waiting: 0.2 used elsewhere
 		// is too little to be what they waited for.
 		{"others too few", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: ptrTo(0.2)}}, busy, nil},
-		{"window only, by another", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: ptrTo(1.1)}}, busy, []string{"+80% off", "used 1.10 CPUs"}},
+		{"window only, by another", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: ptrTo(1.1)}}, busy, []string{"+80% off", "used 1.10 CPUs, which the budget counts as sched; whose threads had the CPU the kernel's records cannot say"}},
 		{"window only, its own threads", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: ptrTo(0.01)}}, busy, []string{"+80% off"}},
 		// The figure's bounds: 0.05 CPUs at least, and half the CPUs
 		// waited (0.05 of two threads' time: 0.1 CPUs).
@@ -663,7 +663,7 @@ func TestWindowWarnings(t *testing.T) {
 		{"records: own unknown, machine idle", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSWaitExact: true, OSOwnUnknown: true, OtherCPUs: ptrTo(0.01)}}, busy, nil},
 		// Threads the recorder had not yet found may have had it.
 		{"records: unseen threads", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSOwn: 0.05, OSUnseen: 0.22, OSWaitExact: true}}, busy, nil},
-		{"records: window only", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OSOwn: 0.3, OSWaitExact: true}}, busy, []string{"+80% off", "for 15% of their time"}},
+		{"records: window only", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OSOwn: 0.3, OSWaitExact: true}}, busy, []string{"+80% off", "another process on the cores kept the workers' threads from a CPU in the profiling window (another program had their CPUs for 15% of their time)"}},
 		{"records: window only, its own", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OSOwn: 0.4, OSWaitExact: true}}, busy, []string{"+80% off"}},
 		{"steal", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 1, Steal: ptrTo(0.08)}}, busy, []string{"gave 8% of the CPUs' time"}},
 		{"a little steal", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 1, Steal: ptrTo(0.04)}}, busy, nil},
