@@ -25,9 +25,14 @@ func (f runFunc[O]) or(def runFunc[O]) runFunc[O] {
 }
 
 // storeFlag adds the run store flag every verb that reads or writes runs
-// has: -o/--out, default $PERFLAB_DIR or ./perflab-runs.
+// has: -o/--out, default $PERFLAB_DIR or ./perflab-runs; and --store, the
+// same, not listed. flame's -o is its output file, as go tool pprof's is,
+// in the manual and in scripts, so its store is --store (flameStoreFlag),
+// which every other command takes too: one spelling works everywhere.
 func storeFlag(f *pflag.FlagSet, p *string) {
 	f.StringVarP(p, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
+	f.StringVar(p, "store", "", "run store directory, as --out")
+	_ = f.MarkHidden("store")
 }
 
 // args wraps a cobra argument check so its error is a usage error (exit
