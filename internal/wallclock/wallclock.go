@@ -398,16 +398,16 @@ func FromTrace(r io.Reader, opts Options) (res *Result, err error) {
 			a.first = first
 		}
 		last = ev.Time()
-		if start.IsZero() && ev.Kind() == trace.EventSync {
-			if snap := ev.Sync().ClockSnapshot; snap != nil {
-				start = snap.Wall.Add(-snap.Trace.Sub(first))
-			}
-		}
 		if a.onThread != nil {
 			a.preempted(&ev)
 		}
 		if err := a.event(&ev); err != nil {
 			return nil, err
+		}
+		if start.IsZero() && ev.Kind() == trace.EventSync {
+			if snap := ev.Sync().ClockSnapshot; snap != nil {
+				start = snap.Wall.Add(-snap.Trace.Sub(first))
+			}
 		}
 	}
 	if first >= 0 {
