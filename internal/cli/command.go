@@ -25,9 +25,14 @@ func (f runFunc[O]) or(def runFunc[O]) runFunc[O] {
 }
 
 // storeFlag adds the run store flag every verb that reads or writes runs
-// has: -o/--out, default $PERFLAB_DIR or ./perflab-runs.
+// has: -o/--out, default $PERFLAB_DIR or ./perflab-runs; and --store, the
+// same, not listed. flame's -o is its output file, as go tool pprof's is,
+// in the manual and in scripts, so its store is --store (flameStoreFlag),
+// which every other command takes too: one spelling works everywhere.
 func storeFlag(f *pflag.FlagSet, p *string) {
 	f.StringVarP(p, "out", "o", "", "run store directory (default $"+store.EnvDir+" or "+store.DefaultDir+")")
+	f.StringVar(p, "store", "", "run store directory, as --out")
+	_ = f.MarkHidden("store")
 }
 
 // args wraps a cobra argument check so its error is a usage error (exit
@@ -62,40 +67,76 @@ var otherNames = map[string]string{
 }
 
 // argsCheckedHelp gives every command with subcommands under root (root
-// itself, runs) a --help that gives way to the command's argument check.
-// cobra answers --help before it checks arguments, so `perflab shwo
-// --help` printed the root's help and exited 0: a mistyped command passed
-// for a request for help, and a script went on. Call it once every
-// command is added.
+// itself, runs) a --help that gives way to the command's argument check,
+// the root a --version that does the same, and the help command the
+// check of the command it is asked about. cobra answers --help and
+// --version before it checks arguments, and `help X` finds X's nearest
+// command without checking what is left, so `perflab shwo --help`,
+// `perflab shwo --version` and `perflab help shwo` printed the root's
+// help or the version and exited 0: a mistyped command passed for a
+// request for help, and a script went on. Now all three say `unknown
+// command "shwo" for "perflab": did you mean show?` and exit 2. Call it
+// once every command is added.
 func argsCheckedHelp(root *cobra.Command) {
 	var visit func(c *cobra.Command)
 	visit = func(c *cobra.Command) {
 		if !c.HasSubCommands() {
 			return
 		}
-		name := c.DisplayName()
-		f := c.Flags().VarPF(&helpFlag{cmd: c}, "help", "h", "help for "+name)
-		f.NoOptDefVal = "true"
-		// As cobra marks its own help flag (shell completion leaves it out).
-		_ = c.Flags().SetAnnotation("help", cobra.FlagSetByCobraAnnotation, []string{"true"})
+		argsCheckedBool(c, "help", "h", "help for "+c.DisplayName())
+		if c.Version != "" {
+			// As cobra names its own (InitDefaultVersionFlag), which
+			// then leaves this one alone.
+			argsCheckedBool(c, "version", "v", "version for "+c.DisplayName())
+		}
 		for _, sub := range c.Commands() {
 			visit(sub)
 		}
 	}
 	visit(root)
+	// cobra makes its help command once, and adds the same one again at
+	// every Execute: its Run is cobra's, its Args now ours.
+	root.InitDefaultHelpCmd()
+	if help, _, err := root.Find([]string{"help"}); err == nil && help != root {
+		help.Args = helpTopic
+	}
 }
 
-// helpFlag is a bool flag that reads as unset when its command's
+// helpTopic is the help command's argument check: `help X Y` asks about
+// what `X Y --help` does, so it fails where that fails, with the same
+// did-you-mean. On a command without subcommands --help answers whatever
+// follows it, and so does help.
+func helpTopic(cmd *cobra.Command, a []string) error {
+	topic, rest, err := cmd.Root().Find(a)
+	if err != nil {
+		return usagef(err)
+	}
+	if topic.HasSubCommands() {
+		return topic.ValidateArgs(rest)
+	}
+	return nil
+}
+
+// argsCheckedBool adds to c the bool flag name (cobra's --help or
+// --version) as an argsCheckedFlag.
+func argsCheckedBool(c *cobra.Command, name, short, usage string) {
+	f := c.Flags().VarPF(&argsCheckedFlag{cmd: c}, name, short, usage)
+	f.NoOptDefVal = "true"
+	// As cobra marks its own (shell completion leaves them out).
+	_ = c.Flags().SetAnnotation(name, cobra.FlagSetByCobraAnnotation, []string{"true"})
+}
+
+// argsCheckedFlag is a bool flag that reads as unset when its command's
 // arguments fail the command's check (noSuchCommand: an argument that
 // names no subcommand): cobra then goes on to that check and returns its
-// did-you-mean, a usage error, instead of printing help. With arguments
-// that pass, it is cobra's --help.
-type helpFlag struct {
+// did-you-mean, a usage error, instead of printing help or the version.
+// With arguments that pass, it is cobra's --help or --version.
+type argsCheckedFlag struct {
 	cmd *cobra.Command
 	on  bool
 }
 
-func (h *helpFlag) Set(s string) error {
+func (h *argsCheckedFlag) Set(s string) error {
 	v, err := strconv.ParseBool(s)
 	if err != nil {
 		return err
@@ -104,13 +145,13 @@ func (h *helpFlag) Set(s string) error {
 	return nil
 }
 
-func (h *helpFlag) Type() string { return "bool" }
+func (h *argsCheckedFlag) Type() string { return "bool" }
 
 // IsBoolFlag says the flag takes no value (as the flag package's).
-func (h *helpFlag) IsBoolFlag() bool { return true }
+func (h *argsCheckedFlag) IsBoolFlag() bool { return true }
 
 // String is what cobra reads (Flags().GetBool), once the flags are parsed
 // and before it checks the arguments.
-func (h *helpFlag) String() string {
+func (h *argsCheckedFlag) String() string {
 	return strconv.FormatBool(h.on && h.cmd.ValidateArgs(h.cmd.Flags().Args()) == nil)
 }

@@ -19,8 +19,14 @@ import (
 
 // FlameOptions are the flags of `perflab flame`.
 type FlameOptions struct {
-	Inputs     []string // one profile, or base and new with Diff
-	Out        string
+	Inputs []string // one profile, or base and new with Diff
+	Out    string
+	// Store is the run store a RUN/CASE input is read from: what the
+	// other commands' -o/--out is (flame's -o is Out).
+	Store string
+	// StoreAsOut is a --out given to flame: refused, since it is the
+	// store elsewhere and could pass for --output here.
+	StoreAsOut string
 	Format     string // svg, html or folded; default from Out's extension
 	SampleType string
 	Rules      string
@@ -57,6 +63,8 @@ The output format follows -o's extension: .svg (static, no script), .html (one
 self-contained interactive page: zoom, search, category highlights, icicle view,
 focus on a function) or .folded (folded stacks for flamegraph.pl and speedscope).
 Without -o an SVG goes to stdout. A profile of - is read from standard input.
+A stored case, RUN/CASE, is read from the run store --store (the directory the
+other commands take as -o/--out; default $PERFLAB_DIR or perflab-runs).
 
 With --diff, two profiles: the graph is the union of both, the base scaled to the
 same total, drawn on the new profile's shape (--layout base for the base's), with
@@ -96,6 +104,9 @@ $` + envPyroscopePassword + `, as for perflab push.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Out, "output", "o", "", "output file: .svg, .html or .folded (default SVG on stdout)")
+	f.StringVar(&opts.Store, "store", "", "run store `directory` a RUN/CASE is read from, the other commands' -o/--out (default $"+store.EnvDir+" or "+store.DefaultDir+")")
+	f.StringVar(&opts.StoreAsOut, "out", "", "refused: the output file is -o/--output, the run store --store")
+	_ = f.MarkHidden("out")
 	f.StringVar(&opts.Format, "format", "", "output format when it cannot be told from -o: svg, html or folded")
 	f.StringVar(&opts.SampleType, "sample-type", "", "sample type to draw: cpu, samples, time, delay, contentions, alloc_space… (default the profile's)")
 	f.StringVar(&opts.Rules, "rules", "", "`file` of extra classification rules, one \"category regexp\" a line")
@@ -119,6 +130,8 @@ $` + envPyroscopePassword + `, as for perflab push.`,
 
 func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 	switch {
+	case o.StoreAsOut != "":
+		return usagef(fmt.Errorf("--out %s: flame's output file is -o/--output, and the run store, which the other commands take as -o/--out, is --store here", o.StoreAsOut))
 	case o.FromPyroscope != "" && (len(o.Inputs) > 0 || o.Diff):
 		return usagef(errors.New("--from-pyroscope draws one merged profile: give no profile file and no --diff"))
 	case o.FromPyroscope == "" && len(o.Inputs) == 0:
@@ -145,7 +158,7 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 		SampleType: o.SampleType, Title: o.Title, Width: o.Width, MinWidth: o.MinWidth, Goroutine: o.Goroutine,
 		// resolve, as show and compare do: "latest" says which newer runs,
 		// that measured nothing, it passed by.
-		Resolve: func(ref string) (*store.Ref, error) { return resolve(io, store.Open(store.Dir("")), ref) },
+		Resolve: func(ref string) (*store.Ref, error) { return resolve(io, store.Open(store.Dir(o.Store)), ref) },
 		Cmd:     io.Cmd,
 		Traced:  func(t lab.TraceInput) { sayTrace(io, t) },
 	}

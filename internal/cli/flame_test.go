@@ -362,3 +362,49 @@ func TestFlameStdin(t *testing.T) {
 		t.Errorf("both from stdin: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestFlameStore: flame reads a stored case from the run store --store,
+// the directory the other commands take as -o/--out (flame's -o is its
+// output file), and they take --store too; a --out given to flame is
+// refused, not read as either. flame had no store flag: a store other
+// than $PERFLAB_DIR's or ./perflab-runs could only be named by path.
+func TestFlameStore(t *testing.T) {
+	arg := storeCase(t, "cipher-cache", nil)
+	const name = "variant=a/threads=1"
+	runDir := strings.TrimSuffix(arg, "/"+name)
+	root, id := filepath.Dir(runDir), filepath.Base(runDir)
+	empty := t.TempDir()
+	t.Setenv(store.EnvDir, empty)
+	out := filepath.Join(t.TempDir(), "a.svg")
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		want string // in stdout, or the output file, or stderr when code is not 0
+	}{
+		{"--store, the run by id", []string{"flame", id + "/" + name, "--store", root}, 0, "<svg"},
+		{"--store, latest", []string{"flame", "latest/" + name, "--store", root, "-o", out}, 0, "<svg"},
+		{"$PERFLAB_DIR's store without --store", []string{"flame", "latest/" + name}, 2, "no such profile file, case directory or run case"},
+		{"--out refused", []string{"flame", "latest/" + name, "--out", root, "-o", out}, 2, "--out " + root + ": flame's output file is -o/--output"},
+		{"show takes --store", []string{"show", "latest", "--store", root}, 0, id},
+		{"runs takes --store", []string{"runs", "--store", root}, 0, id},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			os.Remove(out)
+			stdout, errs, code := execute(t, tt.args...)
+			got := stdout
+			if code != 0 {
+				got = errs
+			} else if slices.Contains(tt.args, "-o") {
+				b, err := os.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = string(b)
+			}
+			if code != tt.code || !strings.Contains(got, tt.want) {
+				t.Errorf("exit %d, want %d; got %.300q, want %q (stderr %q)", code, tt.code, got, tt.want, errs)
+			}
+		})
+	}
+}

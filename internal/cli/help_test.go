@@ -70,8 +70,8 @@ func TestReflow(t *testing.T) {
 	}
 }
 
-// TestGroupHelp: the --help of a command with subcommands (argsCheckedHelp)
-// is still cobra's when no argument is mistyped: help, exit 0, and the
+// TestGroupHelp: the --help of a command with subcommands, and the help
+// command (argsCheckedHelp), are still cobra's when no argument is mistyped: help, exit 0, and the
 // flag listed as cobra lists its own.
 func TestGroupHelp(t *testing.T) {
 	for _, tt := range []struct {
@@ -82,6 +82,11 @@ func TestGroupHelp(t *testing.T) {
 		{[]string{"-h"}, "help for perflab"},
 		{[]string{"runs", "--help"}, "help for runs"},
 		{[]string{"runs", "rm", "--help"}, "help for rm"},
+		// The help command, which checks its topic as --help does.
+		{[]string{"help"}, "help for perflab"},
+		{[]string{"help", "runs"}, "help for runs"},
+		{[]string{"help", "runs", "rm"}, "help for rm"},
+		{[]string{"help", "show", "latest"}, "help for show"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			out, errs, code := execute(t, tt.args...)

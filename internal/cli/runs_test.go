@@ -209,6 +209,13 @@ func TestRunsErrors(t *testing.T) {
 		{"command typo, then --help", []string{"shwo", "--help"}, `unknown command "shwo" for "perflab": did you mean show?`},
 		{"-h, then a command typo", []string{"-h", "shwo"}, `unknown command "shwo" for "perflab": did you mean show?`},
 		{"subcommand typo, then --help", []string{"runs", "rn", "--help"}, `unknown command "rn" for "perflab runs": did you mean rm?`},
+		// Nor does --version (cobra answers it before the arguments
+		// too), nor the help command (it found the root and printed
+		// its help, exit 0).
+		{"command typo, then --version", []string{"shwo", "--version"}, `unknown command "shwo" for "perflab": did you mean show?`},
+		{"-v, then a command typo", []string{"-v", "shwo"}, `unknown command "shwo" for "perflab": did you mean show?`},
+		{"help, then a command typo", []string{"help", "shwo"}, `unknown command "shwo" for "perflab": did you mean show?`},
+		{"help, then a subcommand typo", []string{"help", "runs", "rn"}, `unknown command "rn" for "perflab runs": did you mean rm?`},
 		{"negative age", []string{"runs", "prune", "--older-than", "-1h", "-o", dir}, "--older-than -1h0m0s: want a positive duration"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -35,9 +35,11 @@ func TestVersionCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	flagOut, errs, code := execute(t, "--version")
-	if code != 0 || flagOut != out {
-		t.Errorf("--version: exit %d %s\n%q\nwant %q", code, errs, flagOut, out)
+	for _, flag := range []string{"--version", "-v"} {
+		flagOut, errs, code := execute(t, flag)
+		if code != 0 || flagOut != out {
+			t.Errorf("%s: exit %d %s\n%q\nwant %q", flag, code, errs, flagOut, out)
+		}
 	}
 	// The varying parts masked.
 	masked := regexp.MustCompile(`(?m)^perflab \S+( \(replaced by .*\))?$`).ReplaceAllString(out, "perflab VERSION")

@@ -33,7 +33,8 @@ type TrustReason struct {
 	Kind TrustKind `json:"kind"`
 	// Value is the figure: a ratio for TracedOff and TracerEffect, a
 	// count for FewSamples, a share of the workers' time for
-	// RecordsLost, SharedHelpers, HelpersCharged and WindowContended, a rate per
+	// RecordsLost, SharedHelpers, HelpersCharged, WindowContended and
+	// WindowCPUWait, a rate per
 	// millisecond of running for Handoffs.
 	Value float64 `json:"value"`
 	// Limit is the threshold Value was judged against.
@@ -82,4 +83,11 @@ const (
 	// and not in the timed rounds: the budget's sched is that program's
 	// doing, and it describes executions the timed ones were not.
 	WindowContended TrustKind = "window-contended"
+	// WindowCPUWait: as WindowContended, where whose threads had the CPU
+	// is not known (no exact kernel records, or too many switches to
+	// keep whose thread had each CPU: Window.OSOwnUnknown): the workers'
+	// threads waited for a CPU Value of their time in the traced
+	// executions (beyond Limit), and not in the timed rounds, for
+	// another program or for the process's own threads.
+	WindowCPUWait TrustKind = "window-cpu-wait"
 )

@@ -45,7 +45,8 @@ const (
 	// because another process had them. Figure: the CPUs it got.
 	WarnStarved WarningKind = "starved"
 	// WarnWindowContended: another process kept the workers from a CPU in
-	// the profiling window only.
+	// the profiling window only, or, where the kernel's records cannot say
+	// whose threads had it, the workers waited for one there only.
 	WarnWindowContended WarningKind = "window-contended"
 	// WarnWindowSteal: the hypervisor stole CPU time in the window.
 	// Figure: the stolen share in percent.

@@ -262,20 +262,38 @@ type Case struct {
 // CaseWarnings are c's warnings but those its budget's trust mark says,
 // which the run's table and the case view show once, as the mark:
 // the traced executions' drift from the timed median once the budget was
-// judged (the mark gives it with the tracer's own effect taken out), and
-// another program's hold on the CPUs in the traced executions where the
-// mark names it.
+// judged (the mark gives it with the tracer's own effect taken out),
+// another program's hold on the CPUs in the traced executions, or the
+// workers' wait for them, where the mark names it, and too few CPU samples where the mark counts the same
+// samples ("11 CPU samples (want 50)" under the budget, then "rests on 11
+// CPU samples" among the warnings). The mark may count the helpers'
+// samples where the warning counts the workers': then both are said.
 func CaseWarnings(c *model.Case) []model.Warning {
 	var out []model.Warning
 	for _, w := range c.Warnings {
 		switch {
 		case w.Kind == model.WarnWindowDrift && c.BudgetTrust != nil:
-		case w.Kind == model.WarnWindowContended && c.BudgetTrust.Has(model.WindowContended):
+		case w.Kind == model.WarnWindowContended && (c.BudgetTrust.Has(model.WindowContended) || c.BudgetTrust.Has(model.WindowCPUWait)):
+		case w.Kind == model.WarnFewSamples && markedFewSamples(c.BudgetTrust, w.Figure):
 		default:
 			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// markedFewSamples says whether t is marked for too few CPU samples, n
+// of them.
+func markedFewSamples(t *model.Trust, n float64) bool {
+	if t == nil {
+		return false
+	}
+	for _, r := range t.Reasons {
+		if r.Kind == model.FewSamples && r.Value == n {
+			return true
+		}
+	}
+	return false
 }
 
 // HasErr says a share of the budget has its sampling error.

@@ -169,6 +169,44 @@ func TestBudgetErrFromAnyRunJSON(t *testing.T) {
 	}
 }
 
+// TestCaseWarningsMarked: which of a case's warnings CaseWarnings leaves
+// to its budget's trust mark, which says them already.
+func TestCaseWarningsMarked(t *testing.T) {
+	few := model.Warn(model.WarnFewSamples, 11, "the split of running time (work, alloc, other…) rests on 11 CPU samples (want 50 or more)")
+	drift := model.Warn(model.WarnWindowDrift, 13, "the traced slices' time/op was +13% off the timed median")
+	contended := model.Warn(model.WarnWindowContended, 0, "another process on the cores kept the workers' threads from a CPU")
+	wide := model.Warn(model.WarnWideCI, 12, "time/op confidence interval ±12% is wide: noisy machine?")
+	reason := func(k model.TrustKind, v float64) model.TrustReason {
+		return model.TrustReason{Kind: k, Value: v, Limit: 50}
+	}
+	for _, tt := range []struct {
+		name     string
+		trust    *model.Trust
+		warnings []model.Warning
+		want     []model.Warning
+	}{
+		{"few samples, marked", &model.Trust{Reasons: []model.TrustReason{reason(model.FewSamples, 11)}}, []model.Warning{few, wide}, []model.Warning{wide}},
+		{"few samples, marked among others", &model.Trust{Reasons: []model.TrustReason{reason(model.TracedOff, 0.91), reason(model.FewSamples, 11)}}, []model.Warning{few}, nil},
+		// The mark counts the helpers' 30 samples, the warning the
+		// workers' 11: two things, both said.
+		{"few samples, the mark the helpers'", &model.Trust{Reasons: []model.TrustReason{reason(model.FewSamples, 30)}}, []model.Warning{few}, []model.Warning{few}},
+		// Running under a fifth of the workers' time: not marked.
+		{"few samples, trusted", &model.Trust{}, []model.Warning{few}, []model.Warning{few}},
+		{"few samples, not judged", nil, []model.Warning{few, drift}, []model.Warning{few, drift}},
+		{"drift, judged", &model.Trust{}, []model.Warning{drift, wide}, []model.Warning{wide}},
+		{"contended, marked", &model.Trust{Reasons: []model.TrustReason{reason(model.WindowContended, 0.2)}}, []model.Warning{contended}, nil},
+		{"CPU wait, marked", &model.Trust{Reasons: []model.TrustReason{reason(model.WindowCPUWait, 0.2)}}, []model.Warning{contended}, nil},
+		{"contended, not marked", &model.Trust{Reasons: []model.TrustReason{reason(model.RecordsLost, 0.2)}}, []model.Warning{contended}, []model.Warning{contended}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := CaseWarnings(&model.Case{BudgetTrust: tt.trust, Warnings: tt.warnings})
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("CaseWarnings = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 // TestCaseWarningsSaidOnce: the case view (perflab show RUN/CASE, its
 // JSON, the web case page) shows the budget's trust mark since it reads
 // one report.Case; the warnings the mark says are left out there too, as

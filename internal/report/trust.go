@@ -43,6 +43,8 @@ func reasonText(r model.TrustReason) string {
 		return fmt.Sprintf("%.0f%% charged to a pool the workers share", 100*r.Value)
 	case model.WindowContended:
 		return fmt.Sprintf("another program had the CPUs %.0f%% of the traced time, not of the timed", 100*r.Value)
+	case model.WindowCPUWait:
+		return fmt.Sprintf("threads waited for a CPU %.0f%% of the traced time, not of the timed (another program's or the process's own had it)", 100*r.Value)
 	case model.Handoffs:
 		return fmt.Sprintf("workers woke each other %.1f times a ms of running: CPU samples land after hand-offs", r.Value)
 	}

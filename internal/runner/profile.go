@@ -356,8 +356,11 @@ func windowWarnings(sc *model.Case, w *wallclock.Result) []model.Warning {
 	if got, want, took, starved := starvedRounds(sc); starved {
 		out = append(out, model.Warn(model.WarnStarved, math.Round(100*got)/100, fmt.Sprintf("got %.2f CPUs where its workers wanted %.2f (GOMAXPROCS=%d): another process took the cores (%s), so time/op and sched are inflated; compare cpu/op, or use a quieter machine",
 			got, want, runtime.GOMAXPROCS(0), took)))
-	} else if _, took, ok := windowContended(sc); ok {
+	} else if _, took, ok := windowContended(sc); ok && ownKnown(win) {
 		out = append(out, model.Warn(model.WarnWindowContended, 0, fmt.Sprintf("another process on the cores kept the workers' threads from a CPU in %s (%s), which the budget counts as sched; the timed rounds were not starved like that: rerun on a quieter machine",
+			what, took)))
+	} else if ok {
+		out = append(out, model.Warn(model.WarnWindowContended, 0, fmt.Sprintf("in %s, not in the timed rounds, %s, which the budget counts as sched; whose threads had the CPU the kernel's records cannot say, another process's or this process's own: if another's, rerun on a quieter machine",
 			what, took)))
 	}
 	if win.Steal != nil && *win.Steal >= minWindowSteal {
@@ -401,7 +404,7 @@ const minWindowSteal = 0.05
 // soaks up the CPU a lock leaves idle passes too. Where neither is known
 // the wait is put down to another program, as before either was measured.
 func othersTook(win *model.Window, threads int) (share float64, clause string) {
-	if win.OSWaitExact && !win.OSOwnUnknown {
+	if ownKnown(win) {
 		// Threads the recorder had not found yet may have been who had
 		// the CPU: not put down to another program either.
 		if share = max(0, win.OSWait-win.OSOwn-win.OSUnseen); share > 0 {
@@ -410,14 +413,22 @@ func othersTook(win *model.Window, threads int) (share float64, clause string) {
 		return share, clause
 	}
 	if win.OtherCPUs == nil {
-		return win.OSWait, fmt.Sprintf("their threads waited for a CPU %.0f%% of their time", 100*win.OSWait)
+		return win.OSWait, fmt.Sprintf("the workers' threads waited for a CPU %.0f%% of their time", 100*win.OSWait)
 	}
 	waiting := win.OSWait * float64(threads) * win.Occupancy
 	if o := *win.OtherCPUs; o >= minOtherCPUs && o >= minOtherShare*waiting {
-		return win.OSWait, fmt.Sprintf("their threads waited for a CPU %.0f%% of their time, and the rest of the machine used %.2f CPUs", 100*win.OSWait, o)
+		return win.OSWait, fmt.Sprintf("the workers' threads waited for a CPU %.0f%% of their time, and the rest of the machine used %.2f CPUs", 100*win.OSWait, o)
 	}
 	return 0, ""
 }
+
+// ownKnown says the kernel's records tell, of the workers' wait for a
+// CPU, the part another thread of the process had it (Window.OSOwn): the
+// rest is then another program's. Without (no exact records, or too many
+// switches to keep whose thread had each CPU) the whole wait is counted,
+// and may be the process's own threads taking turns: what is said of it
+// says so (WindowCPUWait, not WindowContended).
+func ownKnown(win *model.Window) bool { return win.OSWaitExact && !win.OSOwnUnknown }
 
 // tracedRun is what one traced window recorded.
 type tracedRun struct {

@@ -237,9 +237,11 @@ func testProfilingPass(t *testing.T, mode string) {
 	save := &memSaver{}
 	r := &Runner{Scenario: s, Run: run, Save: save, Progress: &quietProgress{}, Rules: profiles.DefaultRules(),
 		Opts: Options{Selection: perflab.Selection{Threads: []int{4}}, Count: 2, Time: 5 * time.Millisecond, Warmup: time.Nanosecond, ProfileTime: 300 * time.Millisecond, Profile: ProfileKinds, Trace: mode}}
+	before := time.Now()
 	if err := r.Execute(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	after := time.Now()
 	c := run.Cases[0]
 	for _, kind := range ProfileKinds {
 		rel, ok := c.Profiles[kind]
@@ -268,6 +270,15 @@ func testProfilingPass(t *testing.T, mode string) {
 			}
 		}
 		if kind == "wall" {
+			// When and over how long, which go tool pprof heads it
+			// with: the wall profile had neither time nor, in slices,
+			// a duration of its own.
+			if at := time.Unix(0, p.TimeNanos); at.Before(before.Round(0)) || at.After(after.Round(0)) {
+				t.Errorf("wall profile's TimeNanos %v, want within the run, %v to %v", at, before, after)
+			}
+			if d := float64(p.DurationNanos); math.Abs(d-c.Window.Seconds*1e9) > 1e3 {
+				t.Errorf("wall profile's DurationNanos %v, want the window's %.6fs", time.Duration(p.DurationNanos), c.Window.Seconds)
+			}
 			if o := c.Window.Occupancy; math.Abs(o*4*c.Window.Seconds*1e9-float64(sumValues(p)))/float64(sumValues(p)) > 1e-6 {
 				t.Errorf("occupancy %.3f does not match the profile's total", o)
 			}
@@ -633,7 +644,7 @@ func TestWindowWarnings(t *testing.T) {
 		// 0.3 of 2 threads is 0.6 CPUs waiting: 0.2 used elsewhere
 		// is too little to be what they waited for.
 		{"others too few", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OtherCPUs: ptrTo(0.2)}}, busy, nil},
-		{"window only, by another", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: ptrTo(1.1)}}, busy, []string{"+80% off", "used 1.10 CPUs"}},
+		{"window only, by another", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: ptrTo(1.1)}}, busy, []string{"+80% off", "used 1.10 CPUs, which the budget counts as sched; whose threads had the CPU the kernel's records cannot say"}},
 		{"window only, its own threads", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OtherCPUs: ptrTo(0.01)}}, busy, []string{"+80% off"}},
 		// The figure's bounds: 0.05 CPUs at least, and half the CPUs
 		// waited (0.05 of two threads' time: 0.1 CPUs).
@@ -652,7 +663,7 @@ func TestWindowWarnings(t *testing.T) {
 		{"records: own unknown, machine idle", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSWaitExact: true, OSOwnUnknown: true, OtherCPUs: ptrTo(0.01)}}, busy, nil},
 		// Threads the recorder had not yet found may have had it.
 		{"records: unseen threads", model.Case{Threads: 2, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 0.6, Runnable: 0.4, OSWait: 0.3, OSOwn: 0.05, OSUnseen: 0.22, OSWaitExact: true}}, busy, nil},
-		{"records: window only", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OSOwn: 0.3, OSWaitExact: true}}, busy, []string{"+80% off", "for 15% of their time"}},
+		{"records: window only", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OSOwn: 0.3, OSWaitExact: true}}, busy, []string{"+80% off", "another process on the cores kept the workers' threads from a CPU in the profiling window (another program had their CPUs for 15% of their time)"}},
 		{"records: window only, its own", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 180, Occupancy: 1, Running: 0.55, Runnable: 0.45, OSWait: 0.45, OSOwn: 0.4, OSWaitExact: true}}, busy, []string{"+80% off"}},
 		{"steal", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 1, Steal: ptrTo(0.08)}}, busy, []string{"gave 8% of the CPUs' time"}},
 		{"a little steal", model.Case{Threads: 1, Stats: timed(100, 100), Window: &model.Window{NsPerOp: 100, Occupancy: 1, Running: 1, Steal: ptrTo(0.04)}}, busy, nil},

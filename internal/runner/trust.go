@@ -133,7 +133,11 @@ func Judge(sc *model.Case, lost bool) *model.Trust {
 	} else if others, _, ok := windowContended(sc); ok {
 		// Said once: with the records lost, where the wait went is
 		// the reason.
-		t.Reasons = append(t.Reasons, model.TrustReason{Kind: model.WindowContended, Value: others, Limit: maxWindowOSWait})
+		kind := model.WindowContended
+		if !ownKnown(win) {
+			kind = model.WindowCPUWait
+		}
+		t.Reasons = append(t.Reasons, model.TrustReason{Kind: kind, Value: others, Limit: maxWindowOSWait})
 	}
 	return t
 }

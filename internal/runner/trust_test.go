@@ -95,6 +95,14 @@ func TestJudge(t *testing.T) {
 		{name: "many hand-offs, little running", window: win(func(w *model.Window) { w.Handoffs = 30; w.Running = 0.1 })},
 		{name: "another program had the CPUs in the traced slices only",
 			window: win(func(w *model.Window) { w.OSWaitExact, w.OSWait, w.OSOwn = true, 0.2, 0.05 }), want: reason(model.WindowContended, 0.15, maxWindowOSWait)},
+		// Whose threads had the CPU not known: the whole wait, said as
+		// a wait, not put down to another program.
+		{name: "too many switches to tell whose threads had the CPUs",
+			window: win(func(w *model.Window) { w.OSWaitExact, w.OSOwnUnknown, w.OSWait = true, true, 0.2 }), want: reason(model.WindowCPUWait, 0.2, maxWindowOSWait)},
+		{name: "no kernel records, a busy machine",
+			window: win(func(w *model.Window) { w.OSWait, w.Occupancy, w.OtherCPUs = 0.2, 1, ptrTo(0.9) }), want: reason(model.WindowCPUWait, 0.2, maxWindowOSWait)},
+		{name: "no kernel records, nor the machine's use",
+			window: win(func(w *model.Window) { w.OSWait = 0.2 }), want: reason(model.WindowCPUWait, 0.2, maxWindowOSWait)},
 		{name: "the process's own threads taking turns",
 			window: win(func(w *model.Window) { w.OSWaitExact, w.OSWait, w.OSOwn = true, 0.2, 0.15 })},
 	} {

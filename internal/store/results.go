@@ -10,6 +10,7 @@ import (
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/units"
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
 )
 
 // benchUnits are written to results.txt in the unit table's order
@@ -60,7 +61,7 @@ func WriteResults(w io.Writer, run *model.Run) error {
 			res := &benchfmt.Result{Config: cfg, Name: benchfmt.Name(name), Iters: int(rep.Ops)}
 			for _, u := range append(benchUnits, extraUnits(rep.Metrics)...) {
 				if v, ok := rep.Metrics[u]; ok {
-					res.Values = append(res.Values, benchfmt.Value{Value: v, Unit: u})
+					res.Values = append(res.Values, resultValue(v, u))
 				}
 			}
 			if err := bw.Write(res); err != nil {
@@ -69,6 +70,29 @@ func WriteResults(w io.Writer, run *model.Run) error {
 		}
 	}
 	return nil
+}
+
+// resultValue is v in unit u as results.txt writes it: a zero in a
+// scaled unit (cpu-ns/op, alloc-MB/s, a scenario's own) in the base unit
+// benchfmt tidies it to, where it is the same figure.
+//
+// benchfmt's reader tidies a scaled unit by scaling the value (26 cpu-ns/op
+// reads as 2.6e-8 cpu-sec/op) and takes a value the scaling left as it was
+// for one not to tidy (x/perf's benchfmt, Reader.parseResult: tidyVal ==
+// val): 0 keeps cpu-ns/op, and benchstat gave it a table of its own. A
+// zero cpu/op is a repetition of perflab bench whose process's CPU fell
+// under the baseline's (benchcpu.go; seen at -benchtime 20ms under load),
+// a zero alloc MB/s a case that does not allocate. Left out, benchstat's
+// median would have been of the other repetitions, not perflab's: the
+// zero is in run.json and in perflab's median, the lowest of the
+// repetitions whatever the clamped difference was, so it is written too.
+func resultValue(v float64, u string) benchfmt.Value {
+	if v == 0 {
+		if _, tidy := benchunit.Tidy(1, u); tidy != u {
+			u = tidy
+		}
+	}
+	return benchfmt.Value{Value: v, Unit: u}
 }
 
 func extraUnits(m map[string]float64) []string {

@@ -401,6 +401,7 @@ func FromTrace(r io.Reader, opts Options) (res *Result, err error) {
 		}
 	}
 	first, last := trace.Time(-1), trace.Time(0)
+	var start time.Time // the first event's, by the wall clock
 	for {
 		ev, err := tr.ReadEvent()
 		if err == io.EOF {
@@ -421,11 +422,25 @@ func FromTrace(r io.Reader, opts Options) (res *Result, err error) {
 		if err := a.event(&ev); err != nil {
 			return nil, err
 		}
+		if start.IsZero() && ev.Kind() == trace.EventSync {
+			if snap := ev.Sync().ClockSnapshot; snap != nil {
+				start = snap.Wall.Add(-snap.Trace.Sub(first))
+			}
+		}
 	}
 	if first >= 0 {
 		a.res.Span = last.Sub(first)
 	}
 	a.finish(last)
+	// When and over how long, which go tool pprof heads the profile with
+	// and which profile.Merge keeps (the earliest time, the durations
+	// summed): from the trace's clock snapshot (Go 1.25 and later; none
+	// before) and its span. A caller that timed its own window sets
+	// DurationNanos to it.
+	if !start.IsZero() {
+		a.res.Profile.TimeNanos = start.UnixNano()
+	}
+	a.res.Profile.DurationNanos = a.res.Span.Nanoseconds()
 	return a.res, nil
 }
 
