@@ -35,6 +35,8 @@ func reasonText(r model.TrustReason) string {
 		return fmt.Sprintf("traced %s untraced, round by round", factor(r.Value))
 	case model.FewSamples:
 		return fmt.Sprintf("%.0f CPU samples (want %.0f)", r.Value, r.Limit)
+	case model.SampleError:
+		return fmt.Sprintf("CPU samples split running time only to ±%.0f points (want ±%.0f)", 100*r.Value, 100*r.Limit)
 	case model.RecordsLost:
 		return fmt.Sprintf("context-switch records lost (CPU wait %.0f%%)", 100*r.Value)
 	case model.HelpersCharged:
