@@ -32,9 +32,9 @@ func (t *Trust) Has(k TrustKind) bool {
 type TrustReason struct {
 	Kind TrustKind `json:"kind"`
 	// Value is the figure: a ratio for TracedOff and TracerEffect, a
-	// count for FewSamples, a share of the workers' time for
-	// RecordsLost, SharedHelpers, HelpersCharged, WindowContended and
-	// WindowCPUWait, a rate per
+	// count for FewSamples, a half-width in shares for SampleError, a
+	// share of the workers' time for RecordsLost, SharedHelpers,
+	// HelpersCharged, WindowContended and WindowCPUWait, a rate per
 	// millisecond of running for Handoffs.
 	Value float64 `json:"value"`
 	// Limit is the threshold Value was judged against.
@@ -58,6 +58,11 @@ const (
 	// FewSamples: the workers' running time was split by Value CPU
 	// samples, fewer than Limit.
 	FewSamples TrustKind = "few-samples"
+	// SampleError: the CPU samples that split running time place the
+	// budget's widest share only to ±Value (the half-width of its 95%
+	// interval, a share of time/op; Case.BudgetErr), beyond Limit.
+	// Runs made before this mark carry only the ± itself.
+	SampleError TrustKind = "sample-error"
 	// RecordsLost: the kernel's context-switch records were lost while
 	// the workers' threads waited for a CPU Value of their time: where
 	// that wait goes in the budget is an estimate.

@@ -85,6 +85,12 @@ func fixture() *model.Run {
 				c.BudgetErr = map[string]float64{"work": .006 * med}
 			}
 			c.Window = &model.Window{Seconds: 1, NsPerOp: ns, BackgroundGCNsPerOp: vv.bop / 8}
+			if th == 1 && vv.name == "mutex" {
+				// One goroutine's few samples: a split wider than
+				// the suite's tolerance, marked.
+				c.BudgetErr = map[string]float64{"work": .072 * med, "other": .07 * med}
+				c.BudgetTrust = &model.Trust{Reasons: []model.TrustReason{{Kind: model.SampleError, Value: .072, Limit: .05}}}
+			}
 			if th == 4 {
 				c.Warnings = append(c.Warnings, model.Warn(model.WarnWindowDrift, float64(10*(i+1)+2), "the profiling window's time/op was +"+string(rune('1'+i))+"2% off the timed median: the budget's shares come from that window"))
 				// Judged budgets: an untrusted one (two reasons, which

@@ -35,6 +35,14 @@ func reasonText(r model.TrustReason) string {
 		return fmt.Sprintf("traced %s untraced, round by round", factor(r.Value))
 	case model.FewSamples:
 		return fmt.Sprintf("%.0f CPU samples (want %.0f)", r.Value, r.Limit)
+	case model.SampleError:
+		// One decimal below 10, so that a ± just over the limit
+		// does not read "±5 points (want ±5)".
+		pts := fmt.Sprintf("%.0f", 100*r.Value)
+		if 100*r.Value < 9.95 {
+			pts = fmt.Sprintf("%.1f", 100*r.Value)
+		}
+		return fmt.Sprintf("CPU samples split running time only to ±%s points (want ±%.0f)", pts, 100*r.Limit)
 	case model.RecordsLost:
 		return fmt.Sprintf("context-switch records lost (CPU wait %.0f%%)", 100*r.Value)
 	case model.HelpersCharged:

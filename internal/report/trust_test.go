@@ -22,6 +22,9 @@ func TestTrustReason(t *testing.T) {
 		{"handoffs", &model.Trust{Reasons: []model.TrustReason{{Kind: model.Handoffs, Value: 4.94, Limit: 2}}}, "workers woke each other 4.9 times a ms of running: CPU samples land after hand-offs"},
 		{"window contended", &model.Trust{Reasons: []model.TrustReason{{Kind: model.WindowContended, Value: 0.134, Limit: 0.1}}}, "another program had the CPUs 13% of the traced time, not of the timed"},
 		{"window CPU wait, whose not known", &model.Trust{Reasons: []model.TrustReason{{Kind: model.WindowCPUWait, Value: 0.134, Limit: 0.1}}}, "threads waited for a CPU 13% of the traced time, not of the timed (another program's or the process's own had it)"},
+		{"a wide split", &model.Trust{Reasons: []model.TrustReason{{Kind: model.SampleError, Value: 0.094, Limit: 0.05}}}, "CPU samples split running time only to ±9.4 points (want ±5)"},
+		{"just over the limit", &model.Trust{Reasons: []model.TrustReason{{Kind: model.SampleError, Value: 0.0521, Limit: 0.05}}}, "CPU samples split running time only to ±5.2 points (want ±5)"},
+		{"a very wide split", &model.Trust{Reasons: []model.TrustReason{{Kind: model.SampleError, Value: 0.1149, Limit: 0.05}}}, "CPU samples split running time only to ±11 points (want ±5)"},
 		{"a kind from a newer perflab", &model.Trust{Reasons: []model.TrustReason{{Kind: "gremlins"}}}, "gremlins"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -342,11 +342,11 @@ func (r *Runner) rounds(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			// A round's traced slice, if it has one (sliceAt), goes
+			// A round's traced slices, if it has any (slicesAt), go
 			// before the timed repetition or after it, in turn, so that
 			// neither is always the one that follows another case.
-			slice, before := r.sliceAt(round)
-			if slice && before {
+			before, after := r.slicesAt(i, round)
+			if before {
 				if err := r.traceSlice(ctx, i, round); err != nil {
 					return err
 				}
@@ -372,7 +372,7 @@ func (r *Runner) rounds(ctx context.Context) error {
 			res.round = round
 			r.reps[i] = append(r.reps[i], res)
 			r.summarise(i)
-			if slice && !before {
+			if after {
 				if err := r.traceSlice(ctx, i, round); err != nil {
 					return err
 				}

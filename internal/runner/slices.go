@@ -11,6 +11,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/wallclock"
+	"github.com/perflab/perflab/profiles"
 )
 
 // Where the budget's execution trace is taken (Options.Trace).
@@ -87,6 +88,68 @@ func (r *Runner) sliceAt(round int) (slice, before bool) {
 		return false, false
 	}
 	return true, j%2 == 1
+}
+
+// slicesAt says on which sides of case i's timed repetition in round a
+// traced slice goes: the even spread's (sliceAt), and an extra one on the
+// other side (extraSlice) for a case whose CPU samples are few.
+func (r *Runner) slicesAt(i, round int) (before, after bool) {
+	planned, b := r.sliceAt(round)
+	extra := r.extraSlice(i, round)
+	switch {
+	case planned:
+		return b || extra, !b || extra
+	case extra:
+		return round%2 == 1, round%2 == 0
+	}
+	return false, false
+}
+
+// extraSlice says whether case i gets a traced slice in round beyond the
+// even spread's. It does where more samples can bring its budget under
+// the mark for a wide split (maxShareErr) and the spread's would not:
+// the widest share's ±,
+// from the slices so far with their samples scaled to the slices there
+// will be, is above maxShareErr at the spread's count and within it if
+// every round left gets an extra one. At one goroutine a slice as long as
+// a 200 ms repetition holds about 20 CPU samples (runtime/pprof samples
+// at 100 Hz), and the spread's six split cipher-cache's running time to
+// ±3 to ±12 points (issue 22); the ± narrows only as the square root of
+// the samples, so a case far above the mark would take many seconds more
+// to clear it, and is marked instead. At most one extra slice a round,
+// none before a first slice has said how wide the split is, none where
+// the budget has no wall-clock profile to split.
+func (r *Runner) extraSlice(i, round int) bool {
+	if !r.sliced() || round >= r.Opts.Count || r.Rules == nil || !slices.Contains(r.Opts.Profile, "wall") {
+		return false
+	}
+	var traced []*slice
+	for _, s := range r.slices[i] {
+		if s.wall != nil {
+			traced = append(traced, s)
+		}
+	}
+	if len(traced) == 0 {
+		return false
+	}
+	k, n := r.sliceCount(), r.Opts.Count
+	spread := len(traced) + k - round*k/n // the spread's slices in this round and after
+	most := spread + n - round            // and an extra one in every round left
+	w, err := mergeSlices(traced)
+	if err != nil {
+		return false
+	}
+	return slicesErr(w, r.Rules, float64(spread)/float64(len(traced))) > maxShareErr &&
+		slicesErr(w, r.Rules, float64(most)/float64(len(traced))) <= maxShareErr
+}
+
+// slicesErr is the widest share's half-width (BudgetErr) in the budget of
+// the merged slices w, were their CPU samples scale times as many.
+func slicesErr(w *wallclock.Result, rules *profiles.Rules, scale float64) float64 {
+	const perOp = 1 // the budget in shares
+	n := int(math.Round(scale * float64(w.CPUSamples)))
+	nh := int(math.Round(scale * float64(w.HelperSamples)))
+	return widestErr(Budget(w.Profile, rules, perOp), BudgetErr(w.Profile, rules, perOp, n, nh))
 }
 
 // sliceOps is the operations per worker of one traced slice: the timed

@@ -315,3 +315,54 @@ func TestSliceSchedule(t *testing.T) {
 		})
 	}
 }
+
+// TestExtraSlice: a case whose split of running time would stay wider than
+// maxShareErr at the even spread's slices gets one more in a round, beside
+// the spread's own or in a round without one, where every round left could
+// bring it within; not where it is within already, nor where even every
+// round left could not.
+func TestExtraSlice(t *testing.T) {
+	rules, err := profiles.DefaultRules().WithWork(`^sha$`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A slice whose workers ran all the time, 80% of it hashing, split
+	// by n CPU samples: the work share's ± is about 1.176/√n (1.5 ×
+	// 1.96 × √(0.8·0.2/n)), within 5 points from about 550 samples.
+	running := func(n int) *slice {
+		res := wallResult(map[string]int64{"sha;run": 80, "after;run": 20})
+		for _, s := range res.Profile.Sample {
+			s.Label = map[string][]string{"state": {"running"}}
+		}
+		res.CPUSamples = n
+		return &slice{round: 1, ops: 100, elapsed: time.Millisecond, wall: res}
+	}
+	for _, tt := range []struct {
+		name          string
+		slices        []*slice
+		round         int
+		before, after bool
+	}{
+		// Round 1 had the spread's first slice; round 2 has none of its
+		// own; 6 slices at the spread's end, 14 with an extra in every
+		// round left.
+		{name: "wide at six, within at fourteen: one more", slices: []*slice{running(50)}, round: 2, before: false, after: true},
+		{name: "beside the spread's own, on its other side", slices: []*slice{running(50)}, round: 3, before: true, after: true}, // the spread's before
+		// Round 5: 4 at the spread's end, 9 at most.
+		{name: "in an odd round without the spread's, before", slices: []*slice{running(70)}, round: 5, before: true},
+		{name: "within at six", slices: []*slice{running(100)}, round: 2},
+		{name: "too wide even at fourteen: marked instead", slices: []*slice{running(20)}, round: 2},
+		{name: "no slice yet to say", round: 0},
+		{name: "no wall result in the slices", slices: []*slice{{round: 1}}, round: 2},
+		{name: "a round --until added", slices: []*slice{running(50)}, round: 10},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Runner{Rules: rules, slices: [][]*slice{tt.slices},
+				Opts: Options{Count: 10, Time: 200 * time.Millisecond, ProfileTime: time.Second, Trace: TraceSlices, Profile: []string{"wall"}}}
+			before, after := r.slicesAt(0, tt.round)
+			if before != tt.before || after != tt.after {
+				t.Errorf("before %v after %v, want %v %v", before, after, tt.before, tt.after)
+			}
+		})
+	}
+}

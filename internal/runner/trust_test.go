@@ -47,6 +47,8 @@ func TestJudge(t *testing.T) {
 		lost   bool
 		want   []model.TrustReason
 		nilOut bool
+		// err is the work share's ± (BudgetErr), in ns/op of 1000.
+		err float64
 	}{
 		{name: "as timed", window: win(nil)},
 		{name: "no window: unknown", nilOut: true},
@@ -83,6 +85,10 @@ func TestJudge(t *testing.T) {
 			window: win(func(w *model.Window) { w.CPUSamples = 5; w.Running = 0.05; w.HelpedRunning = 0.8; w.HelperSamples = 20 }),
 			want:   reason(model.FewSamples, 20, minCPUSamples)},
 		{name: "a little helped", window: win(func(w *model.Window) { w.HelpedRunning = 0.1; w.HelperSamples = 300 })},
+		{name: "a split to ±6 points", window: win(nil), err: 60, want: reason(model.SampleError, 0.06, maxShareErr)},
+		{name: "a split to ±5 points", window: win(nil), err: 50},
+		{name: "few samples say it, not the ± as well",
+			window: win(func(w *model.Window) { w.CPUSamples = 30 }), err: 150, want: reason(model.FewSamples, 30, minCPUSamples)},
 		{name: "records lost while waiting for a CPU",
 			window: win(func(w *model.Window) { w.OSWait = 0.12 }), lost: true, want: reason(model.RecordsLost, 0.12, minLostWait)},
 		{name: "records lost, little wait", window: win(func(w *model.Window) { w.OSWait = 0.01 }), lost: true},
@@ -108,6 +114,9 @@ func TestJudge(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sc := &model.Case{Stats: timed, Budget: map[string]float64{"work": 1000}, Window: tt.window}
+			if tt.err > 0 {
+				sc.BudgetErr = map[string]float64{"work": tt.err}
+			}
 			got := Judge(sc, tt.lost)
 			if tt.nilOut {
 				if got != nil {
