@@ -95,13 +95,13 @@ type piece struct {
 	// to Go (the kernel preempted it), own the share of it another
 	// thread of the process had the CPU: sched, split as running time is
 	// where run, else at k (helperPreempted).
-	os   bool
-	own  float64
+	os  bool
+	own float64
 	// owner is the counted goroutine whose job the piece was part of,
 	// once the helper woke it (see owned); nil until then.
 	owner *gor
-	root string // running: the helper's function, whose samples split it
-	k    key    // off the CPU; k.via says through which waits
+	root  string // running: the helper's function, whose samples split it
+	k     key    // off the CPU; k.via says through which waits
 	// samples are the helper's CPU samples taken while it ran this
 	// piece (running only): those within [from, to) say what the
 	// charged part of it ran. A clipped piece keeps the whole slice.
