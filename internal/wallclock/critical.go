@@ -281,6 +281,13 @@ func (a *accountant) woken(g, w *gor, now trace.Time, to trace.GoState) {
 		// (An Unlock that wakes a worker says nothing of whose work
 		// the helper did.)
 		a.owned(w, g, now)
+	} else if w != nil && w.counted && g.helper && !g.counted && to == trace.GoRunnable && g.blockWhy == chanSend {
+		// A worker took the result a helper was sending, the hand-over
+		// the other way round: a shared pool's result waits in its
+		// send when its worker is not yet waiting for it. Left
+		// unowned, that job went to the next worker the pool woke,
+		// taking its job from its send.
+		a.owned(g, w, now)
 	}
 	if !g.waitOpen {
 		return

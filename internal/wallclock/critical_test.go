@@ -728,6 +728,23 @@ func TestHelperAfterWake(t *testing.T) {
 			},
 			want: [2]time.Duration{10 * time.Microsecond, 10 * time.Microsecond},
 		},
+		{
+			// The pool's result for the second worker, not yet waiting
+			// for it, waits in the pool's send; the second worker
+			// takes it, and the pool goes on to the first's job.
+			name: "a worker takes a shared pool's result from its send", shared: true, evs: []ev{
+				{0, none, 0, trace.GoWaiting, "chan send"},
+				{2, none, 10 * us, trace.GoWaiting, "chan send"},
+				{2, 1, 12 * us, trace.GoRunnable, ""},
+				{2, none, 13 * us, trace.GoRunning, ""},
+				{0, 2, 13 * us, trace.GoRunnable, ""}, // the pool takes its job
+				{0, none, 14 * us, trace.GoRunning, ""},
+				{0, none, 14 * us, trace.GoWaiting, "chan receive"},
+				{0, 2, 23 * us, trace.GoRunnable, ""},
+				{0, none, 24 * us, trace.GoRunning, ""},
+			},
+			want: [2]time.Duration{10 * time.Microsecond, 0},
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			a := &accountant{rules: profiles.DefaultRules(), cats: map[catKey]profiles.Category{}, off: map[key]time.Duration{}, res: &Result{}}
