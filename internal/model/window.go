@@ -40,10 +40,13 @@ type Window struct {
 	// waited for them: the budget splits it by the helpers' CPU samples,
 	// as it splits Running by the workers' (wallclock's critical path).
 	HelpedRunning float64 `json:"helped_running,omitempty"`
-	// HelpedOSWait is the part of HelpedRunning the helpers' threads
-	// waited for a CPU (the kernel preempted them; known only with its
-	// context-switch records): sched in the budget, at the stacks the
-	// helpers' samples say they ran, as a worker's OSWait is.
+	// HelpedOSWait is the share of the workers' time charged to helpers
+	// whose threads waited for a CPU while they ran to Go (the kernel
+	// preempted them; known only with its context-switch records): sched
+	// in the budget, at the stacks the helpers' samples say they ran, as
+	// a worker's OSWait is (that part is in HelpedRunning), or at no
+	// stack where the preemption began as a helper began to run (not in
+	// HelpedRunning).
 	HelpedOSWait float64 `json:"helped_os_wait,omitempty"`
 	// SharedHelped is the share of the workers' time charged to helpers
 	// that several workers fed (a shared pool), whose jobs the trace

@@ -415,20 +415,41 @@ func TestCriticalSharedPool(t *testing.T) {
 		<-done
 	})
 	res, _ := helpedShares(t, data)
-	hashed := 2 * jobs * each
-	t.Logf("helped %v, of it shared %v; running %v; the pool hashed %v", res.Helped, res.SharedHelped, res.HelpedRunning, hashed)
+	// The pool's running time to Go: 5 ms of wall time a job, more where
+	// the kernel preempted its thread (a loaded machine: one run read a
+	// job of 24.5 ms), which without its records stays running.
+	var poolRan time.Duration
+	began := map[trace.GoID]trace.Time{}
+	ran := map[trace.GoID]time.Duration{}
+	pool := map[trace.GoID]bool{}
+	readGoTransitions(t, data, func(ev *trace.Event, st trace.StateTransition, from, to trace.GoState) {
+		g := st.Resource.Goroutine()
+		if to == trace.GoRunning {
+			began[g] = ev.Time()
+		} else if b, ok := began[g]; ok && from == trace.GoRunning {
+			ran[g] += ev.Time().Sub(b)
+			delete(began, g)
+		}
+		for f := range st.Stack.Frames() {
+			if strings.Contains(f.Func, "TestCriticalSharedPool.func1") {
+				pool[g] = true
+			}
+		}
+	})
+	for g := range pool {
+		poolRan += ran[g]
+	}
+	t.Logf("helped %v, of it shared %v; running %v; the pool ran %v, hashing %v", res.Helped, res.SharedHelped, res.HelpedRunning, poolRan, 2*jobs*each)
 	if res.SharedHelped < res.Helped/2 || res.SharedHelped == 0 {
 		t.Errorf("%v of the %v helped was charged to the pool both workers fed; want most of it", res.SharedHelped, res.Helped)
 	}
 	// Each job's hashing is charged once, to the worker it answered:
 	// while the pool hashes one's job the other waits in the queue,
-	// its own wait. Charged to both, the running read 2.3 times the
-	// hashing (458 ms). Quiet it reads 1.06–1.1 times; under load once
-	// 1.48 (296 ms): a worker kept from a CPU past the pool's answer
-	// takes it from the parked pool goroutine, which then wakes no one,
-	// and its job's time is not owned.
-	if res.HelpedRunning > hashed*7/4 {
-		t.Errorf("the pool's running charged %v, more than the %v it hashed: a job charged to a worker it did not answer", res.HelpedRunning, hashed)
+	// its own wait. Charged to both, the running read up to twice the
+	// pool's (263 ms of its 200 ms on a loaded machine, where a worker
+	// woken waits long for a thread while the pool goes on).
+	if res.HelpedRunning > poolRan+poolRan/100 {
+		t.Errorf("the pool's running charged %v, more than the %v it ran: a job charged to a worker it did not answer", res.HelpedRunning, poolRan)
 	}
 }
 
@@ -481,7 +502,7 @@ func TestSplit(t *testing.T) {
 				g.children = []*gor{w, s}
 				w.parent = g
 			}
-			got := (&accountant{}).split(g, w, tt.from, tt.to)
+			got := (&accountant{}).split(g, w, tt.from, tt.to, tt.to)
 			var gs []share
 			for _, p := range got {
 				gs = append(gs, share{p.from, p.to, p.run, p.k.frame, p.weight})
@@ -630,5 +651,124 @@ func TestCriticalHelperPreempted(t *testing.T) {
 	}
 	if want := res.HelpedRunning - (at[0] + at[1]); running > want {
 		t.Errorf("helpers' running in the profile %v, more than their %v less their wait for a CPU", running, want)
+	}
+}
+
+// step replays, as event does, goroutine g's transition at t to state to,
+// emitted on goroutine w (nil: on none); a wait is for reason.
+func step(a *accountant, g, w *gor, t trace.Time, to trace.GoState, reason string) {
+	from := g.state
+	a.now = t
+	a.flush(g, t)
+	if from == trace.GoWaiting && to != trace.GoWaiting {
+		a.woken(g, w, t, to)
+		if w != nil && to == trace.GoRunnable {
+			a.fed(g, w)
+		}
+	}
+	if from == trace.GoRunnable && to != trace.GoRunnable && g.wakeOpen {
+		a.resolve(g, t)
+	}
+	a.transition(g, from, to, trace.StateTransition{Reason: reason})
+}
+
+// TestHelperAfterWake: what the helper that woke a worker does while the
+// worker waits for a CPU is charged to the worker where it is the
+// worker's: a helper's only worker's, or the job a pool took from the
+// worker's send; a shared pool's next job, answered later, is another
+// worker's, charged to that one only. (Charged to both,
+// TestCriticalSharedPool read 263 ms of the pool's running for its 200
+// ms of hashing on a loaded machine, where a worker woken waits long for
+// a thread.)
+func TestHelperAfterWake(t *testing.T) {
+	const us = trace.Time(time.Microsecond)
+	type ev struct {
+		g, w   int // goroutines: 0 and 1 workers, 2 the helper; w -1 for none
+		t      trace.Time
+		to     trace.GoState
+		reason string
+	}
+	const none = -1
+	for _, tt := range []struct {
+		name   string
+		shared bool
+		evs    []ev
+		want   [2]time.Duration // charged to each worker's waits
+	}{
+		{
+			name: "a helper's only worker: its next pieces are the worker's", evs: []ev{
+				{0, none, 0, trace.GoWaiting, "chan receive"},
+				{0, 2, 10 * us, trace.GoRunnable, ""}, // a first result; it goes on
+				{0, none, 15 * us, trace.GoRunning, ""},
+			},
+			want: [2]time.Duration{15 * time.Microsecond, 0},
+		},
+		{
+			name: "a shared pool answers one worker, then hashes the other's job", shared: true, evs: []ev{
+				{0, none, 0, trace.GoWaiting, "chan receive"},
+				{1, none, 0, trace.GoWaiting, "chan receive"}, // its job queued
+				{0, 2, 10 * us, trace.GoRunnable, ""},
+				{0, none, 15 * us, trace.GoRunning, ""}, // a thread runs it at last
+				{1, 2, 20 * us, trace.GoRunnable, ""},
+				{1, none, 21 * us, trace.GoRunning, ""},
+			},
+			want: [2]time.Duration{10 * time.Microsecond, 10 * time.Microsecond},
+		},
+		{
+			name: "a shared pool takes a job from a worker's send", shared: true, evs: []ev{
+				{0, none, 0, trace.GoWaiting, "chan receive"},
+				{1, none, 0, trace.GoWaiting, "chan send"},
+				{0, 2, 10 * us, trace.GoRunnable, ""},
+				{1, 2, 10 * us, trace.GoRunnable, ""}, // the pool takes its job
+				{0, none, 12 * us, trace.GoRunning, ""},
+				{1, none, 15 * us, trace.GoRunning, ""},
+				{1, none, 15 * us, trace.GoWaiting, "chan receive"},
+				{1, 2, 20 * us, trace.GoRunnable, ""},
+				{1, none, 21 * us, trace.GoRunning, ""},
+			},
+			want: [2]time.Duration{10 * time.Microsecond, 10 * time.Microsecond},
+		},
+		{
+			// The pool's result for the second worker, not yet waiting
+			// for it, waits in the pool's send; the second worker
+			// takes it, and the pool goes on to the first's job.
+			name: "a worker takes a shared pool's result from its send", shared: true, evs: []ev{
+				{0, none, 0, trace.GoWaiting, "chan send"},
+				{2, none, 10 * us, trace.GoWaiting, "chan send"},
+				{2, 1, 12 * us, trace.GoRunnable, ""},
+				{2, none, 13 * us, trace.GoRunning, ""},
+				{0, 2, 13 * us, trace.GoRunnable, ""}, // the pool takes its job
+				{0, none, 14 * us, trace.GoRunning, ""},
+				{0, none, 14 * us, trace.GoWaiting, "chan receive"},
+				{0, 2, 23 * us, trace.GoRunnable, ""},
+				{0, none, 24 * us, trace.GoRunning, ""},
+			},
+			want: [2]time.Duration{10 * time.Microsecond, 0},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &accountant{rules: profiles.DefaultRules(), cats: map[catKey]profiles.Category{}, off: map[key]time.Duration{}, res: &Result{}}
+			gs := [3]*gor{
+				{state: trace.GoRunning, counted: true, seen: true},
+				{state: trace.GoRunning, counted: true, seen: true},
+				{state: trace.GoRunning, helper: true, root: "pool", shared: tt.shared},
+			}
+			gs[2].parent, gs[0].children = gs[0], []*gor{gs[2]}
+			var got [2]time.Duration
+			for _, e := range tt.evs {
+				var w *gor
+				if e.w != none {
+					w = gs[e.w]
+				}
+				before := a.res.HelpedRunning
+				step(a, gs[e.g], w, e.t, e.to, e.reason)
+				if e.g < len(got) {
+					got[e.g] += a.res.HelpedRunning - before
+				}
+			}
+			if got != tt.want {
+				t.Errorf("charged to the helper's running %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -187,10 +187,12 @@ type Result struct {
 	// while their threads waited for a CPU (the kernel's preempted
 	// intervals, Options.Sched; not estimated without them), charged to
 	// sched: at the stacks their CPU samples say they ran, as a counted
-	// goroutine's OSWait is, and so in HelpedRunning; but at no stack
-	// where the thread was preempted as the helper began to run (see
-	// startWindow). HelpedOSOwn is the part of it another thread of the
-	// process had the CPU.
+	// goroutine's OSWait is, that part in HelpedRunning (unlike OSWait,
+	// which is not in Time[Running]); but at no stack, and not in
+	// HelpedRunning, where the thread was preempted as the helper began
+	// to run (see startWindow). HelpedOSOwn is the part of HelpedOSWait
+	// another thread of the process had the CPU; in the profile only the
+	// part at the helpers' stacks says so (osOwnState).
 	HelpedOSWait, HelpedOSOwn time.Duration
 	// SharedHelped is the part of Helped charged to helpers that more
 	// than one counted goroutine fed (a pool shared by the workers): a
