@@ -772,3 +772,43 @@ func TestHelperAfterWake(t *testing.T) {
 		})
 	}
 }
+
+// TestCriticalCloseWakesAll: a helper that closes a channel two workers
+// wait on wakes both with one result: each wait is charged to the
+// helper's work, not only the first one woken (handOver).
+func TestCriticalCloseWakesAll(t *testing.T) {
+	const rounds, each = 20, 4 * time.Millisecond
+	var waited [2]time.Duration
+	data := traced(t, func() {
+		for range rounds {
+			ch := make(chan struct{})
+			var started, done sync.WaitGroup
+			started.Add(1)
+			done.Add(1)
+			go func() {
+				// The second worker, in the region too.
+				defer done.Done()
+				r := rtrace.StartRegion(context.Background(), region)
+				started.Done()
+				t0 := time.Now()
+				<-ch
+				waited[1] += time.Since(t0)
+				r.End()
+			}()
+			started.Wait()
+			go func() {
+				spin(each)
+				close(ch)
+			}()
+			t0 := time.Now()
+			<-ch
+			waited[0] += time.Since(t0)
+			done.Wait()
+		}
+	})
+	res, _ := helpedShares(t, data)
+	t.Logf("helped %v (running %v) of the %v and %v the two timed", res.Helped, res.HelpedRunning, waited[0], waited[1])
+	if res.Helped < (waited[0]+waited[1])*7/10 {
+		t.Errorf("helped %v of the %v the two workers waited for the close: a worker's wait stayed wait", res.Helped, waited[0]+waited[1])
+	}
+}
