@@ -114,10 +114,13 @@ type switchRing struct {
 	exited bool
 }
 
-// Recorder records the preempted intervals of this process's threads
-// from Start until Stop.
+// Recorder records the preempted intervals of a process's threads
+// from Start (this process) or StartProcess until Stop.
 type Recorder struct {
-	mu    sync.Mutex
+	mu sync.Mutex
+	// tasks is the process's thread directory: /proc/self/task, or
+	// another process's.
+	tasks string
 	rings map[int]*switchRing
 	// What the window records is kept off the Go heap (offHeap) until
 	// self, which gathers it into got, cpus and stays.
@@ -159,14 +162,29 @@ type Recorder struct {
 
 // Start starts recording every thread's preemptions, threads
 // started later included (they are found within scanEvery and a drain).
-func Start() (*Recorder, error) {
-	r := &Recorder{rings: map[int]*switchRing{}, failed: map[int]bool{}, stop: make(chan struct{}), done: make(chan struct{}), countLost: true}
+func Start() (*Recorder, error) { return start("/proc/self/task") }
+
+// StartProcess records the preemptions of process pid's threads, as Start
+// does this process's: a child perflab started (perflab bench's traced
+// run of a test binary). The kernel allows it for a process the caller
+// may trace, its own children included. Threads the child started before
+// the first scan are found then; what they were preempted for before it
+// is not recorded.
+func StartProcess(pid int) (*Recorder, error) {
+	if pid <= 0 {
+		return nil, errors.New("no process " + strconv.Itoa(pid))
+	}
+	return start("/proc/" + strconv.Itoa(pid) + "/task")
+}
+
+func start(tasks string) (*Recorder, error) {
+	r := &Recorder{tasks: tasks, rings: map[int]*switchRing{}, failed: map[int]bool{}, stop: make(chan struct{}), done: make(chan struct{}), countLost: true}
 	if err := r.scan(); err != nil {
 		r.close()
 		return nil, err
 	}
 	if len(r.rings) == 0 {
-		return nil, errors.New("no threads found in /proc/self/task")
+		return nil, errors.New("no threads found in " + tasks)
 	}
 	go r.loop()
 	return r, nil
@@ -202,7 +220,7 @@ func openSwitches(tid int, countLost bool) (*switchRing, error) {
 // between the listing and the open is skipped; any other failure on the
 // first scan is the caller's error, later ones only cost that thread.
 func (r *Recorder) scan() error {
-	dir, err := os.ReadDir("/proc/self/task")
+	dir, err := os.ReadDir(r.tasks)
 	if err != nil {
 		return err
 	}
@@ -235,15 +253,16 @@ func (r *Recorder) scan() error {
 		if !first {
 			// Started after recording began: all the CPU it has had
 			// so far went unrecorded.
-			r.unseen += threadRun(tid)
+			r.unseen += threadRun(r.tasks, tid)
 		}
 	}
 	return nil
 }
 
-// threadRun is a thread's CPU time so far (schedstat), 0 if unknown.
-func threadRun(tid int) time.Duration {
-	st, _ := readSchedStat(strconv.Itoa(tid))
+// threadRun is a thread's CPU time so far (schedstat, in the thread
+// directory tasks), 0 if unknown.
+func threadRun(tasks string, tid int) time.Duration {
+	st, _ := readSchedStatIn(tasks, strconv.Itoa(tid))
 	return st.Run
 }
 
@@ -513,7 +532,7 @@ func (r *Recorder) Stop() ([]Preemption, error) {
 	defer r.mu.Unlock()
 	r.drainAll()
 	for tid := range r.failed {
-		r.unseen += threadRun(tid)
+		r.unseen += threadRun(r.tasks, tid)
 	}
 	r.close()
 	if r.staysOver {

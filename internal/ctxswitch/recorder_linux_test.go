@@ -623,3 +623,53 @@ func TestRecordedCPUs(t *testing.T) {
 		}
 	}
 }
+
+// TestStartProcess records a child's preemptions: a shell spinning on a
+// CPU beside as many spinning threads of this process as there are CPUs,
+// so the kernel preempts it. Every interval is the child's thread's, and
+// some of the time the child was preempted another program (this one)
+// had its CPU.
+func TestStartProcess(t *testing.T) {
+	if _, err := StartProcess(0); err == nil {
+		t.Error("StartProcess(0) did not fail")
+	}
+	child := exec.Command("sh", "-c", "while :; do :; done")
+	if err := child.Start(); err != nil {
+		t.Skipf("no shell to spin: %v", err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	r, err := StartProcess(child.Process.Pid)
+	if err != nil {
+		t.Skipf("the kernel will not record the child's switches: %v", err)
+	}
+	var wg sync.WaitGroup
+	for range runtime.NumCPU() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			spin(300 * time.Millisecond)
+		}()
+	}
+	wg.Wait()
+	got, err := r.Stop()
+	if err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	var d, own time.Duration
+	for _, p := range got {
+		if p.TID != int64(child.Process.Pid) {
+			t.Errorf("a preemption of thread %d, not the child's %d", p.TID, child.Process.Pid)
+		}
+		d += time.Duration(p.To - p.From)
+		own += p.ByOwn
+	}
+	t.Logf("%d preemptions of the child, %v in all, %v of it by its own threads", len(got), d, own)
+	if len(got) == 0 {
+		t.Error("no preemption of a spinning child beside a spinning thread on every CPU")
+	}
+	if own > d/10 {
+		t.Errorf("%v of %v by the child's own threads: it has one; this process's threads had the CPU", own, d)
+	}
+}

@@ -17,6 +17,11 @@ func Start() (*Recorder, error) {
 	return nil, errors.New("context-switch records are Linux's")
 }
 
+// StartProcess fails: only Linux has context-switch records.
+func StartProcess(pid int) (*Recorder, error) {
+	return nil, errors.New("context-switch records are Linux's")
+}
+
 // Stop returns nothing.
 func (r *Recorder) Stop() ([]Preemption, error) { return nil, nil }
 

@@ -33,8 +33,12 @@ func ReadSchedStats() map[int64]SchedStat {
 }
 
 // readSchedStat reads one thread's figures, by its id as /proc names it.
-func readSchedStat(tid string) (SchedStat, bool) {
-	b, err := os.ReadFile("/proc/self/task/" + tid + "/schedstat")
+func readSchedStat(tid string) (SchedStat, bool) { return readSchedStatIn("/proc/self/task", tid) }
+
+// readSchedStatIn reads one thread's figures in a process's thread
+// directory tasks.
+func readSchedStatIn(tasks, tid string) (SchedStat, bool) {
+	b, err := os.ReadFile(tasks + "/" + tid + "/schedstat")
 	if err != nil {
 		return SchedStat{}, false
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/perflab/perflab/internal/model"
 	"github.com/perflab/perflab/internal/runner"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/wallclock"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -172,6 +174,16 @@ func TestBench(t *testing.T) {
 		for _, f := range c.Profiles {
 			if _, err := os.Stat(filepath.Join(runs[0].Dir, f)); err != nil {
 				t.Error(err)
+			}
+		}
+	}
+	// The traced run's context switches are recorded where the kernel
+	// lets perflab record a child's (ctxswitch.StartProcess): a thread's
+	// wait for a CPU while its goroutine ran is then sched, exactly.
+	if canRecordChild(t) {
+		for _, name := range []string{"BenchmarkMutex-2", "BenchmarkFanout-2"} {
+			if c := byBench[name]; c == nil || c.Window == nil || !c.Window.OSWaitExact {
+				t.Errorf("%s: the traced run's context switches were not recorded", name)
 			}
 		}
 	}
@@ -442,4 +454,22 @@ func TestBenchLateFailure(t *testing.T) {
 			}
 		}
 	}
+}
+
+// canRecordChild reports whether this machine records a child process's
+// context switches (perf_event_open on another process's threads).
+func canRecordChild(t *testing.T) bool {
+	t.Helper()
+	child := exec.Command("sleep", "5")
+	if err := child.Start(); err != nil {
+		return false
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	r, err := wallclock.StartProcessSwitches(child.Process.Pid)
+	if err != nil {
+		t.Logf("no context-switch records of a child here: %v", err)
+		return false
+	}
+	_, err = r.Stop()
+	return err == nil
 }

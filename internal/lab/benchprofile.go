@@ -161,9 +161,24 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 	// The tracer slows what it traces (a contended mutex ran at 0.8 of
 	// untraced): twice the profile's length, and the setup the first
 	// repetition's process paid.
-	res := runBinary(ctx, c.pkg, exactPattern(c.full), fmt.Sprintf("%dx", n), c.cpu, lb.timeout(2*(d+lb.wall)),
+	// The kernel's records of the process's context switches, as
+	// perflab run keeps of its own: with them a thread's wait for a CPU
+	// while its goroutine ran (another program on the core) is sched,
+	// not the code it was preempted in. Without (no perf_event_open, or
+	// records lost), the budget is made as before.
+	var switches *wallclock.SwitchRecorder
+	res := runBinaryWith(ctx, c.pkg, exactPattern(c.full), fmt.Sprintf("%dx", n), c.cpu, lb.timeout(2*(d+lb.wall)),
+		func(pid int) { switches, _ = wallclock.StartProcessSwitches(pid) },
 		"-test.trace="+tracePath, "-test.cpuprofile="+cpuPath)
 	elapsed := time.Since(start)
+	var sched *wallclock.SchedStats
+	var unseen time.Duration
+	if switches != nil {
+		if pre, err := switches.Stop(); err == nil {
+			sched = &wallclock.SchedStats{Preempted: pre, OwnUnknown: switches.OwnUnknown()}
+			unseen = switches.Unseen()
+		}
+	}
 	r := findResult(res, c)
 	if r == nil && res.timedOut != 0 {
 		return fmt.Errorf("the traced run %s", res.timeoutText())
@@ -189,7 +204,7 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 		return fmt.Errorf("execution trace: %w", err)
 	}
 	defer f.Close()
-	wall, err := wallclock.FromTrace(f, wallclock.Options{AllGoroutines: true, Roots: BenchRoots, Rules: lb.rule, Windows: windows})
+	wall, err := wallclock.FromTrace(f, wallclock.Options{AllGoroutines: true, Roots: BenchRoots, Rules: lb.rule, Windows: windows, Sched: sched})
 	if err != nil {
 		return fmt.Errorf("wall-clock profile: %w", err)
 	}
@@ -206,6 +221,12 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 	}
 	sc.Profiles["wall"] = rel
 	sc.Window = benchWindow(wall, byState, int64(r.Iters), m["ns/op"])
+	if t := wall.Total(); t > 0 && wall.OSWaitExact && sched != nil {
+		// What the recorder did not see: the child's threads before
+		// its first scan found them (StartProcess).
+		sc.Window.OSUnseen = float64(unseen) / float64(t)
+		sc.Window.OSOwnUnknown = sched.OwnUnknown
+	}
 	// What the benchmark reported of itself (b.ReportMetric) in the
 	// window the budget comes from, to check the budget against.
 	for unit, v := range m {
@@ -253,7 +274,8 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 // judgeBudget judges a bench case's budget as perflab run judges a
 // scenario's: a window whose time/op is off the timed interval, or a
 // split on too few CPU samples, marks it untrusted (? in the table).
-// Bench reads no kernel context-switch records, so none were lost.
+// Bench reads the kernel's context-switch records only where they are
+// whole (see profile), so none were lost.
 func judgeBudget(sc *model.Case) {
 	sc.BudgetTrust = runner.Judge(sc, false)
 }
@@ -274,6 +296,11 @@ func benchWindow(w *wallclock.Result, byState map[string]int64, ops int64, nsPer
 	if t > 0 {
 		out.Running = float64(byState["running"]) / float64(t)
 		out.HelpedRunning = float64(w.HelpedRunning) / float64(t)
+		out.HelpedOSWait = float64(w.HelpedOSWait) / float64(t)
+		out.OSWait = float64(w.OSWait) / float64(t)
+		out.OSWake = float64(w.OSWake) / float64(t)
+		out.OSOwn = float64(w.OSOwn) / float64(t)
+		out.OSWaitExact = w.OSWaitExact
 		out.Runnable = float64(byState["runnable"]) / float64(t)
 		out.Blocked = float64(byState["blocked"]) / float64(t)
 		out.Syscall = float64(byState["syscall"]) / float64(t)

@@ -273,6 +273,13 @@ func (r *binaryRun) errText() string {
 // which the testing package panics with every goroutine's stack; should
 // that not end it, it is killed timeoutSlack later.
 func runBinary(ctx context.Context, b *testBinary, pattern, benchtime string, cpu int, timeout time.Duration, extra ...string) *binaryRun {
+	return runBinaryWith(ctx, b, pattern, benchtime, cpu, timeout, nil, extra...)
+}
+
+// runBinaryWith is runBinary, calling started, if not nil, with the
+// process's id as soon as it has one (to record its threads' context
+// switches from then on).
+func runBinaryWith(ctx context.Context, b *testBinary, pattern, benchtime string, cpu int, timeout time.Duration, started func(pid int), extra ...string) *binaryRun {
 	args := []string{
 		"-test.run=^$", "-test.bench=" + pattern, "-test.count=1",
 		"-test.benchtime=" + benchtime, "-test.benchmem",
@@ -285,7 +292,13 @@ func runBinary(ctx context.Context, b *testBinary, pattern, benchtime string, cp
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		if started != nil {
+			started(cmd.Process.Pid)
+		}
+		err = cmd.Wait()
+	}
 	r := &binaryRun{err: err, output: out.Bytes(), failed: map[string]string{}, stopped: map[string]bool{}, wall: time.Since(start)}
 	if cmd.ProcessState != nil {
 		r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()

@@ -10,6 +10,10 @@ type SwitchRecorder = ctxswitch.Recorder
 // why it cannot: the caller keeps to schedstat.
 func StartSwitches() (*SwitchRecorder, error) { return ctxswitch.Start() }
 
+// StartProcessSwitches records the preemptions of process pid's threads
+// (ctxswitch.StartProcess): a child whose trace FromTrace will read.
+func StartProcessSwitches(pid int) (*SwitchRecorder, error) { return ctxswitch.StartProcess(pid) }
+
 // ReadSchedStats returns every thread of this process's kernel scheduling
 // figures (ctxswitch.ReadSchedStats), or nil where the kernel does not keep
 // them.
