@@ -567,6 +567,22 @@ func TestThreadExitEndsStay(t *testing.T) {
 	}
 }
 
+// spinThreads hashes for d on n threads at once, each locked to its
+// goroutine.
+func spinThreads(n int, d time.Duration) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			spin(d)
+		}()
+	}
+	wg.Wait()
+}
+
 // spin hashes for d.
 func spin(d time.Duration) {
 	buf := make([]byte, 4096)
@@ -591,17 +607,7 @@ func TestRecordedCPUs(t *testing.T) {
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	}
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			spin(300 * time.Millisecond)
-		}()
-	}
-	wg.Wait()
+	spinThreads(2, 300*time.Millisecond)
 	pre, err := rec.Stop()
 	if err != nil {
 		// Some records lost under load: those read still hold.
@@ -642,17 +648,7 @@ func TestStartProcess(t *testing.T) {
 	if err != nil {
 		t.Skipf("the kernel will not record the child's switches: %v", err)
 	}
-	var wg sync.WaitGroup
-	for range runtime.NumCPU() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			spin(300 * time.Millisecond)
-		}()
-	}
-	wg.Wait()
+	spinThreads(runtime.NumCPU(), 300*time.Millisecond)
 	got, err := r.Stop()
 	if err != nil {
 		t.Fatalf("Stop: %v", err)
