@@ -439,16 +439,29 @@ func pairSlices(reps []repResult, ss []*slice) (traced, tracer *model.Stat) {
 			byRound[rp.round] = ns
 		}
 	}
+	// One ratio a round: a round with an extra slice (extraSlice) has
+	// two traced slices beside one untraced repetition, whose ratios are
+	// not two independent pairs; counted twice, they narrowed the
+	// tracer's interval.
 	var ts, ratios []float64
+	sums, counts := map[int]float64{}, map[int]int{}
+	var rounds []int
 	for _, s := range ss {
 		if s.ops <= 0 {
 			continue
 		}
 		t := float64(s.elapsed.Nanoseconds()) / float64(s.ops)
 		ts = append(ts, t)
-		if u, ok := byRound[s.round]; ok {
-			ratios = append(ratios, t/u)
+		if _, ok := byRound[s.round]; ok {
+			if counts[s.round] == 0 {
+				rounds = append(rounds, s.round)
+			}
+			sums[s.round] += t
+			counts[s.round]++
 		}
+	}
+	for _, rd := range rounds {
+		ratios = append(ratios, sums[rd]/float64(counts[rd])/byRound[rd])
 	}
 	if len(ts) > 0 {
 		st, _ := Summarise(ts)

@@ -187,6 +187,12 @@ func TestPairSlices(t *testing.T) {
 	if tracer == nil || tracer.N != 3 || math.Abs(tracer.Median-1.1) > 1e-9 || math.Abs(tracer.Max-1.3) > 1e-9 {
 		t.Errorf("tracer %+v, want 3 ratios, median 1.1, max 1.3", tracer)
 	}
+	// An extra slice in a round: its two slices are one pair, at their
+	// mean (1.1 and 1.3 in round 0: 1.2), not two.
+	ss = append(ss, sliceAt(0, 130))
+	if _, tracer := pairSlices(reps, ss); tracer == nil || tracer.N != 3 || math.Abs(tracer.Max-1.3) > 1e-9 || math.Abs(tracer.Min-1.1) > 1e-9 {
+		t.Errorf("tracer %+v, want 3 pairs (round 0's two slices as one, 1.2), min 1.1, max 1.3", tracer)
+	}
 	if traced, tracer := pairSlices(nil, nil); traced != nil || tracer != nil {
 		t.Errorf("no slices: %+v %+v, want nil", traced, tracer)
 	}
