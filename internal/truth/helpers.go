@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"io"
 	"os"
-	"runtime"
 	"sync"
 )
 
@@ -142,15 +141,9 @@ func (w *worker) hashHalf(i int) {
 		sp.Span = Span{a, now()}
 		return
 	}
-	runtime.LockOSThread()
-	c0 := threadCPU()
-	a := now()
-	sp.sum = sha256.Sum256(half)
-	b := now()
-	c1 := threadCPU()
-	runtime.UnlockOSThread()
+	a, b, cpu := w.onCPU(func() { sp.sum = sha256.Sum256(half) })
 	sp.Span = Span{a, b}
-	sp.cpu += min(b-a, max(0, c1-c0-w.cpuClockCost))
+	sp.cpu += cpu
 	sp.wall += b - a
 }
 

@@ -281,15 +281,25 @@ func (w *worker) hashOnCPU(s *Sums, b []byte) {
 		s.Work += now() - t0
 		return
 	}
+	t0, t1, cpu := w.onCPU(func() { w.hash(b) })
+	s.Work += t1 - t0
+	s.WorkCPU += cpu
+}
+
+// onCPU runs f on the goroutine locked to its thread, timing it with the
+// wall clock (t0, t1) and the thread's CPU clock (cpu, at most t1−t0), the
+// CPU clock read outside the wall clock and its reads' own cost
+// (cpuClockCost) taken off, as hashOnCPU says. The caller checks
+// haveThreadCPU.
+func (w *worker) onCPU(f func()) (t0, t1, cpu int64) {
 	runtime.LockOSThread()
 	c0 := threadCPU()
-	t0 := now()
-	w.hash(b)
-	t1 := now()
+	t0 = now()
+	f()
+	t1 = now()
 	c1 := threadCPU()
 	runtime.UnlockOSThread()
-	s.Work += t1 - t0
-	s.WorkCPU += min(t1-t0, max(0, c1-c0-w.cpuClockCost))
+	return t0, t1, min(t1-t0, max(0, c1-c0-w.cpuClockCost))
 }
 
 // op performs one operation. Every call of a synchronisation primitive —

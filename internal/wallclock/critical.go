@@ -412,6 +412,10 @@ func (a *accountant) resolve(g *gor, now trace.Time) {
 			gotB += before
 			gotR += after
 			d := before + after
+			if p.os {
+				a.res.HelpedOSWait += d
+				a.res.HelpedOSOwn += time.Duration(float64(d) * p.own)
+			}
 			if p.run {
 				if a.helpRun == nil {
 					a.helpRun = map[helpKey]time.Duration{}
@@ -427,8 +431,6 @@ func (a *accountant) resolve(g *gor, now trace.Time) {
 					os[0], os[1] = os[0]+d-own, os[1]+own
 					a.helpOS[hk] = os
 					a.helpRun[hk] += 0 // a key addHelped visits
-					a.res.HelpedOSWait += d
-					a.res.HelpedOSOwn += own
 				} else {
 					a.helpRun[hk] += d
 					a.chargedSamples(hk, p)
@@ -437,11 +439,6 @@ func (a *accountant) resolve(g *gor, now trace.Time) {
 				k := p.k
 				k.via = a.viaID(g.blockStack, k.via)
 				a.offTime(k, d)
-				if p.os {
-					own := time.Duration(float64(d) * p.own)
-					a.res.HelpedOSWait += d
-					a.res.HelpedOSOwn += own
-				}
 			}
 		}
 		a.res.Helped += gotB + gotR
