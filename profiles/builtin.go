@@ -1,6 +1,9 @@
 package profiles
 
-import "sync"
+import (
+	"regexp"
+	"sync"
+)
 
 // builtinRules are the Go 1.26 frame names perflab knows, in the order they
 // are consulted. They were read off real stacks (fgprof, CPU, mutex, block
@@ -15,6 +18,18 @@ import "sync"
 // sched, and only a lock with no other context is lock. Frames that say
 // nothing (systemstack, mcall, goexit, memmove) match no rule
 // and take the class of the frames around them.
+// tracerPattern matches the execution tracer's own functions (TracerFrame).
+const tracerPattern = `^runtime\.(\(\*trace[A-Z][A-Za-z]*\)\.|trace[A-Z])`
+
+var tracerFrame = regexp.MustCompile(tracerPattern)
+
+// TracerFrame reports whether fn, a full function name, is the execution
+// tracer's own (traceBuf, traceWriter, traceLocker.GoCreate, traceStack…):
+// time a traced execution spends that an untraced one does not. The
+// tracer's functions call no code of the program's, so a stack with one of
+// them is the tracer's whatever lies below it (memmove, nanotime, a lock).
+func TracerFrame(fn string) bool { return tracerFrame.MatchString(fn) }
+
 var builtinRules = []Rule{
 	// Profiler overhead is never the program's: fgprof's goroutine
 	// snapshots stop the world, and memory/block profiling records stacks
@@ -24,7 +39,7 @@ var builtinRules = []Rule{
 	// The execution tracer's own work (traceBuf, traceWriter, traceLocker,
 	// traceStack…), seen in the CPU samples of a traced window. Not
 	// runtime.traceback*, which has no capital after "trace".
-	{Category: Other, Pattern: `^runtime\.(\(\*trace[A-Z][A-Za-z]*\)\.|trace[A-Z])`},
+	{Category: Other, Pattern: tracerPattern},
 	{Category: Other, Pattern: `^runtime\.(GoroutineProfile|goroutineProfileWithLabels.*|goroutineProfileInternal|doRecordGoroutineProfile.*|tryRecordGoroutineProfile|saveg|makeProfStack.*|mProf_.*|profilealloc|blockevent|saveblockevent|fpTracebackPartialExpand|stkbucket|sigprof|cpuprof.*|\(\*cpuProfile\)\..*|\(\*profBuf\)\..*)$`},
 
 	// Garbage collection. gcWriteBarrier is an assembly symbol without the

@@ -29,7 +29,9 @@ func TestCaseTraceSource(t *testing.T) {
 			not:  []string{"traced slices"}},
 		{name: "traced slices", window: model.Window{Source: "slices", Slices: 12, Seconds: 0.22, NsPerOp: 126, CPUSamples: 19},
 			want: []string{"in the execution trace of the traced slices", "Traced slices: 12, 0.22 s in all, their median 126.0ns an op", "busy 0.0% of the slices"},
-			not:  []string{"profiling window"}},
+			not:  []string{"profiling window", "tracer's own"}},
+		{name: "traced slices, the tracer's own time left out", window: model.Window{Source: "slices", Slices: 6, Seconds: 1.2, NsPerOp: 13000, CPUSamples: 200, TracerOwn: 0.055},
+			want: []string{"own functions took 5.5% of the workers", "traced time; the budget leaves that out"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := writeFixture(t, t.TempDir())

@@ -72,6 +72,7 @@ func TestShowCaseGolden(t *testing.T) {
 		c.SchedBy = map[string]float64{"work": 8, "sched": 2}
 		c.BudgetTrust = &model.Trust{Reasons: []model.TrustReason{{Kind: model.TracedOff, Value: 1.31, Limit: 1.053}}}
 		c.Warnings = []model.Warning{model.Warn(model.WarnWideCI, 12, "time/op confidence interval ±12% is wide: noisy machine?")}
+		c.Window = &model.Window{Source: "slices", Slices: 6, NsPerOp: 131, CPUSamples: 120, TracerOwn: 0.031}
 	})
 	out, errs, code := execute(t, "show", id+"/variant=mutex/keys=128/threads=1", "-o", dir)
 	if code != 0 {

@@ -253,9 +253,7 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 		sc.Warnings = append(sc.Warnings, model.Warn(model.WarnFewSamples, float64(n), fmt.Sprintf("the split of running time (work, alloc, other…) rests on %d CPU samples (want %d or more): use a longer --profile-time; blocked time is exact", n, minSamples)))
 	}
 	if ns, ok := sc.Stats["ns/op"]; ok {
-		sc.Budget = runner.Budget(wall.Profile, lb.rule, ns.Median)
-		sc.SchedBy = runner.SchedBy(wall.Profile, lb.rule, ns.Median)
-		sc.BudgetErr = runner.BudgetErr(wall.Profile, lb.rule, ns.Median, wall.CPUSamples, wall.HelperSamples)
+		runner.SetBudget(sc, wall.Profile, lb.rule, ns.Median)
 		judgeBudget(sc)
 	}
 	buf.Reset()

@@ -24,6 +24,12 @@ type Window struct {
 	// its 95% interval). Paired by round, so the machine's drift between
 	// rounds is out of it. Nil for a window, and in older runs: unknown.
 	Tracer *Stat `json:"tracer,omitempty"`
+	// TracerOwn is the share of the workers' traced time (with the
+	// helpers' time charged to them) at stacks in the tracer's own
+	// functions (profiles.TracerFrame): time the traced executions spent
+	// that the timed ones did not. The budget leaves it out, and the
+	// tracer's effect is judged without it. 0 in older runs.
+	TracerOwn float64 `json:"tracer_own,omitempty"`
 	// Seconds is how long the window ran; Ops how many operations it did.
 	Seconds float64 `json:"seconds"`
 	Ops     int64   `json:"ops"`

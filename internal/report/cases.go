@@ -254,6 +254,9 @@ type Case struct {
 	// goroutines were doing. Zero without a budget.
 	Untrusted      bool
 	Trust, SchedBy string
+	// TracerLeftOut says how much of the traced time, in the tracer's
+	// own functions, the budget left out ("" for none).
+	TracerLeftOut string
 	// Warnings are the case's warnings but those its budget's trust mark
 	// says (CaseWarnings).
 	Warnings []model.Warning
@@ -311,6 +314,9 @@ func BuildCase(c *model.Case) *Case {
 	rc := &Case{Case: c, Budget: Budget(c), Warnings: CaseWarnings(c)}
 	if len(rc.Budget) > 0 {
 		rc.Untrusted, rc.Trust, rc.SchedBy = c.BudgetTrust.Untrusted(), TrustReason(c.BudgetTrust), SchedBy(c)
+		if w := c.Window; w != nil && w.TracerOwn > 0 {
+			rc.TracerLeftOut = fmt.Sprintf("The execution tracer's own functions took %.1f%% of the workers' traced time; the budget leaves that out, as the timed repetitions did not spend it.", 100*w.TracerOwn)
+		}
 	}
 	for _, u := range Units([]model.Case{*c}) {
 		rc.Metrics = append(rc.Metrics, Metric{Unit: u, Label: MetricName(u), Cell: StatCell(c.Stats, u)})

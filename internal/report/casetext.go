@@ -62,6 +62,9 @@ func WriteCaseText(w io.Writer, run *model.Run, rc *Case, cols int) error {
 		if rc.SchedBy != "" {
 			tw.wrap(rc.SchedBy, cols, "  ")
 		}
+		if rc.TracerLeftOut != "" {
+			tw.wrap(rc.TracerLeftOut, cols, "  ")
+		}
 		if rc.HasErr() {
 			tw.wrap("± is a share's 95% interval from the CPU samples that place running time (and, under load, a wait for a CPU), in points; blocked time is exact.", cols, "  ")
 		}

@@ -43,6 +43,9 @@ type Run struct {
 	// HasWindow says whether any case has a profiling window (and so a
 	// budget from the execution trace and a background GC figure).
 	HasWindow bool
+	// TracerLeftOut says whether any case's budget left out time in the
+	// execution tracer's own functions (model.Window.TracerOwn).
+	TracerLeftOut bool
 	// HasBudget says whether any case has a time budget; HasErr whether
 	// any has its sampling error (Row.Err).
 	HasBudget, HasErr bool
@@ -351,6 +354,7 @@ func Build(run *model.Run) *Run {
 		}
 		if c.Window != nil {
 			rep.HasWindow = true
+			rep.TracerLeftOut = rep.TracerLeftOut || c.Window.TracerOwn > 0
 		}
 	}
 	for u := range extra {

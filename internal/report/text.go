@@ -88,6 +88,9 @@ func WriteText(w io.Writer, rep *Run, opts TextOptions) error {
 	case rep.HasBudget:
 		legend += " The budget is % of time/op."
 	}
+	if rep.TracerLeftOut {
+		legend += " " + TracerLeftOut
+	}
 	if rep.NoBudget != "" {
 		legend += " " + rep.NoBudget
 	}

@@ -137,6 +137,14 @@ func TestTextGolden(t *testing.T) {
 	slices := func() *model.Run {
 		run := fixture()
 		run.Config.Trace = "slices"
+		// A case whose trace had the tracer busy in its own
+		// functions: the legend says that time is left out.
+		for _, c := range run.Cases {
+			if c.Window != nil {
+				c.Window.TracerOwn = 0.05
+				break
+			}
+		}
 		return run
 	}
 	for _, tt := range []struct {

@@ -60,6 +60,11 @@ func reasonText(r model.TrustReason) string {
 	return string(r.Kind)
 }
 
+// TracerLeftOut says what a budget leaves out of its trace: the time in
+// the execution tracer's own functions, which the timed repetitions did
+// not spend (runner.SetBudget).
+const TracerLeftOut = "Time in the execution tracer's own functions is left out of the budget: the timed repetitions did not spend it."
+
 // factor writes a ratio as the table does: "1.35×".
 func factor(x float64) string { return fmt.Sprintf("%.2f×", x) }
 

@@ -756,3 +756,61 @@ func hasWarning(ws []model.Warning, kind model.WarningKind, text string) bool {
 	}
 	return false
 }
+
+// TestSetBudgetLeavesTracerOut: the execution tracer's own time (any stack
+// with one of its functions, whatever is below it) is time the untraced,
+// timed executions did not spend. SetBudget leaves it out of the budget,
+// and its sched, says how much in Window.TracerOwn, and keeps it in
+// the profile itself (the stored profile and the flame graph show it).
+func TestSetBudgetLeavesTracerOut(t *testing.T) {
+	rules, err := profiles.DefaultRules().WithWork(`^sha$`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall := fakeProfile(map[string]int64{
+		"sha;run":                           60,
+		"after;run":                         10,
+		"[wait] blocked (chan receive);run": 10,
+		"runtime.(*traceBuf).varint;runtime.traceLocker.GoCreate;runtime.newproc1;run": 8,
+		"runtime.memmove;runtime.traceStack;runtime.traceLocker.GoUnblock;run":         2,
+		// A preemption inside the tracer is the tracer's too.
+		"[sched] runnable (preempted);runtime.traceLocker.GoStart;run": 5,
+		"[sched] runnable (preempted);sha;run":                         5,
+		// runtime.traceback* is not the tracer (no capital after "trace").
+		"runtime.tracebackPCs;run": 0,
+	})
+	wall.SampleType[1].Type = "wall"
+	n := len(wall.Sample)
+	sc := &model.Case{Window: &model.Window{CPUSamples: 100}}
+	SetBudget(sc, wall, rules, 170)
+	if got, want := sc.Window.TracerOwn, 15.0/100; math.Abs(got-want) > 1e-9 {
+		t.Errorf("TracerOwn = %v, want %v", got, want)
+	}
+	// 85 of wall time left, budgeted as 170 ns: 2 ns a unit.
+	want := map[string]float64{"work": 120, "other": 20, "wait": 20, "sched": 10}
+	var sum float64
+	for cat, v := range sc.Budget {
+		sum += v
+		if math.Abs(v-want[cat]) > 1e-9 {
+			t.Errorf("budget %s = %v, want %v (budget %v)", cat, v, want[cat], sc.Budget)
+		}
+	}
+	if math.Abs(sum-170) > 1e-9 {
+		t.Errorf("budget sums to %v, want 170", sum)
+	}
+	if got := sc.SchedBy["work"]; math.Abs(got-10) > 1e-9 {
+		t.Errorf("sched by work = %v, want 10 (the tracer's preemption left out): %v", got, sc.SchedBy)
+	}
+	if len(wall.Sample) != n {
+		t.Errorf("the profile lost samples: %d, want %d", len(wall.Sample), n)
+	}
+
+	// Without the tracer's frames nothing is left out.
+	plain := fakeProfile(map[string]int64{"sha;run": 60, "after;run": 10})
+	plain.SampleType[1].Type = "wall"
+	sc = &model.Case{Window: &model.Window{CPUSamples: 100}}
+	SetBudget(sc, plain, rules, 70)
+	if sc.Window.TracerOwn != 0 || math.Abs(sc.Budget["work"]-60) > 1e-9 {
+		t.Errorf("TracerOwn %v, work %v; want 0 and 60", sc.Window.TracerOwn, sc.Budget["work"])
+	}
+}

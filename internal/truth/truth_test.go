@@ -517,6 +517,9 @@ func compare(c model.Case, tr Truth) []row {
 		}
 	}
 	rows = append(rows, wallRows(c, tr, share, sampled)...)
+	if c.Window != nil {
+		untraced(rows, c.Window.TracerOwn)
+	}
 	known := map[string]bool{"work": true, "lock": true, "wait": true, "alloc": true, "gc": true, "sched": true, "other": true}
 	var extra []string
 	for cat := range c.Budget {
@@ -648,6 +651,34 @@ func complement(rows []row, names []string) bool {
 	return true
 }
 
+// untraced restates the truth of rows for a budget that leaves out own,
+// the share of the traced time in the tracer's own functions
+// (runner.SetBudget). The workers' stopwatches ran with the tracer on, so
+// their pieces hold that time too, and every share is of a goroutine time
+// 1/(1−own) too long. The hashing holds none of it (the tracer writes
+// events only where a goroutine is created, blocks, wakes or makes a
+// system call), so work is the stopwatch's, divided by 1−own. Any other
+// row may hold any of it, up to all of own: its range runs from
+// (t−own)/(1−own) to t/(1−own).
+func untraced(rows []row, own float64) {
+	if own <= 0 || own >= 1 {
+		return
+	}
+	k := 1 / (1 - own)
+	for i := range rows {
+		r := &rows[i]
+		if math.IsNaN(r.truth) {
+			continue
+		}
+		lo := r.lo - own
+		if r.name == "work" || r.name == "wall work" {
+			lo = r.lo
+		}
+		r.truth, r.lo, r.hi = k*r.truth, k*max(0, lo), k*r.hi
+		r.truth = min(max(r.truth, r.lo), r.hi)
+	}
+}
+
 func combine(rows []row, names []string, spread float64) []row {
 	sum := row{name: strings.Join(names, "+"), asserted: true}
 	for i := range rows {
@@ -685,6 +716,7 @@ func formatTable(c model.Case, tr Truth, rows []row) string {
 		if e := w.Tracer; e != nil {
 			fmt.Fprintf(&b, "; paired traced/untraced %.2f× [%.2f–%.2f] over %d rounds", e.Median, e.MedianLo, e.MedianHi, e.N)
 		}
+		fmt.Fprintf(&b, "; the tracer's own %.1f%% left out", 100*w.TracerOwn)
 	}
 	if c.BudgetTrust.Untrusted() {
 		fmt.Fprintf(&b, "\n  budget marked ?: %s", report.TrustReason(c.BudgetTrust))
