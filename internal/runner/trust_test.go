@@ -68,7 +68,7 @@ func TestJudge(t *testing.T) {
 		{name: "the tracer busy, its effect within the limit",
 			window: win(func(w *model.Window) { w.NsPerOp = 1040; w.Tracer = stat(1.04, 1.01, 1.08); w.TracerOwn = 0.05 })},
 		{name: "the tracer hardly in its own functions, its effect not significant",
-			window: win(func(w *model.Window) { w.NsPerOp = 1040; w.Tracer = stat(1.11, 0.8, 1.19); w.TracerOwn = 0.01 })},
+			window: win(func(w *model.Window) { w.NsPerOp = 1040; w.Tracer = stat(1.11, 0.8, 1.19); w.TracerOwn = 0.005 })},
 		{name: "tracer's effect significant, within the limit", window: win(func(w *model.Window) { w.NsPerOp = 1040; w.Tracer = stat(1.04, 1.01, 1.08) })},
 		{name: "tracer speeding up, significant", window: win(func(w *model.Window) { w.NsPerOp = 900; w.Tracer = stat(0.93, 0.9, 0.99) }), want: reason(model.TracerEffect, 0.93, tracedLimit)},
 		{name: "tracer speeding up",
