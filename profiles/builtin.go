@@ -5,6 +5,18 @@ import (
 	"sync"
 )
 
+// tracerPattern matches the execution tracer's own functions (TracerFrame).
+const tracerPattern = `^runtime\.(\(\*trace[A-Z][A-Za-z]*\)\.|trace[A-Z])`
+
+var tracerFrame = regexp.MustCompile(tracerPattern)
+
+// TracerFrame reports whether fn, a full function name, is the execution
+// tracer's own (traceBuf, traceWriter, traceLocker.GoCreate, traceStack…):
+// time a traced execution spends that an untraced one does not. The
+// tracer's functions call no code of the program's, so a stack with one of
+// them is the tracer's whatever lies below it (memmove, nanotime, a lock).
+func TracerFrame(fn string) bool { return tracerFrame.MatchString(fn) }
+
 // builtinRules are the Go 1.26 frame names perflab knows, in the order they
 // are consulted. They were read off real stacks (fgprof, CPU, mutex, block
 // and allocs profiles of a program contending a sync.Mutex and RWMutex,
@@ -18,18 +30,6 @@ import (
 // sched, and only a lock with no other context is lock. Frames that say
 // nothing (systemstack, mcall, goexit, memmove) match no rule
 // and take the class of the frames around them.
-// tracerPattern matches the execution tracer's own functions (TracerFrame).
-const tracerPattern = `^runtime\.(\(\*trace[A-Z][A-Za-z]*\)\.|trace[A-Z])`
-
-var tracerFrame = regexp.MustCompile(tracerPattern)
-
-// TracerFrame reports whether fn, a full function name, is the execution
-// tracer's own (traceBuf, traceWriter, traceLocker.GoCreate, traceStack…):
-// time a traced execution spends that an untraced one does not. The
-// tracer's functions call no code of the program's, so a stack with one of
-// them is the tracer's whatever lies below it (memmove, nanotime, a lock).
-func TracerFrame(fn string) bool { return tracerFrame.MatchString(fn) }
-
 var builtinRules = []Rule{
 	// Profiler overhead is never the program's: fgprof's goroutine
 	// snapshots stop the world, and memory/block profiling records stacks

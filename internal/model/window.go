@@ -27,8 +27,9 @@ type Window struct {
 	// TracerOwn is the share of the workers' traced time (with the
 	// helpers' time charged to them) at stacks in the tracer's own
 	// functions (profiles.TracerFrame): time the traced executions spent
-	// that the timed ones did not. The budget leaves it out, and the
-	// tracer's effect is judged without it. 0 in older runs.
+	// that the timed ones did not. The budget leaves it out; the
+	// tracer's effect (Tracer) is judged as measured, with it, and at 2%
+	// or more marks without a significant interval. 0 in older runs.
 	TracerOwn float64 `json:"tracer_own,omitempty"`
 	// Seconds is how long the window ran; Ops how many operations it did.
 	Seconds float64 `json:"seconds"`

@@ -314,8 +314,8 @@ func BuildCase(c *model.Case) *Case {
 	rc := &Case{Case: c, Budget: Budget(c), Warnings: CaseWarnings(c)}
 	if len(rc.Budget) > 0 {
 		rc.Untrusted, rc.Trust, rc.SchedBy = c.BudgetTrust.Untrusted(), TrustReason(c.BudgetTrust), SchedBy(c)
-		if w := c.Window; w != nil && w.TracerOwn > 0 {
-			rc.TracerLeftOut = fmt.Sprintf("The execution tracer's own functions took %.1f%% of the workers' traced time; the budget leaves that out, as the timed repetitions did not spend it.", 100*w.TracerOwn)
+		if own, ok := tracerOwn(c.Window); ok {
+			rc.TracerLeftOut = fmt.Sprintf("The execution tracer's own functions took %.1f%% of the workers' traced time; the budget leaves that out, as the timed repetitions did not spend it.", 100*own)
 		}
 	}
 	for _, u := range Units([]model.Case{*c}) {

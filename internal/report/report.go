@@ -354,7 +354,8 @@ func Build(run *model.Run) *Run {
 		}
 		if c.Window != nil {
 			rep.HasWindow = true
-			rep.TracerLeftOut = rep.TracerLeftOut || c.Window.TracerOwn > 0
+			_, own := tracerOwn(c.Window)
+			rep.TracerLeftOut = rep.TracerLeftOut || own
 		}
 	}
 	for u := range extra {

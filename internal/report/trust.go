@@ -65,6 +65,17 @@ func reasonText(r model.TrustReason) string {
 // not spend (runner.SetBudget).
 const TracerLeftOut = "Time in the execution tracer's own functions is left out of the budget: the timed repetitions did not spend it."
 
+// tracerOwn is the share of w's traced time the budget left out in the
+// tracer's own functions (model.Window.TracerOwn), and whether there is
+// one to say: a share, above 0 and below 1. A tampered run.json's 5 or
+// -1 is not said ("took 500.0%").
+func tracerOwn(w *model.Window) (float64, bool) {
+	if w == nil || !(w.TracerOwn > 0 && w.TracerOwn < 1) {
+		return 0, false
+	}
+	return w.TracerOwn, true
+}
+
 // factor writes a ratio as the table does: "1.35×".
 func factor(x float64) string { return fmt.Sprintf("%.2f×", x) }
 

@@ -833,8 +833,53 @@ func SetBudget(sc *model.Case, wall *profile.Profile, rules *profiles.Rules, nsP
 	sc.SchedBy = SchedBy(bw, rules, nsPerOp)
 	if w := sc.Window; w != nil {
 		w.TracerOwn = own
-		sc.BudgetErr = BudgetErr(bw, rules, nsPerOp, w.CPUSamples, w.HelperSamples)
+		n, nh := keptSamples(wall, bw, w.CPUSamples, w.HelperSamples)
+		sc.BudgetErr = BudgetErr(bw, rules, nsPerOp, n, nh)
 	}
+}
+
+// keptSamples scales n, the workers' CPU samples, and nh, their helpers',
+// to the running time of each that bw, wall without the tracer's own
+// stacks, keeps: the samples in the tracer's functions place none of the
+// budget's time, and counted, they narrowed its ± by up to the square
+// root of the time left out (a fan-out's helpers: 2–8%).
+func keptSamples(wall, bw *profile.Profile, n, nh int) (int, int) {
+	if bw == wall {
+		return n, nh
+	}
+	run, help := sampledTime(wall)
+	krun, khelp := sampledTime(bw)
+	scale := func(n int, kept, all int64) int {
+		if all <= 0 || kept >= all {
+			return n
+		}
+		return int(math.Round(float64(n) * float64(kept) / float64(all)))
+	}
+	return scale(n, krun, run), scale(nh, khelp, help)
+}
+
+// sampledTime is the wall time of p that the workers' CPU samples place
+// (running) and that their helpers' place (helped, its leaf not a state
+// frame), as BudgetErr pools them.
+func sampledTime(p *profile.Profile) (running, helped int64) {
+	idx, err := profiles.SampleIndex(p, "wall")
+	if err != nil {
+		return 0, 0
+	}
+	for _, s := range p.Sample {
+		if idx >= len(s.Value) || s.Value[idx] <= 0 {
+			continue
+		}
+		switch v := s.Value[idx]; {
+		case len(s.Label["helped"]) > 0:
+			if len(s.Location) > 0 && !stateFrame(s.Location[0]) {
+				helped += v
+			}
+		case len(s.Label["state"]) > 0 && s.Label["state"][0] == "running":
+			running += v
+		}
+	}
+	return running, helped
 }
 
 // withoutTracer returns the wall-clock profile p without its samples at

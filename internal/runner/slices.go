@@ -144,12 +144,17 @@ func (r *Runner) extraSlice(i, round int) bool {
 }
 
 // slicesErr is the widest share's half-width (BudgetErr) in the budget of
-// the merged slices w, were their CPU samples scale times as many.
+// the merged slices w, were their CPU samples scale times as many. It is
+// the budget SetBudget makes, the tracer's own time left out: judged on
+// the whole profile, a fan-out's extra slices were planned for a split
+// the stored budget does not have.
 func slicesErr(w *wallclock.Result, rules *profiles.Rules, scale float64) float64 {
 	const perOp = 1 // the budget in shares
 	n := int(math.Round(scale * float64(w.CPUSamples)))
 	nh := int(math.Round(scale * float64(w.HelperSamples)))
-	return widestErr(Budget(w.Profile, rules, perOp), BudgetErr(w.Profile, rules, perOp, n, nh))
+	sc := &model.Case{Window: &model.Window{CPUSamples: n, HelperSamples: nh}}
+	SetBudget(sc, w.Profile, rules, perOp)
+	return widestErr(sc.Budget, sc.BudgetErr)
 }
 
 // sliceOps is the operations per worker of one traced slice: the timed

@@ -517,8 +517,8 @@ func compare(c model.Case, tr Truth) []row {
 		}
 	}
 	rows = append(rows, wallRows(c, tr, share, sampled)...)
-	if c.Window != nil {
-		untraced(rows, c.Window.TracerOwn)
+	if w := c.Window; w != nil {
+		untraced(rows, w.TracerOwn, w.OSWait+w.HelpedOSWait)
 	}
 	known := map[string]bool{"work": true, "lock": true, "wait": true, "alloc": true, "gc": true, "sched": true, "other": true}
 	var extra []string
@@ -655,13 +655,25 @@ func complement(rows []row, names []string) bool {
 // the share of the traced time in the tracer's own functions
 // (runner.SetBudget). The workers' stopwatches ran with the tracer on, so
 // their pieces hold that time too, and every share is of a goroutine time
-// 1/(1−own) too long. The hashing holds none of it (the tracer writes
-// events only where a goroutine is created, blocks, wakes or makes a
-// system call), so work is the stopwatch's, divided by 1−own. Any other
-// row may hold any of it, up to all of own: its range runs from
-// (t−own)/(1−own) to t/(1−own).
-func untraced(rows []row, own float64) {
-	if own <= 0 || own >= 1 {
+// 1/(1−own) too long. A row that held none of it is its truth divided by
+// 1−own; one that may have held up to h of it runs from (t−h)/(1−own) to
+// t/(1−own).
+//
+// What is left out is the CPU samples' stacks with a tracer frame: the
+// running time they place, and the wait for a CPU spread over them (osw,
+// the workers' and their helpers' OSWait, is the most of that). So h is
+//
+//   - none for the hashing (work, wall work): the tracer writes events
+//     only where a goroutine is created, blocks, wakes or makes a system
+//     call, and the classifier calls its stacks other, never work;
+//   - none for wall sched, the sched with no stack under its state frame
+//     (released, waiting to start), where no tracer frame can be;
+//   - at most osw for sched: a preemption by Go cannot land inside the
+//     tracer (it holds its M), so its only sched is the wait for a CPU
+//     spread over its samples;
+//   - all of own for any other row.
+func untraced(rows []row, own, osw float64) {
+	if !(own > 0 && own < 1) {
 		return
 	}
 	k := 1 / (1 - own)
@@ -670,11 +682,14 @@ func untraced(rows []row, own float64) {
 		if math.IsNaN(r.truth) {
 			continue
 		}
-		lo := r.lo - own
-		if r.name == "work" || r.name == "wall work" {
-			lo = r.lo
+		held := own
+		switch r.name {
+		case "work", "wall work", "wall sched":
+			held = 0
+		case "sched":
+			held = min(own, max(0, osw))
 		}
-		r.truth, r.lo, r.hi = k*r.truth, k*max(0, lo), k*r.hi
+		r.truth, r.lo, r.hi = k*r.truth, k*max(0, r.lo-held), k*r.hi
 		r.truth = min(max(r.truth, r.lo), r.hi)
 	}
 }
