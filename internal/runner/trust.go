@@ -97,9 +97,12 @@ func Judge(sc *model.Case, lost bool) *model.Trust {
 		// points under its thread CPU time with 1.07× [1.01–1.13].
 		//
 		// Where the tracer's own functions held a good part of the
-		// traced time (TracerOwn, from hundreds of CPU samples), the
-		// tracer is known to have acted at the case's scheduling points,
-		// and its effect needs no significance from six noisy pairs.
+		// traced time (TracerOwn), the tracer is known to have acted at
+		// the case's scheduling points, and its effect needs no
+		// significance from six noisy pairs. At one goroutine 1% can be
+		// a few CPU samples, so chance can trip it; it errs towards
+		// marking, and only where the paired effect's median is beyond
+		// the limit too.
 		// The budget leaves the tracer's own time out (SetBudget), but
 		// that is not all the tracer added, so the effect is judged as
 		// measured: the suite's fan-outs, quiet, were slowed 1.07–1.11×
