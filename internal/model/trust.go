@@ -55,6 +55,12 @@ const (
 	// slows what the case does (each system call, each park is an event
 	// with a stack), so the shares of what emits events are too large.
 	TracerEffect TrustKind = "tracer-effect"
+	// TracerBusy: the tracer's own functions took Value of the workers'
+	// traced time (Window.TracerOwn), beyond Limit. The budget leaves
+	// that time out, but where a helper ran the tracer's code beside a
+	// sibling's hashing, the untraced operation was not that much
+	// shorter, so the shares can be off by up to Value.
+	TracerBusy TrustKind = "tracer-busy"
 	// FewSamples: the workers' running time was split by Value CPU
 	// samples, fewer than Limit.
 	FewSamples TrustKind = "few-samples"

@@ -33,6 +33,8 @@ func reasonText(r model.TrustReason) string {
 		return fmt.Sprintf("traced time/op %s the timed", factor(r.Value))
 	case model.TracerEffect:
 		return fmt.Sprintf("traced %s untraced, round by round", factor(r.Value))
+	case model.TracerBusy:
+		return fmt.Sprintf("the tracer's own functions took %.1f%% of the traced time (want under %.0f%%)", 100*r.Value, 100*r.Limit)
 	case model.FewSamples:
 		return fmt.Sprintf("%.0f CPU samples (want %.0f)", r.Value, r.Limit)
 	case model.SampleError:

@@ -19,6 +19,7 @@ func TestTrustReason(t *testing.T) {
 			"traced 1.21× untraced, round by round; context-switch records lost (CPU wait 12%)"},
 		{"shared pool", &model.Trust{Reasons: []model.TrustReason{{Kind: model.SharedHelpers, Value: 0.42}}}, "42% charged to a pool the workers share"},
 		{"helpers", &model.Trust{Reasons: []model.TrustReason{{Kind: model.HelpersCharged, Value: 0.55}}}, "55% charged to helpers' running"},
+		{"tracer busy", &model.Trust{Reasons: []model.TrustReason{{Kind: model.TracerBusy, Value: 0.087, Limit: 0.05}}}, "the tracer's own functions took 8.7% of the traced time (want under 5%)"},
 		{"handoffs", &model.Trust{Reasons: []model.TrustReason{{Kind: model.Handoffs, Value: 4.94, Limit: 2}}}, "workers woke each other 4.9 times a ms of running: CPU samples land after hand-offs"},
 		{"window contended", &model.Trust{Reasons: []model.TrustReason{{Kind: model.WindowContended, Value: 0.134, Limit: 0.1}}}, "another program had the CPUs 13% of the traced time, not of the timed"},
 		{"window CPU wait, whose not known", &model.Trust{Reasons: []model.TrustReason{{Kind: model.WindowCPUWait, Value: 0.134, Limit: 0.1}}}, "threads waited for a CPU 13% of the traced time, not of the timed (another program's or the process's own had it)"},
