@@ -26,8 +26,9 @@ const (
 	Lock Category = "lock"
 	// Wait is time blocked off the CPU waiting for a signal rather than for
 	// a lock: channel operations and select, sync.WaitGroup and sync.Cond,
-	// time.Sleep, network and system calls. A goroutine blocked on a channel
-	// is not waiting for a CPU, so this is never Sched.
+	// time.Sleep, network and system calls (a call's whole time, blocked or
+	// running in the kernel, unless a rule claims its stack). A goroutine
+	// blocked on a channel is not waiting for a CPU, so this is never Sched.
 	Wait Category = "wait"
 	// Alloc is time allocating memory: mallocgc and its callers such as
 	// makeslice, growslice, newobject and string conversions, span refills,
@@ -43,8 +44,9 @@ const (
 	// goroutine creation.
 	Sched Category = "sched"
 	// Other is everything no rule claims: the program's own code outside the
-	// declared work (in a cache scenario, the cache's bookkeeping),
-	// syscalls, profiler overhead, and every frame of a non-Go program.
+	// declared work (in a cache scenario, the cache's bookkeeping), the
+	// profilers' and the tracer's own work, and every frame of a non-Go
+	// program.
 	Other Category = "other"
 )
 

@@ -243,6 +243,15 @@ func SchedBy(wall *profile.Profile, rules *profiles.Rules, nsPerOp float64) map[
 		doing := profiles.Sched
 		if len(s.Location) > 1 && stateFrame(s.Location[0]) {
 			doing = pc.Sample(&profile.Sample{Location: s.Location[1:]})
+			if inSyscall(s.Location[0]) {
+				// Preempted in a system call: doing what the call's
+				// own time is, as internal/wallclock classifies it
+				// (a call no rule claims is wait). Classified as
+				// running code, a write(2) read as other: an outside
+				// pipe scenario's wall view of the call was wait quiet
+				// and partly other beside a spinning process.
+				doing = rules.OffCPU(stackNames(s.Location[1:]), "syscall")
+			}
 		}
 		by[doing] = profiles.AddSaturating(by[doing], v)
 	})
@@ -274,6 +283,27 @@ func eachWallSample(wall *profile.Profile, rules *profiles.Rules, fn func(s *pro
 			fn(s, s.Value[idx], pc.Sample(s), pc)
 		}
 	}
+}
+
+// inSyscall reports whether state frame loc is a goroutine's wait for a
+// CPU inside a system call (internal/wallclock's "runnable in a system
+// call" states).
+func inSyscall(loc *profile.Location) bool {
+	return len(loc.Line) > 0 && loc.Line[0].Function != nil && strings.Contains(loc.Line[0].Function.Name, "in a system call")
+}
+
+// stackNames are the function names of locs, leaf first, as
+// profiles.Rules.OffCPU takes them.
+func stackNames(locs []*profile.Location) []string {
+	var out []string
+	for _, l := range locs {
+		for _, ln := range l.Line {
+			if ln.Function != nil {
+				out = append(out, ln.Function.Name)
+			}
+		}
+	}
+	return out
 }
 
 // stateFrame reports whether loc is a state frame (profiles.StateFrame:

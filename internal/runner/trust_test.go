@@ -188,9 +188,12 @@ func TestSchedBy(t *testing.T) {
 		"[sched] runnable (its thread waited for a CPU: the OS ran something else);runtime.mallocgc;run": 10,
 		"[sched] runnable (released, waiting for a CPU to start)":                                        10, // no stack
 		"[sched] runnable (preempted);after;run":                                                         10,
+		// Preempted in a write(2): what the call's own time is (a call
+		// no rule claims is wait), not other.
+		"[sched] runnable in a system call (its thread waited for a CPU);syscall.write;os.(*File).Write;run": 10,
 	}).Profile
-	got := SchedBy(wall, rules, 200)
-	want := map[string]float64{"work": 40, "alloc": 20, "sched": 20, "other": 20}
+	got := SchedBy(wall, rules, 220)
+	want := map[string]float64{"work": 40, "alloc": 20, "sched": 20, "other": 20, "wait": 20}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
@@ -204,7 +207,7 @@ func TestSchedBy(t *testing.T) {
 	for _, v := range got {
 		sum += v
 	}
-	if b := Budget(wall, rules, 200); math.Abs(sum-b["sched"]) > 1e-9 {
+	if b := Budget(wall, rules, 220); math.Abs(sum-b["sched"]) > 1e-9 {
 		t.Errorf("sched by activity sums to %v, budget's sched %v", sum, b["sched"])
 	}
 	if got := SchedBy(wallResult(map[string]int64{"sha;run": 1}).Profile, rules, 100); got != nil {
