@@ -201,20 +201,29 @@ func (c *liveCase) calibrate(target time.Duration) error {
 	return err
 }
 
-// recalibrate re-times the calibrated count, after warmup, as the median
-// of three repetitions, and rescales it if the repetition is off target by
-// more than a fifth: the first calibration runs cold and from one sample.
-func (c *liveCase) recalibrate(target time.Duration) error {
-	var ds [3]time.Duration
-	for i := range ds {
+// recalReps is how many repetitions at the calibrated count re-time it.
+const recalReps = 3
+
+// recalibrate runs repetitions at the calibrated count until warm has
+// passed and recalReps have run, and re-times the count as the median of
+// the last recalReps: the first calibration runs cold and from one sample.
+//
+// These repetitions are the warm-up. A separate 300 ms warm-up before
+// them (two more repetitions of cipher-cache) bought nothing measurable:
+// without it, round 1's time/op over the median of rounds 2–10 was
+// spread as with it (24 cases each, the same machine).
+func (c *liveCase) recalibrate(target time.Duration, warm time.Time) error {
+	var ds []time.Duration
+	for len(ds) < recalReps || time.Now().Before(warm) {
 		d, err := c.runWorkers(c.n, nil, nil, nil)
 		if err != nil {
 			return err
 		}
-		ds[i] = d
+		ds = append(ds, d)
 	}
-	sort.Slice(ds[:], func(i, j int) bool { return ds[i] < ds[j] })
-	med := ds[1]
+	ds = ds[len(ds)-recalReps:]
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	med := ds[recalReps/2]
 	if med <= 0 {
 		return nil
 	}

@@ -34,7 +34,12 @@ type Options struct {
 	Count int
 	// Time is the target duration of one repetition.
 	Time time.Duration
-	// Warmup is how long each case runs before its first timed repetition.
+	// Warmup is the least time each case runs, untimed, before its first
+	// timed repetition, its calibration included: after calibrating it
+	// runs repetitions at the calibrated count until Warmup has passed
+	// and three have run, and the last three re-time the count
+	// (recalibrate). The default is within what calibration and those
+	// three take anyway.
 	Warmup time.Duration
 	// Profile lists the profiles to capture: wall, cpu, mutex, block,
 	// fgprof (see ProfileKinds).
@@ -283,15 +288,11 @@ func (r *Runner) setupCaseCtx(ctx context.Context, c *liveCase) (err error) {
 		return err
 	}
 	c.bytes = c.lc.Bytes()
+	began := time.Now()
 	if err := c.calibrate(r.Opts.Time); err != nil {
 		return err
 	}
-	for deadline := time.Now().Add(r.Opts.Warmup); time.Now().Before(deadline); {
-		if _, err := c.runWorkers(c.n, nil, nil, nil); err != nil {
-			return err
-		}
-	}
-	return c.recalibrate(r.Opts.Time)
+	return c.recalibrate(r.Opts.Time, began.Add(r.Opts.Warmup))
 }
 
 func (r *Runner) fail(i int, err error) {
