@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -448,12 +449,16 @@ func (r *Runner) summarise(i int) {
 	sc.Status = model.StatusOK
 	sc.Reps = sc.Reps[:0]
 	series := map[string][]float64{}
+	walls := make([]time.Duration, 0, len(r.reps[i]))
 	for _, rep := range r.reps[i] {
+		walls = append(walls, rep.wall)
 		sc.Reps = append(sc.Reps, model.Rep{Ops: rep.ops, Metrics: rep.metrics})
 		for unit, v := range rep.metrics {
 			series[unit] = append(series[unit], v)
 		}
 	}
+	slices.Sort(walls)
+	r.cases[i].repWall = walls[len(walls)/2]
 	sc.Stats = map[string]model.Stat{}
 	sc.Warnings = nil
 	units := make([]string, 0, len(series))
