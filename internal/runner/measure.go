@@ -211,10 +211,12 @@ const recalReps = 3
 // passed and recalReps have run, and re-times the count as the median of
 // the last recalReps: the first calibration runs cold and from one sample.
 //
-// These repetitions are the warm-up. A separate 300 ms warm-up before
-// them (two more repetitions of cipher-cache) bought nothing measurable:
-// without it, round 1's time/op over the median of rounds 2–10 was
-// spread as with it (24 cases each, the same machine).
+// These repetitions are the warm-up. A separate 300 ms one before them
+// (two more of cipher-cache's repetitions, 11 s of make run) bought
+// nothing measurable. Without it, on the quiet 2-core VM, the first of
+// the three ran 0.93–1.04 times the other two (median 1.00, 24 cases),
+// and round 1's time/op was 0.94–1.18 times the median of rounds 2–10
+// (median 1.00); with it, 0.73–1.90 (median 1.00).
 func (c *liveCase) recalibrate(target time.Duration, warm time.Time) error {
 	var ds []time.Duration
 	for len(ds) < recalReps || time.Now().Before(warm) {
