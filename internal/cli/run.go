@@ -174,8 +174,7 @@ func noteWrapped(w io.Writer, text string) {
 // table or JSON on stdout.
 func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, plan *lab.MeasurePlan, i int) error {
 	sp := plan.Scenarios[i]
-	est := estimate(len(sp.Cases), o.Count, o.Time, o.Warmup, o.ProfileTime, plan.Profile)
-	v := &runView{progress: newProgress(io, est), o: o, st: st, scenario: sp.Scenario.Name, cases: len(sp.Cases), prof: plan.Profile}
+	v := &runView{progress: newProgress(io, plan.Estimate(i)), o: o, st: st, scenario: sp.Scenario.Name, cases: len(sp.Cases), prof: plan.Profile}
 	res, err := plan.Measure(ctx, st, i, v, lab.MeasureOptions{Push: o.pusher, Wrap: wrapSaver})
 	var pe *lab.PlanError
 	switch {
