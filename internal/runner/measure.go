@@ -213,10 +213,11 @@ const recalReps = 3
 //
 // These repetitions are the warm-up. A separate 300 ms one before them
 // (two more of cipher-cache's repetitions, 11 s of make run) bought
-// nothing measurable. Without it, on the quiet 2-core VM, the first of
-// the three ran 0.93–1.04 times the other two (median 1.00, 24 cases),
-// and round 1's time/op was 0.94–1.18 times the median of rounds 2–10
-// (median 1.00); with it, 0.73–1.90 (median 1.00).
+// nothing measurable on the quiet 2-core VM. Without it, the first of the
+// three ran 0.93–1.04 times the other two (median 1.00, 24 cases), and
+// round 1's time/op over the median of rounds 2–10 had a median of 1.00,
+// 1.04 and 0.98 in three runs of the 24 cases (cases above 1.05: 4, 10,
+// 3); with it, 1.00 and 1.00 in two (9 and 8).
 func (c *liveCase) recalibrate(target time.Duration, warm time.Time) error {
 	var ds []time.Duration
 	for len(ds) < recalReps || time.Now().Before(warm) {
