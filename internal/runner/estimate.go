@@ -13,9 +13,9 @@ const (
 	// ends on a run of about 1.2 repetitions after short ones (0.28 s a
 	// case at --time 200ms).
 	calibrateReps = 1.4
-	// recalRepLen is a re-timing repetition's length in repetitions: they
-	// run the count Calibrate found, aimed 20% past the target (three
-	// took 0.71 s a case).
+	// recalRepLen is the first re-timing repetition's length in
+	// repetitions: it runs the count Calibrate found, aimed 20% past the
+	// target (the next are rescaled to it; see recalibrate).
 	recalRepLen = 1.2
 	// repOverhead is each timed repetition's cost outside its clock: the
 	// two collections and the counters read around it (204.9 ms a
@@ -56,7 +56,7 @@ func (o Options) Estimate(cases int) time.Duration {
 	}
 	// Calibration, then repetitions until Warmup has passed and three
 	// re-timed the count (recalibrate).
-	per := max(o.Warmup, reps(calibrateReps+recalReps*recalRepLen))
+	per := max(o.Warmup, reps(calibrateReps+recalRepLen+recalReps-1))
 	per += time.Duration(o.Count) * (rep + repOverhead)
 	wall := slices.Contains(o.Profile, "wall")
 	if o.sliced() {

@@ -5,7 +5,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/metrics"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/perflab/perflab"
@@ -207,9 +207,13 @@ func (c *liveCase) calibrate(target time.Duration) error {
 // recalReps is how many repetitions at the calibrated count re-time it.
 const recalReps = 3
 
-// recalibrate runs repetitions at the calibrated count until warm has
-// passed and recalReps have run, and re-times the count as the median of
-// the last recalReps: the first calibration runs cold and from one sample.
+// recalibrate runs repetitions until warm has passed and recalReps have
+// run, and re-times the count by the median time per operation of the
+// last recalReps: the first calibration runs cold and from one sample.
+// A repetition more than maxRecalOff off target rescales the count for
+// the next at once: Calibrate's count ran 1.2 times the target (its aim),
+// and three repetitions of it took 0.71 s a case where 0.6 s were
+// wanted.
 //
 // These repetitions are the warm-up. A separate 300 ms one before them
 // (two more of cipher-cache's repetitions, 11 s of make run) bought
@@ -219,24 +223,30 @@ const recalReps = 3
 // 1.04 and 0.98 in three runs of the 24 cases (cases above 1.05: 4, 10,
 // 3); with it, 1.00 and 1.00 in two (9 and 8).
 func (c *liveCase) recalibrate(target time.Duration, warm time.Time) error {
-	var ds []time.Duration
-	for len(ds) < recalReps || time.Now().Before(warm) {
+	var perOp []float64 // each repetition's wall time per operation of a worker
+	for len(perOp) < recalReps || time.Now().Before(warm) {
 		d, err := c.runWorkers(c.n, nil, nil, nil)
 		if err != nil {
 			return err
 		}
-		ds = append(ds, d)
+		perOp = append(perOp, float64(d)/float64(c.n))
+		c.retime(target, float64(d)/float64(c.n))
 	}
-	ds = ds[len(ds)-recalReps:]
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	med := ds[recalReps/2]
-	if med <= 0 {
-		return nil
+	perOp = perOp[len(perOp)-recalReps:]
+	slices.Sort(perOp)
+	c.retime(target, perOp[recalReps/2])
+	return nil
+}
+
+// retime rescales the count to last target at perOp a worker's operation,
+// if at the count it is more than maxRecalOff off target.
+func (c *liveCase) retime(target time.Duration, perOp float64) {
+	if perOp <= 0 {
+		return
 	}
-	if ratio := float64(target) / float64(med); math.Abs(ratio-1) > maxRecalOff {
+	if ratio := float64(target) / (perOp * float64(c.n)); math.Abs(ratio-1) > maxRecalOff {
 		c.n = max(1, int(math.Round(float64(c.n)*ratio)))
 	}
-	return nil
 }
 
 // maxRecalOff is how far off target the re-timed count's repetition may
