@@ -99,33 +99,3 @@ func (p *progress) endLine() {
 		fmt.Fprint(p.io.Err, "\r\033[K")
 	}
 }
-
-// estimate predicts how long a run takes, before it starts: per case, the
-// warmup and about four repetitions of calibration, then the timed rounds,
-// then the profiling windows (the trace window, half a window for mutex and
-// block, one more for fgprof) with a little for parsing and saving.
-func estimate(cases, count int, rep, warmup, profileTime time.Duration, kinds []string) time.Duration {
-	per := warmup + 4*rep + time.Duration(count)*rep
-	var prof time.Duration
-	for _, k := range kinds {
-		switch k {
-		case "wall", "cpu":
-			prof = max(prof, profileTime)
-		}
-	}
-	for _, k := range kinds {
-		if k == "mutex" || k == "block" {
-			prof += profileTime / 2
-			break
-		}
-	}
-	for _, k := range kinds {
-		if k == "fgprof" {
-			prof += profileTime
-		}
-	}
-	if len(kinds) > 0 {
-		prof += 300 * time.Millisecond
-	}
-	return time.Duration(cases) * (per + prof)
-}

@@ -29,25 +29,6 @@ func TestProgressLineFits(t *testing.T) {
 	}
 }
 
-func TestEstimate(t *testing.T) {
-	ms := time.Millisecond
-	for _, tt := range []struct {
-		name  string
-		kinds []string
-		want  time.Duration
-	}{
-		// per case: warmup 300 + 4×200 calibration + 10×200 rounds = 3.1s;
-		// profiling 1s trace + 0.5s contention + 0.3s.
-		{"defaults", []string{"wall", "cpu", "mutex", "block"}, 24 * (3100 + 1800) * ms},
-		{"no profiles", nil, 24 * 3100 * ms},
-		{"fgprof too", []string{"wall", "fgprof"}, 24 * (3100 + 2300) * ms},
-	} {
-		if got := estimate(24, 10, 200*ms, 300*ms, time.Second, tt.kinds); got != tt.want {
-			t.Errorf("%s: estimate %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}
-
 // TestListFits80: `perflab list` and `list -l` keep every line within 80
 // columns, wrapping docs under their column.
 func TestListFits80(t *testing.T) {

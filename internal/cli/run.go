@@ -81,7 +81,7 @@ Results go to stdout (a table, or JSON with --json); progress goes to stderr.`,
 	f.IntSliceVar(&opts.Threads, "threads", nil, "worker goroutines per case (default the scenario's)")
 	f.IntVar(&opts.Count, "count", 10, "timed repetitions per case")
 	f.DurationVar(&opts.Time, "time", 200*time.Millisecond, "target duration of one repetition")
-	f.DurationVar(&opts.Warmup, "warmup", 300*time.Millisecond, "warmup per case before timing")
+	f.DurationVar(&opts.Warmup, "warmup", 300*time.Millisecond, "least untimed running per case before timing, calibration included")
 	f.StringSliceVar(&opts.Profile, "profile", runner.DefaultProfiles, "profiles to capture: wall,cpu,mutex,block,fgprof or none")
 	f.DurationVar(&opts.ProfileTime, "profile-time", time.Second, "profiling window per case")
 	f.StringVar(&opts.Trace, "trace", runner.TraceSlices, "where the budget's trace is taken: slices (a short traced repetition beside each timed one, in the rounds) or window (one window per case after the rounds)")
@@ -174,8 +174,7 @@ func noteWrapped(w io.Writer, text string) {
 // table or JSON on stdout.
 func runOne(ctx context.Context, io *IO, o *RunOptions, st *store.Store, plan *lab.MeasurePlan, i int) error {
 	sp := plan.Scenarios[i]
-	est := estimate(len(sp.Cases), o.Count, o.Time, o.Warmup, o.ProfileTime, plan.Profile)
-	v := &runView{progress: newProgress(io, est), o: o, st: st, scenario: sp.Scenario.Name, cases: len(sp.Cases), prof: plan.Profile}
+	v := &runView{progress: newProgress(io, plan.Estimate(i)), o: o, st: st, scenario: sp.Scenario.Name, cases: len(sp.Cases), prof: plan.Profile}
 	res, err := plan.Measure(ctx, st, i, v, lab.MeasureOptions{Push: o.pusher, Wrap: wrapSaver})
 	var pe *lab.PlanError
 	switch {

@@ -167,6 +167,22 @@ type Measurement struct {
 	Writer *store.Writer
 }
 
+// options are the runner's options for scenario i of the plan.
+func (p *MeasurePlan) options(i int) runner.Options {
+	sp, req := p.Scenarios[i], p.req
+	return runner.Options{
+		Selection: sp.Selection, Cases: sp.Cases, Count: req.Count, Time: req.Time, Warmup: req.Warmup,
+		Profile: p.Profile, ProfileTime: req.ProfileTime, Trace: req.Trace, Seed: req.Seed,
+		Until: req.Until, UntilMax: req.UntilMax,
+	}
+}
+
+// Estimate is how long measuring scenario i of the plan should take
+// (runner.Options.Estimate), before it starts.
+func (p *MeasurePlan) Estimate(i int) time.Duration {
+	return p.options(i).Estimate(len(p.Scenarios[i].Cases))
+}
+
 // Start creates the stored run of scenario i of the plan and the runner
 // that measures it, with its progress and the saver it checkpoints through
 // (the store's writer, or what wrap makes of it; nil for none). A rule the
@@ -178,13 +194,8 @@ func (p *MeasurePlan) Start(st *store.Store, i int, progress runner.Progress, wr
 	if err != nil {
 		return nil, planErr(err)
 	}
-	req := p.req
-	opts := runner.Options{
-		Selection: sp.Selection, Cases: sp.Cases, Count: req.Count, Time: req.Time, Warmup: req.Warmup,
-		Profile: p.Profile, ProfileTime: req.ProfileTime, Trace: req.Trace, Seed: req.Seed,
-		Until: req.Until, UntilMax: req.UntilMax,
-	}
-	run := runner.NewRun(sp.Scenario, opts, req.Args, recorded)
+	opts := p.options(i)
+	run := runner.NewRun(sp.Scenario, opts, p.req.Args, recorded)
 	w, err := st.Create(run)
 	if err != nil {
 		return nil, err

@@ -99,3 +99,34 @@ type quiet struct{}
 func (quiet) Phase(string, int) {}
 func (quiet) Step(string)       {}
 func (quiet) Warn(string)       {}
+
+// TestPlanEstimate: the plan's estimate is the runner's for the options
+// the runner gets: --profile none estimates no profiling, --trace window
+// a window in place of slices, and every case of the matrix counts.
+func TestPlanEstimate(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		profile []string
+		trace   string
+		want    runner.Options
+	}{
+		{"none", []string{"none"}, runner.TraceSlices, runner.Options{Profile: []string{}, Trace: runner.TraceSlices}},
+		{"wall in slices", []string{"wall"}, runner.TraceSlices, runner.Options{Profile: []string{"wall"}, Trace: runner.TraceSlices}},
+		{"wall in a window", []string{"wall"}, runner.TraceWindow, runner.Options{Profile: []string{"wall"}, Trace: runner.TraceWindow}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req := request("cipher-cache")
+			req.Profile, req.Trace = tt.profile, tt.trace
+			p, err := PlanMeasure(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := tt.want
+			o.Count, o.Time, o.ProfileTime = req.Count, req.Time, req.ProfileTime
+			cases := len(p.Scenarios[0].Cases)
+			if got, want := p.Estimate(0), o.Estimate(cases); got != want || cases < 2 {
+				t.Errorf("estimate %v for %d cases, want %v", got, cases, want)
+			}
+		})
+	}
+}

@@ -2,9 +2,10 @@ package runner
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"runtime/metrics"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/perflab/perflab"
@@ -79,6 +80,8 @@ type liveCase struct {
 	lc    *live.Case
 	bytes int64 // per op, from perflab.Byteser; 0 if not reported
 	n     int   // ops per worker per repetition, from calibration
+	// repWall is the median wall time of its timed repetitions so far.
+	repWall time.Duration
 	// bytesPerGC is the bytes allocated per GC cycle in the timed
 	// repetitions (B/op over gc/op), which the profiling window holds its
 	// GC to; 0 leaves the window's GC alone.
@@ -201,27 +204,70 @@ func (c *liveCase) calibrate(target time.Duration) error {
 	return err
 }
 
-// recalibrate re-times the calibrated count, after warmup, as the median
-// of three repetitions, and rescales it if the repetition is off target by
-// more than a fifth: the first calibration runs cold and from one sample.
-func (c *liveCase) recalibrate(target time.Duration) error {
-	var ds [3]time.Duration
-	for i := range ds {
+// recalReps is how many repetitions at the calibrated count re-time it.
+const recalReps = 3
+
+// recalibrate runs repetitions until warm has passed and recalReps have
+// run, and re-times the count by the median time per operation of the
+// last recalReps: the first calibration runs cold and from one sample.
+// A repetition more than maxRecalOff off target rescales the count for
+// the next at once: Calibrate's count ran 1.2 times the target (its aim),
+// and three repetitions of it took 0.71 s a case where 0.6 s were
+// wanted.
+//
+// These repetitions are the warm-up. A separate 300 ms one before them
+// (two more of cipher-cache's repetitions, 11 s of make run) bought
+// nothing measurable on the quiet 2-core VM. Without it, the first of the
+// three ran 0.93–1.04 times the other two (median 1.00, 24 cases), and
+// round 1's time/op over the median of rounds 2–10 had a median of 1.00,
+// 1.04 and 0.98 in three runs of the 24 cases (cases above 1.05: 4, 10,
+// 3); with it, 1.00 and 1.00 in two (9 and 8).
+func (c *liveCase) recalibrate(target time.Duration, warm time.Time) error {
+	var perOp []float64 // each repetition's wall time per operation of a worker
+	for len(perOp) < recalReps || time.Now().Before(warm) {
 		d, err := c.runWorkers(c.n, nil, nil, nil)
 		if err != nil {
 			return err
 		}
-		ds[i] = d
+		perOp = append(perOp, float64(d)/float64(c.n))
+		c.retime(target, float64(d)/float64(c.n))
 	}
-	sort.Slice(ds[:], func(i, j int) bool { return ds[i] < ds[j] })
-	med := ds[1]
-	if med <= 0 {
-		return nil
-	}
-	if ratio := float64(target) / float64(med); ratio > 1.2 || ratio < 0.8 {
-		c.n = max(1, int(float64(c.n)*ratio))
-	}
+	perOp = perOp[len(perOp)-recalReps:]
+	slices.Sort(perOp)
+	c.retime(target, perOp[recalReps/2])
 	return nil
+}
+
+// retime rescales the count to last target at perOp a worker's operation,
+// if at the count it is more than maxRecalOff off target.
+func (c *liveCase) retime(target time.Duration, perOp float64) {
+	if perOp <= 0 {
+		return
+	}
+	if ratio := float64(target) / (perOp * float64(c.n)); math.Abs(ratio-1) > maxRecalOff {
+		c.n = max(1, int(math.Round(float64(c.n)*ratio)))
+	}
+}
+
+// maxRecalOff is how far off target the re-timed count's repetition may
+// be before it is rescaled. Calibrate aims 20% past the target so that
+// its last step rarely falls short; with a fifth allowed here the
+// repetitions kept most of that: cipher-cache's 240 timed repetitions at
+// --time 200ms took 225 ms on average (54.1 s), and each traced slice,
+// as long as its case's repetition, as much more.
+const maxRecalOff = 0.05
+
+// runAbout runs c's workers once for about d: the calibrated count
+// scaled by d over the case's median timed repetition (the count alone
+// before any). Repetitions until d had passed (runFor) overran it by 0.6
+// of a repetition on average: 0.655 s for cipher-cache's 0.5 s mutex and
+// block windows.
+func (c *liveCase) runAbout(d time.Duration) (time.Duration, error) {
+	n := c.n
+	if c.repWall > 0 {
+		n = max(1, int(math.Round(float64(c.n)*float64(d)/float64(c.repWall))))
+	}
+	return c.runWorkers(n, nil, nil, nil)
 }
 
 // addPerOp sets m[name+"/op"] to what each counter counted from before to

@@ -741,7 +741,7 @@ func (r *Runner) contention(c *liveCase, mutex, block bool) (m, b *profile.Profi
 		}
 	}
 	start := time.Now()
-	if _, _, err := r.runFor(c, r.Opts.ProfileTime/2); err != nil {
+	if _, err := c.runAbout(r.Opts.ProfileTime / 2); err != nil {
 		return nil, nil, err
 	}
 	took := time.Since(start)

@@ -54,22 +54,26 @@ type slice struct {
 
 // sliced reports whether the run takes its trace in slices: Trace is
 // TraceSlices and a wall or cpu profile is wanted.
-func (r *Runner) sliced() bool {
-	if r.Opts.Trace != TraceSlices {
+func (r *Runner) sliced() bool { return r.Opts.sliced() }
+
+func (o *Options) sliced() bool {
+	if o.Trace != TraceSlices {
 		return false
 	}
-	return slices.Contains(r.Opts.Profile, "wall") || slices.Contains(r.Opts.Profile, "cpu")
+	return slices.Contains(o.Profile, "wall") || slices.Contains(o.Profile, "cpu")
 }
 
 // sliceCount is how many traced slices a case gets: enough for the tracer's
 // paired effect to have an interval (MinIntervalReps) and to cover
 // ProfileTime at the timed repetitions' length, at most one a round.
-func (r *Runner) sliceCount() int {
-	if r.Opts.Time <= 0 {
-		return r.Opts.Count
+func (r *Runner) sliceCount() int { return r.Opts.sliceCount() }
+
+func (o *Options) sliceCount() int {
+	if o.Time <= 0 {
+		return o.Count
 	}
-	cover := int(math.Ceil(float64(r.Opts.ProfileTime) / float64(r.Opts.Time)))
-	return min(r.Opts.Count, max(MinIntervalReps, cover))
+	cover := int(math.Ceil(float64(o.ProfileTime) / float64(o.Time)))
+	return min(o.Count, max(MinIntervalReps, cover))
 }
 
 // sliceAt says whether round has a traced slice, and whether it goes
