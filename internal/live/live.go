@@ -426,6 +426,16 @@ func workerLoop(w perflab.Worker, n int, end time.Time, stop <-chan struct{}, la
 	}
 }
 
+// MaxCount is the most operations per worker a count is grown to, as
+// testing.B caps b.N (at 1e9 there; a no-op worker reaches this within
+// seconds).
+const MaxCount = 1 << 40
+
+// MaxGrowth is the most a count is multiplied by in one step, as
+// testing.B's: a repetition timed at a few nanoseconds says little about
+// the next.
+const MaxGrowth = 100
+
 // Calibrate finds how many operations per worker make one Run last about
 // target, growing the count like testing.B does.
 func (c *Case) Calibrate(ctx context.Context, target time.Duration) (int, error) {
@@ -435,10 +445,10 @@ func (c *Case) Calibrate(ctx context.Context, target time.Duration) (int, error)
 		if err != nil {
 			return 0, err
 		}
-		if d >= target*8/10 || n >= 1<<40 {
+		if d >= target*8/10 || n >= MaxCount {
 			return n, nil
 		}
-		next := n * 100
+		next := n * MaxGrowth
 		if d > 0 {
 			// Aim 20% past the target so the last step rarely falls short.
 			predicted := float64(n) * float64(target) / float64(d) * 1.2
@@ -449,6 +459,6 @@ func (c *Case) Calibrate(ctx context.Context, target time.Duration) (int, error)
 		if next <= n {
 			next = n + 1
 		}
-		n = next
+		n = min(next, MaxCount)
 	}
 }

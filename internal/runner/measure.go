@@ -239,14 +239,23 @@ func (c *liveCase) recalibrate(target time.Duration, warm time.Time) error {
 }
 
 // retime rescales the count to last target at perOp a worker's operation,
-// if at the count it is more than maxRecalOff off target.
+// if at the count it is more than maxRecalOff off target. It grows the
+// count at most live.MaxGrowth times, to at most live.MaxCount, as
+// Calibrate does: a no-op worker's repetition can time at a few
+// nanoseconds, and the count it implied overflowed int (a CI run saw
+// ops -4.9e18).
 func (c *liveCase) retime(target time.Duration, perOp float64) {
 	if perOp <= 0 {
 		return
 	}
 	if ratio := float64(target) / (perOp * float64(c.n)); math.Abs(ratio-1) > maxRecalOff {
-		c.n = max(1, int(math.Round(float64(c.n)*ratio)))
+		c.n = scaleCount(c.n, min(ratio, live.MaxGrowth))
 	}
+}
+
+// scaleCount is n times ratio, rounded and kept within 1..live.MaxCount.
+func scaleCount(n int, ratio float64) int {
+	return int(max(1, min(math.Round(float64(n)*ratio), live.MaxCount)))
 }
 
 // maxRecalOff is how far off target the re-timed count's repetition may
@@ -265,7 +274,7 @@ const maxRecalOff = 0.05
 func (c *liveCase) runAbout(d time.Duration) (time.Duration, error) {
 	n := c.n
 	if c.repWall > 0 {
-		n = max(1, int(math.Round(float64(c.n)*float64(d)/float64(c.repWall))))
+		n = scaleCount(c.n, float64(d)/float64(c.repWall))
 	}
 	return c.runWorkers(n, nil, nil, nil)
 }
