@@ -29,8 +29,8 @@ type Window struct {
 	// functions (profiles.TracerFrame): time the traced executions spent
 	// that the timed ones did not. The budget leaves it out; the
 	// tracer's effect (Tracer) is judged as measured, with it, and from
-	// 1% (runner's minTracerOwn) marks without a significant interval.
-	// 0 in older runs.
+	// 1% (runner's minTracerOwn), as from 5% in system calls (Syscall),
+	// marks without a significant interval. 0 in older runs.
 	TracerOwn float64 `json:"tracer_own,omitempty"`
 	// Seconds is how long the window ran; Ops how many operations it did.
 	Seconds float64 `json:"seconds"`

@@ -74,6 +74,20 @@ func TestJudge(t *testing.T) {
 			window: win(func(w *model.Window) { w.NsPerOp = 1040; w.Tracer = stat(1.04, 1.01, 1.08); w.TracerOwn = 0.03 })},
 		{name: "the tracer hardly in its own functions, its effect not significant",
 			window: win(func(w *model.Window) { w.NsPerOp = 1040; w.Tracer = stat(1.11, 0.8, 1.19); w.TracerOwn = 0.005 })},
+		{name: "system calls traced: the effect needs no significance",
+			window: win(func(w *model.Window) {
+				w.NsPerOp = 1100
+				w.Tracer = stat(1.104, 0.87, 1.17)
+				w.TracerOwn = 0.005
+				w.Syscall = 0.077
+			}), want: reason(model.TracerEffect, 1.104, tracedLimit)},
+		{name: "few system calls, the effect not significant",
+			window: win(func(w *model.Window) {
+				w.NsPerOp = 1040
+				w.Tracer = stat(1.104, 0.87, 1.17)
+				w.TracerOwn = 0.005
+				w.Syscall = 0.03
+			})},
 		{name: "tracer's effect significant, within the limit", window: win(func(w *model.Window) { w.NsPerOp = 1040; w.Tracer = stat(1.04, 1.01, 1.08) })},
 		{name: "tracer speeding up, significant", window: win(func(w *model.Window) { w.NsPerOp = 900; w.Tracer = stat(0.93, 0.9, 0.99) }), want: reason(model.TracerEffect, 0.93, tracedLimit)},
 		{name: "tracer speeding up",
