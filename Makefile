@@ -77,9 +77,10 @@ load:
 bench:
 	# harness: overhead and agreement vs testing.B, wall-profiler overhead (ratios)
 	$(GO) test -run '^$$' -bench 'RepetitionOverhead|AgreementSHA256|WallProfilerOverhead' -benchtime 1x ./internal/runner
-	# the execution tracer's cost per hand-off, and on each built-in scenario's
+	# the execution tracer's cost per hand-off and per fan-out to two new
+	# goroutines (the runtime's, no target), and on each built-in scenario's
 	# throughput, paired 1 s windows (fails above 5%)
-	$(GO) test -run '^$$' -bench 'TracerHandoff|TracerOverhead' -benchtime 1x ./internal/runner
+	$(GO) test -run '^$$' -bench 'TracerHandoff|TracerFanout|TracerOverhead' -benchtime 1x ./internal/runner
 	# the context-switch recorder's wake-ups, adaptive and fixed 5 ms, on an allocating loop (ratios, no target)
 	$(GO) test -run '^$$' -bench 'RecorderWakeups' -benchtime 1x ./internal/ctxswitch
 	# the continuous wall-clock profiler's cost on each built-in scenario, paired (fails above 3%)
