@@ -54,6 +54,19 @@ func TestJudge(t *testing.T) {
 		{name: "no window: unknown", nilOut: true},
 		{name: "traced within the timed interval and the limit", window: win(func(w *model.Window) { w.NsPerOp = 1080 })}, // 1030 × 1.0526 = 1084
 		{name: "traced beyond it", window: win(func(w *model.Window) { w.NsPerOp = 1100 }), want: reason(model.TracedOff, 1.1, tracedLimit)},
+		{name: "system calls: traced against the timed median itself",
+			window: win(func(w *model.Window) { w.NsPerOp = 1080; w.Syscall = 0.25 }), want: reason(model.TracedOff, 1.08, tracedLimit)},
+		{name: "the tracer's own functions: against the timed median itself",
+			window: win(func(w *model.Window) { w.NsPerOp = 940; w.TracerOwn = 0.018 }), want: reason(model.TracedOff, 0.94, tracedLimit)},
+		{name: "system calls, traced within the limit of the median",
+			window: win(func(w *model.Window) { w.NsPerOp = 1050; w.Syscall = 0.25 })},
+		{name: "the pipe that read 6.9 points off: paired 1.02× [0.68–1.52]",
+			window: win(func(w *model.Window) {
+				w.NsPerOp = 1122
+				w.Tracer = stat(1.023, 0.68, 1.52)
+				w.TracerOwn = 0.018
+				w.Syscall = 0.25
+			}), want: reason(model.TracedOff, 1.122, tracedLimit)},
 		{name: "traced faster beyond it", window: win(func(w *model.Window) { w.NsPerOp = 900 }), want: reason(model.TracedOff, 0.9, tracedLimit)},
 		{name: "tracer's effect beyond, with its interval",
 			window: win(func(w *model.Window) { w.NsPerOp = 1200; w.Tracer = stat(1.2, 1.06, 1.3) }), want: reason(model.TracerEffect, 1.2, tracedLimit)},
