@@ -49,11 +49,24 @@ func TestJudge(t *testing.T) {
 		nilOut bool
 		// err is the work share's ± (BudgetErr), in ns/op of 1000.
 		err float64
+		// timed, if set, is the case's timed statistics instead.
+		timed map[string]model.Stat
 	}{
 		{name: "as timed", window: win(nil)},
 		{name: "no window: unknown", nilOut: true},
 		{name: "traced within the timed interval and the limit", window: win(func(w *model.Window) { w.NsPerOp = 1080 })}, // 1030 × 1.0526 = 1084
 		{name: "traced beyond it", window: win(func(w *model.Window) { w.NsPerOp = 1100 }), want: reason(model.TracedOff, 1.1, tracedLimit)},
+		{name: "a two-speed case: the slices' interval clear of the limit around a wide timed median",
+			timed:  map[string]model.Stat{"ns/op": {N: 10, Median: 1000, MedianLo: 940, MedianHi: 1095}},
+			window: win(func(w *model.Window) { w.NsPerOp = 1140; w.Traced = stat(1140, 1084, 1272) }),
+			want:   reason(model.TracedOff, 1.14, tracedLimit)},
+		{name: "a two-speed case, the slices' interval reaching the limit",
+			timed:  map[string]model.Stat{"ns/op": {N: 10, Median: 1000, MedianLo: 940, MedianHi: 1095}},
+			window: win(func(w *model.Window) { w.NsPerOp = 1100; w.Traced = stat(1100, 1040, 1272) })},
+		{name: "the slices faster, their interval clear",
+			timed:  map[string]model.Stat{"ns/op": {N: 10, Median: 1000, MedianLo: 800, MedianHi: 1095}},
+			window: win(func(w *model.Window) { w.NsPerOp = 880; w.Traced = stat(880, 850, 930) }),
+			want:   reason(model.TracedOff, 0.88, tracedLimit)},
 		{name: "system calls: traced against the timed median itself",
 			window: win(func(w *model.Window) { w.NsPerOp = 1080; w.Syscall = 0.25 }), want: reason(model.TracedOff, 1.08, tracedLimit)},
 		{name: "the tracer's own functions: against the timed median itself",
@@ -152,6 +165,9 @@ func TestJudge(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sc := &model.Case{Stats: timed, Budget: map[string]float64{"work": 1000}, Window: tt.window}
+			if tt.timed != nil {
+				sc.Stats = tt.timed
+			}
 			if tt.err > 0 {
 				sc.BudgetErr = map[string]float64{"work": tt.err}
 			}
