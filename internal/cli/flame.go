@@ -158,9 +158,10 @@ func flameRun(ctx context.Context, io *IO, o *FlameOptions) error {
 		SampleType: o.SampleType, Title: o.Title, Width: o.Width, MinWidth: o.MinWidth, Goroutine: o.Goroutine,
 		// resolve, as show and compare do: "latest" says which newer runs,
 		// that measured nothing, it passed by.
-		Resolve: func(ref string) (*store.Ref, error) { return resolve(io, store.Open(store.Dir(o.Store)), ref) },
-		Cmd:     io.Cmd,
-		Traced:  func(t lab.TraceInput) { sayTrace(io, t) },
+		Resolve:  func(ref string) (*store.Ref, error) { return resolve(io, store.Open(store.Dir(o.Store)), ref) },
+		StoreDir: store.Dir(o.Store),
+		Cmd:      io.Cmd,
+		Traced:   func(t lab.TraceInput) { sayTrace(io, t) },
 	}
 	if o.FromPyroscope != "" {
 		url, tenant, user, password := pyroscopeServer(o.FromPyroscope, "", "", "")

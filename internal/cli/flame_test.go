@@ -384,7 +384,7 @@ func TestFlameStore(t *testing.T) {
 	}{
 		{"--store, the run by id", []string{"flame", id + "/" + name, "--store", root}, 0, "<svg"},
 		{"--store, latest", []string{"flame", "latest/" + name, "--store", root, "-o", out}, 0, "<svg"},
-		{"$PERFLAB_DIR's store without --store", []string{"flame", "latest/" + name}, 2, "no such profile file, case directory or run case"},
+		{"$PERFLAB_DIR's store without --store", []string{"flame", "latest/" + name}, 2, "no such profile file, case directory or run case in the store "},
 		{"--out refused", []string{"flame", "latest/" + name, "--out", root, "-o", out}, 2, "--out " + root + ": flame's output file is -o/--output"},
 		{"show takes --store", []string{"show", "latest", "--store", root}, 0, id},
 		{"runs takes --store", []string{"runs", "--store", root}, 0, id},

@@ -33,6 +33,9 @@ type FlameRequest struct {
 	// Resolve finds a stored run or case by reference (the CLI's says when
 	// "latest" passed by newer runs).
 	Resolve func(ref string) (*store.Ref, error)
+	// StoreDir is the run store Resolve reads, for the error that says a
+	// stored case was not found there ("" is store.Dir's default).
+	StoreDir string
 	// Cmd is how the user runs perflab ("perflab", "go run ."), for the
 	// errors' hints that name a command; "" is perflab.
 	Cmd string
@@ -154,7 +157,7 @@ func PlanFlame(ctx context.Context, req FlameRequest) (*Flame, error) {
 			if goroutine != nil {
 				return nil, planErr(fmt.Errorf("--goroutine selects goroutines of an execution trace, and %s is not one", arg))
 			}
-			if in, err = openProfile(stdin, req.Resolve, arg, req.Kind, req.Cmd); err != nil {
+			if in, err = openProfile(stdin, req.Resolve, req.StoreDir, arg, req.Kind, req.Cmd); err != nil {
 				return nil, err
 			}
 		}
@@ -246,7 +249,7 @@ func (in *FlameInput) classifyAs(run *model.Run) {
 // path its run.json records: the store refuses symbolic links, files that
 // are not regular and paths out of the run, so a tampered run cannot make
 // flame read (or hang on) anything else. cmd is FlameRequest.Cmd.
-func openProfile(stdin io.Reader, resolve func(string) (*store.Ref, error), arg, kind, cmd string) (*FlameInput, error) {
+func openProfile(stdin io.Reader, resolve func(string) (*store.Ref, error), storeDir, arg, kind, cmd string) (*FlameInput, error) {
 	if arg == "-" {
 		// A profile piped in (curl …/debug/pprof/profile | perflab flame
 		// -): read with the same limits as a file.
@@ -288,7 +291,10 @@ func openProfile(stdin io.Reader, resolve func(string) (*store.Ref, error), arg,
 	ref, err := resolve(arg)
 	if err != nil {
 		if errors.Is(err, store.ErrNoRun) || errors.Is(err, store.ErrNoRuns) || errors.Is(err, store.ErrInvalidID) {
-			return nil, planErr(fmt.Errorf("%s: no such profile file, case directory or run case", arg))
+			if storeDir == "" {
+				storeDir = store.Dir("")
+			}
+			return nil, planErr(fmt.Errorf("%s: no such profile file, case directory or run case in the store %s (another store: --store DIR)", arg, storeDir))
 		}
 		if errors.Is(err, model.ErrNoCase) {
 			return nil, planErr(fmt.Errorf("%w (see `%s`)", err, CommandLine(cmd, "show")))
