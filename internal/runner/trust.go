@@ -103,8 +103,9 @@ func Judge(sc *model.Case, lost bool) *model.Trust {
 	t := &model.Trust{}
 	// Where the tracer is known to act (its own functions, or system
 	// calls, each an event with a stack), the judging needs no
-	// significance: see below.
-	known := win.TracerOwn >= minTracerOwn || win.Syscall >= minTracedSyscall
+	// significance: see below. A share beyond 1 is no share (as for
+	// TracerBusy below) and says nothing.
+	known := win.TracerOwn >= minTracerOwn && win.TracerOwn <= 1 || win.Syscall >= minTracedSyscall && win.Syscall <= 1
 	if e := win.Tracer; e != nil && e.N >= MinIntervalReps && finite(e.MedianLo) && finite(e.MedianHi) {
 		// Significant (its interval clear of 1) and, at its best
 		// estimate, beyond the limit. Held to the whole interval beyond
@@ -178,7 +179,7 @@ func Judge(sc *model.Case, lost bool) *model.Trust {
 		// run of each built-in scenario (113 cases) this marks none
 		// that was not marked.
 		slower, faster := false, false
-		if tr := win.Traced; tr != nil && finite(tr.MedianLo) && finite(tr.MedianHi) && tr.MedianLo > 0 {
+		if tr := win.Traced; tr != nil && finite(tr.MedianLo) && finite(tr.MedianHi) && 0 < tr.MedianLo && tr.MedianLo <= tr.MedianHi {
 			slower, faster = tr.MedianLo > ns.Median*tracedLimit, tr.MedianHi < ns.Median/tracedLimit
 		}
 		if win.NsPerOp > hi*tracedLimit || win.NsPerOp < lo/tracedLimit || slower || faster {
