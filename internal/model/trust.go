@@ -51,7 +51,9 @@ const (
 	// executions that ran differently from the timed ones.
 	TracedOff TrustKind = "traced-off"
 	// TracerEffect: paired round by round, traced over untraced time/op
-	// was Value, and its interval is beyond Limit: the tracer itself
+	// was Value, beyond Limit either way, its interval clear of 1 (or,
+	// slower, where the tracer is known to act: its own functions or
+	// system calls held a part of the traced time): the tracer itself
 	// slows what the case does (each system call, each park is an event
 	// with a stack), so the shares of what emits events are too large.
 	TracerEffect TrustKind = "tracer-effect"

@@ -27,7 +27,9 @@ const truthTolerance = 0.05
 // suite's tolerance. The traced time/op is judged against the timed
 // median's interval, and the tracer's paired effect must be significant
 // (its interval clear of 1), so that the noise of a loaded machine does
-// not mark a budget the data cannot fault.
+// not mark a budget the data cannot fault; where the tracer is known to
+// act on the case (its own functions, system calls: Judge), against the
+// median itself, and a slower effect without significance.
 var tracedLimit = 1 / (1 - truthTolerance)
 
 // minTracerOwn is the share of the traced time in the tracer's own
