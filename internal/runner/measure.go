@@ -253,8 +253,13 @@ func (c *liveCase) retime(target time.Duration, perOp float64) {
 	}
 }
 
-// scaleCount is n times ratio, rounded and kept within 1..live.MaxCount.
+// scaleCount is n times ratio, rounded and kept within 1..live.MaxCount;
+// n itself (so kept) for a ratio that is not a number, which min and max
+// would pass on to int's conversion, a huge negative count on amd64.
 func scaleCount(n int, ratio float64) int {
+	if math.IsNaN(ratio) {
+		ratio = 1
+	}
 	return int(max(1, min(math.Round(float64(n)*ratio), live.MaxCount)))
 }
 

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"math"
 	"testing"
 
 	"github.com/perflab/perflab/internal/live"
@@ -27,6 +28,8 @@ func TestRetimeBounded(t *testing.T) {
 		{"near the cap", live.MaxCount / 2, 1e-9, live.MaxCount},
 		{"far too slow", 10, 1e9, 1},
 		{"zero", 1000, 0, 1000},
+		{"not a number", 1000, math.NaN(), 1000},
+		{"infinitely slow", 1000, math.Inf(1), 1},
 	} {
 		c := &liveCase{n: tc.n}
 		c.retime(target, tc.perOp)
@@ -47,6 +50,9 @@ func TestScaleCount(t *testing.T) {
 		{1 << 39, 1e30, live.MaxCount},
 		{5, 0, 1},
 		{5, -1, 1},
+		{5, math.NaN(), 5},
+		{live.MaxCount, math.NaN(), live.MaxCount},
+		{5, math.Inf(1), live.MaxCount},
 	} {
 		if got := scaleCount(tc.n, tc.ratio); got != tc.want {
 			t.Errorf("scaleCount(%d, %g) = %d, want %d", tc.n, tc.ratio, got, tc.want)
