@@ -373,7 +373,7 @@ func TestFlameStore(t *testing.T) {
 	const name = "variant=a/threads=1"
 	runDir := strings.TrimSuffix(arg, "/"+name)
 	root, id := filepath.Dir(runDir), filepath.Base(runDir)
-	empty := t.TempDir()
+	empty, other := t.TempDir(), t.TempDir()
 	t.Setenv(store.EnvDir, empty)
 	out := filepath.Join(t.TempDir(), "a.svg")
 	for _, tt := range []struct {
@@ -384,7 +384,8 @@ func TestFlameStore(t *testing.T) {
 	}{
 		{"--store, the run by id", []string{"flame", id + "/" + name, "--store", root}, 0, "<svg"},
 		{"--store, latest", []string{"flame", "latest/" + name, "--store", root, "-o", out}, 0, "<svg"},
-		{"$PERFLAB_DIR's store without --store", []string{"flame", "latest/" + name}, 2, "no such profile file, case directory or run case in the store "},
+		{"$PERFLAB_DIR's store without --store", []string{"flame", "latest/" + name}, 2, "no such profile file, case directory or run case in the store " + empty + " (another store: --store DIR)"},
+		{"an empty --store, named", []string{"flame", "latest/" + name, "--store", other}, 2, "no such profile file, case directory or run case in the store " + other + " "},
 		{"--out refused", []string{"flame", "latest/" + name, "--out", root, "-o", out}, 2, "--out " + root + ": flame's output file is -o/--output"},
 		{"show takes --store", []string{"show", "latest", "--store", root}, 0, id},
 		{"runs takes --store", []string{"runs", "--store", root}, 0, id},
