@@ -132,21 +132,26 @@ func TestBenchTimeout(t *testing.T) {
 
 // TestBenchJudge: a bench budget is judged as a scenario's: a profiling
 // window whose time/op is far off the timed interval is untrusted, the
-// `?` of the table; one within it is trusted.
+// `?` of the table; one within it is trusted. A benchmark's window has
+// its system calls' share too (benchWindow), and where it is 5% or more
+// the window is judged against the timed median itself, as a scenario's.
 func TestBenchJudge(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		windowNs  float64
+		syscall   float64
 		untrusted bool
 	}{
-		{"window within the interval", 104, false},
-		{"window 60% off", 160, true},
+		{"window within the interval", 104, 0, false},
+		{"window 60% off", 160, 0, true},
+		{"window within the interval, off the median, few system calls", 108, 0.03, false},
+		{"window off the median, a quarter in system calls", 108, 0.25, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sc := &model.Case{
 				Stats:  map[string]model.Stat{"ns/op": {N: 10, Median: 100, MedianLo: 95, MedianHi: 105}},
 				Budget: map[string]float64{"work": 90, "lock": 10},
-				Window: &model.Window{NsPerOp: tt.windowNs, Running: 0.9, CPUSamples: 200},
+				Window: &model.Window{NsPerOp: tt.windowNs, Running: 0.9, CPUSamples: 200, Syscall: tt.syscall},
 			}
 			judgeBudget(sc)
 			if sc.BudgetTrust == nil || sc.BudgetTrust.Untrusted() != tt.untrusted {

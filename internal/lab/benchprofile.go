@@ -270,8 +270,11 @@ func (lb *liveBench) profile(ctx context.Context, w *store.Writer, tmp string, d
 }
 
 // judgeBudget judges a bench case's budget as perflab run judges a
-// scenario's: a window whose time/op is off the timed interval, or a
-// split on too few CPU samples, marks it untrusted (? in the table).
+// scenario's: a window whose time/op is off the timed interval (off the
+// timed median itself where the tracer's own functions or system calls
+// held a part of its time), or a split on too few CPU samples, marks it
+// untrusted (? in the table). Bench has no paired slices: no tracer's
+// effect, no slices' interval.
 // Bench reads the kernel's context-switch records only where they are
 // whole (see profile), so none were lost.
 func judgeBudget(sc *model.Case) {
