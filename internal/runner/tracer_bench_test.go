@@ -317,7 +317,8 @@ func BenchmarkTracerFanout(b *testing.B) {
 	}
 	// The sides: nothing on; the runtime's tracer alone; everything a
 	// traced slice runs (the tracer, the CPU profiler at cpuProfileHz and
-	// the kernel's context-switch records).
+	// the kernel's context-switch records); and that with the trace
+	// written to a file.
 	side := func(k int, f func() time.Duration) float64 {
 		switch k {
 		case 1:
@@ -328,12 +329,12 @@ func BenchmarkTracerFanout(b *testing.B) {
 		case 2, 3:
 			var w io.Writer = io.Discard
 			if k == 3 {
-				f, err := os.CreateTemp(b.TempDir(), "trace")
+				file, err := os.CreateTemp(b.TempDir(), "trace")
 				if err != nil {
 					b.Fatal(err)
 				}
-				defer f.Close()
-				w = f
+				defer file.Close()
+				w = file
 			}
 			if err := trace.Start(w); err != nil {
 				b.Fatal(err)
