@@ -185,7 +185,7 @@ func PlanBench(ctx context.Context, o BenchOptions) (_ *BenchPlan, err error) {
 	var unmatched []string
 	for i, b := range withTests {
 		o.Log(fmt.Sprintf("building %s", b.ImportPath))
-		if err := b.build(ctx, o.Dir, p.tmp, i, o.buildFlags()); err != nil {
+		if err := b.build(ctx, o.Dir, p.tmp, i, o.buildFlags(), o.Profile); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -196,6 +196,9 @@ func PlanBench(ctx context.Context, o BenchOptions) (_ *BenchPlan, err error) {
 			// failure: the others are measured.
 			p.Unbuilt = append(p.Unbuilt, BuildFailure{ImportPath: b.ImportPath, Err: err})
 			continue
+		}
+		if b.rateErr != nil {
+			p.Notes = append(p.Notes, b.rateNote())
 		}
 		names, err := b.topLevel(ctx)
 		if err != nil {
