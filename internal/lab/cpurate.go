@@ -2,6 +2,7 @@ package lab
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,22 +17,67 @@ import (
 // CPU samples split the benchmark goroutines' running time, as in perflab
 // run's slices, whose rate (runner.CPUProfileHz, 250 Hz) says why more
 // matter. So the test binary is built with one more file, added by go
-// build's -overlay (the user's directory is left as it is, and may be
-// read-only or in the module cache): an external test file whose init
-// sets the rate when the process was started with -test.cpuprofile. The
-// testing package's pprof.StartCPUProfile then cannot set its own, and
-// the profile and the trace's samples run at that rate, the way
+// build's -overlay (no directory is written to): its init sets the rate
+// when the process was started with -test.cpuprofile. The testing
+// package's pprof.StartCPUProfile then cannot set its own, and the
+// profile and the trace's samples run at that rate, the way
 // runner.startCPUProfile gets it. The timed runs have no
 // -test.cpuprofile, and the file does nothing in them.
 //
-// An external test file (package x_test), not an internal one: it may
-// import os and runtime even when the package under test is one of
-// theirs or their dependencies (an internal test file of strings that
-// imports os is an import cycle), and it builds beside a package main or
-// a package whose tests are all external.
+// The file goes into package testing, which every test binary has, so
+// the package under test compiles as the user wrote it, whatever its
+// name, its tests (external only, a TestMain, package main) or its place.
+// The go command refuses to add files beneath GOMODCACHE ("Files beneath
+// GOMODCACHE must not be replaced", Go 1.26): a package in the module
+// cache could not get one, and GOROOT is there too where the toolchain
+// was downloaded (GOTOOLCHAIN). Then the file is an external test file
+// of the package under test (package x_test, which may import os and
+// runtime even where x is one of their dependencies), unless that is in
+// the module cache too.
 
-// rateFileName is the name of the added file in the package's directory.
-const rateFileName = "zz_perflab_cpurate_test.go"
+// rateTarget is where the rate file goes: a directory, the file's name
+// there and its package clause.
+type rateTarget struct {
+	dir, file, pkg string
+}
+
+// rateTargetFor picks the rate file's place for a package in pkgDir
+// named pkgName (go list's Name), given go env's GOROOT and GOMODCACHE
+// (see above); ok is false where there is none.
+func rateTargetFor(goroot, modcache, pkgDir, pkgName string) (_ rateTarget, ok bool) {
+	if t := filepath.Join(goroot, "src", "testing"); goroot != "" && !within(modcache, t) {
+		return rateTarget{dir: t, file: "zz_perflab_cpurate.go", pkg: "testing"}, true
+	}
+	if pkgName != "" && !within(modcache, pkgDir) {
+		return rateTarget{dir: pkgDir, file: "zz_perflab_cpurate_test.go", pkg: pkgName + "_test"}, true
+	}
+	return rateTarget{}, false
+}
+
+// within reports whether path is dir or beneath it.
+func within(dir, path string) bool {
+	if dir == "" {
+		return false
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// goPaths is go env's GOROOT and GOMODCACHE, as the go command in dir
+// sees them (a go.mod's toolchain line may switch to another GOROOT).
+type goPaths struct{ goroot, modcache string }
+
+func goEnvPaths(ctx context.Context, dir string) (goPaths, error) {
+	out, err := goCmd(ctx, dir, "env", "GOROOT", "GOMODCACHE")
+	if err != nil {
+		return goPaths{}, err
+	}
+	f := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(f) != 2 {
+		return goPaths{}, fmt.Errorf("go env GOROOT GOMODCACHE said %q", out)
+	}
+	return goPaths{goroot: f[0], modcache: f[1]}, nil
+}
 
 // rateComplaint is what the runtime prints to standard error when
 // pprof.StartCPUProfile cannot set the rate another has set
@@ -39,18 +85,18 @@ const rateFileName = "zz_perflab_cpurate_test.go"
 // rate file.
 const rateComplaint = "runtime: cannot set cpu profile rate until previous profile has finished.\n"
 
-// rateSource is the Go source of the rate file for package pkgName (go
-// list's Name) at hz. Its imports have names no package declares (a
-// file's imports clash with the package's own names) and it declares
-// only an init function; the arguments are read as the flag package
-// reads them, -test.cpuprofile=file or -test.cpuprofile file, with one
-// dash or two, and an empty file leaves the rate alone (no profile).
-// Samples taken before the testing package starts the profile (a
+// rateSource is the Go source of the rate file, in package pkg, at hz.
+// Its imports have names no package declares (a file's imports clash
+// with its package's own names), and it declares only an init function;
+// the arguments are read as the flag package reads them,
+// -test.cpuprofile=file or -test.cpuprofile file, with one dash or two,
+// and an empty file leaves the rate alone (no profile). Samples taken
+// before the testing package starts the profile (package inits, a
 // TestMain's setup before m.Run) are in cpu.pb.gz, not in the trace.
-func rateSource(pkgName string, hz int) []byte {
+func rateSource(pkg string, hz int) []byte {
 	return fmt.Appendf(nil, `// Code generated by perflab bench. DO NOT EDIT.
 
-package %s_test
+package %s
 
 import (
 	perflab_cpurate_os "os"
@@ -82,24 +128,20 @@ func init() {
 		return
 	}
 }
-`, pkgName, hz, hz)
+`, pkg, hz, hz)
 }
 
-// writeRateOverlay writes the rate file for the package in dir, named
-// pkgName, and go build's -overlay file that adds it there, into tmp (n
-// numbers the package, as its binary); it returns the overlay file. A
-// file of the rate file's name already in dir would be replaced, and is
-// an error.
-func writeRateOverlay(tmp string, n int, dir, pkgName string, hz int) (string, error) {
-	if pkgName == "" {
-		return "", fmt.Errorf("go list gave no package name")
-	}
-	target := filepath.Join(dir, rateFileName)
+// writeRateOverlay writes the rate file for t, and go build's -overlay
+// file that adds it there, into tmp (n numbers the package, as its
+// binary); it returns the overlay file. A file of the rate file's name
+// already there would be replaced, and is an error.
+func writeRateOverlay(tmp string, n int, t rateTarget, hz int) (string, error) {
+	target := filepath.Join(t.dir, t.file)
 	if _, err := os.Lstat(target); err == nil {
 		return "", fmt.Errorf("%s exists", target)
 	}
 	src := filepath.Join(tmp, fmt.Sprintf("pkg%d_cpurate.go", n))
-	if err := os.WriteFile(src, rateSource(pkgName, hz), 0o644); err != nil {
+	if err := os.WriteFile(src, rateSource(t.pkg, hz), 0o644); err != nil {
 		return "", err
 	}
 	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {target: src}})
@@ -134,6 +176,19 @@ func profiledArgs(args []string) bool {
 // cpuProfileHz is the rate the rate file sets, perflab run's.
 const cpuProfileHz = runner.CPUProfileHz
 
+// rateTarget is where b's rate file goes, given go env's paths or the
+// error that kept them from perflab, or why it has none.
+func (b *testBinary) rateTarget(paths goPaths, err error) (*rateTarget, error) {
+	if err != nil {
+		return nil, err
+	}
+	t, ok := rateTargetFor(paths.goroot, paths.modcache, b.Dir, b.name)
+	if !ok {
+		return nil, fmt.Errorf("GOROOT and the package are in the module cache (%s), to which the go command adds no file", paths.modcache)
+	}
+	return &t, nil
+}
+
 // rateNote says that b's traced run samples at 100 Hz, and why.
 func (b *testBinary) rateNote() string {
 	why := b.rateErr.Error()
@@ -145,5 +200,5 @@ func (b *testBinary) rateNote() string {
 			break
 		}
 	}
-	return fmt.Sprintf("%s: its traced run samples CPU at 100 Hz, not %d: the file that sets the rate did not build with it (%s)", b.ImportPath, cpuProfileHz, strings.TrimSpace(why))
+	return fmt.Sprintf("%s: its traced run samples CPU at 100 Hz, not %d: the file that would set the rate could not be built with it (%s)", b.ImportPath, cpuProfileHz, strings.TrimSpace(why))
 }

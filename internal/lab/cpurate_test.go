@@ -19,26 +19,26 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// TestRateSource: the rate file is an external test file of the package,
-// whose imports all have names of their own and whose only declaration
-// is init, which sets the rate asked for.
+// TestRateSource: the rate file is in the package asked for, its
+// imports all have names of their own, and its only declaration is init,
+// which sets the rate asked for.
 func TestRateSource(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		hz   int
+		pkg string
+		hz  int
 	}{
-		{"cache", 250},
-		{"main", 250},
-		{"xonly", 500},
+		{"testing", 250},
+		{"main_test", 250},
+		{"cache_test", 500},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			src := rateSource(tt.name, tt.hz)
-			f, err := parser.ParseFile(token.NewFileSet(), rateFileName, src, 0)
+		t.Run(tt.pkg, func(t *testing.T) {
+			src := rateSource(tt.pkg, tt.hz)
+			f, err := parser.ParseFile(token.NewFileSet(), "zz.go", src, 0)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, src)
 			}
-			if got, want := f.Name.Name, tt.name+"_test"; got != want {
-				t.Errorf("package %s, want %s", got, want)
+			if f.Name.Name != tt.pkg {
+				t.Errorf("package %s, want %s", f.Name.Name, tt.pkg)
 			}
 			for _, imp := range f.Imports {
 				if imp.Name == nil || !strings.HasPrefix(imp.Name.Name, "perflab_cpurate_") {
@@ -66,25 +66,48 @@ func TestRateSource(t *testing.T) {
 	}
 }
 
-// TestWriteRateOverlay: the overlay adds the rate file to the package's
-// directory, and refuses where a file of its name is there already or
-// the package has no name.
+// TestRateTargetFor: the rate file goes into package testing, unless
+// GOROOT is in the module cache (a downloaded toolchain); then into the
+// package's external tests, unless it is in the module cache too.
+func TestRateTargetFor(t *testing.T) {
+	const mc = "/home/u/go/pkg/mod"
+	for _, tt := range []struct {
+		name, goroot, dir, pkg string
+		want                   rateTarget
+		ok                     bool
+	}{
+		{"testing", "/usr/local/go", "/src/cache", "cache", rateTarget{"/usr/local/go/src/testing", "zz_perflab_cpurate.go", "testing"}, true},
+		{"package in the cache", "/usr/local/go", mc + "/x.org/y@v1.0.0/z", "z", rateTarget{"/usr/local/go/src/testing", "zz_perflab_cpurate.go", "testing"}, true},
+		{"downloaded toolchain", mc + "/golang.org/toolchain@v0.0.1-go1.26.8.linux-amd64", "/src/cache", "cache", rateTarget{"/src/cache", "zz_perflab_cpurate_test.go", "cache_test"}, true},
+		{"beside the cache", mc + "2/go", "/src/cache", "cache", rateTarget{mc + "2/go/src/testing", "zz_perflab_cpurate.go", "testing"}, true},
+		{"both in the cache", mc + "/golang.org/toolchain@v0.0.1-go1.26.8.linux-amd64", mc + "/x.org/y@v1.0.0/z", "z", rateTarget{}, false},
+		{"no name", mc + "/golang.org/toolchain@v0.0.1-go1.26.8.linux-amd64", "/src/cache", "", rateTarget{}, false},
+	} {
+		got, ok := rateTargetFor(tt.goroot, mc, tt.dir, tt.pkg)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%s: %+v, %v; want %+v, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestWriteRateOverlay: the overlay adds the rate file to its directory,
+// and refuses where a file of its name is there already.
 func TestWriteRateOverlay(t *testing.T) {
-	pkgDir := t.TempDir()
-	taken := t.TempDir()
-	if err := os.WriteFile(filepath.Join(taken, rateFileName), nil, 0o644); err != nil {
+	dir := t.TempDir()
+	taken := rateTarget{dir: dir, file: "taken.go", pkg: "cache_test"}
+	if err := os.WriteFile(filepath.Join(dir, taken.file), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
-		name, dir, pkg string
-		err            string
+		name string
+		t    rateTarget
+		err  string
 	}{
-		{"adds", pkgDir, "cache", ""},
-		{"file there", taken, "cache", "exists"},
-		{"no name", pkgDir, "", "no package name"},
+		{"adds", rateTarget{dir: dir, file: "zz.go", pkg: "cache_test"}, ""},
+		{"file there", taken, "exists"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			path, err := writeRateOverlay(t.TempDir(), 3, tt.dir, tt.pkg, 250)
+			path, err := writeRateOverlay(t.TempDir(), 3, tt.t, 250)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Errorf("error %v, want %q", err, tt.err)
@@ -102,11 +125,11 @@ func TestWriteRateOverlay(t *testing.T) {
 			if err := json.Unmarshal(data, &o); err != nil {
 				t.Fatal(err)
 			}
-			src, ok := o.Replace[filepath.Join(tt.dir, rateFileName)]
+			src, ok := o.Replace[filepath.Join(tt.t.dir, tt.t.file)]
 			if len(o.Replace) != 1 || !ok {
-				t.Fatalf("overlay %s, want %s only", data, rateFileName)
+				t.Fatalf("overlay %s, want %s only", data, tt.t.file)
 			}
-			if got, err := os.ReadFile(src); err != nil || !bytes.Equal(got, rateSource(tt.pkg, 250)) {
+			if got, err := os.ReadFile(src); err != nil || !bytes.Equal(got, rateSource(tt.t.pkg, 250)) {
 				t.Errorf("rate file %q (%v), want rateSource's", got, err)
 			}
 		})
@@ -191,19 +214,25 @@ func cpuPeriod(t *testing.T, b *testBinary, args func(path string) []string) (in
 	return p.Period, string(out)
 }
 
-// TestRateFile builds the fixture's test binaries with the rate file (a
-// package with external tests only, a package main, a package with a
-// TestMain whose external tests declare os, runtime and strings): each
-// profiles at cpuProfileHz with -test.cpuprofile, in either form, and
-// perflab's traced run shows no complaint. Without -test.cpuprofile the
-// rate is left alone: a test that starts its own profile gets 100 Hz
-// without a word from the runtime.
+// TestRateFile builds the fixture's test binaries with the rate file in
+// package testing and, as where GOROOT is in the module cache, in the
+// package's external tests (a package with external tests only, a
+// package main, a package with a TestMain whose external tests declare
+// os, runtime and strings): each profiles at cpuProfileHz with
+// -test.cpuprofile, in either form, and perflab's traced run shows no
+// complaint. Without -test.cpuprofile the rate is left alone: a test
+// that starts its own profile gets 100 Hz without a word from the
+// runtime.
 func TestRateFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds test binaries")
 	}
 	ctx := context.Background()
 	const dir = "testdata/cpurate"
+	paths, err := goEnvPaths(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	bins, _, err := listPackages(ctx, dir, []string{"./..."}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -213,43 +242,88 @@ func TestRateFile(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	want := int64(1e9 / cpuProfileHz)
-	for i, b := range bins {
-		t.Run(filepath.Base(b.ImportPath), func(t *testing.T) {
-			if err := b.build(ctx, dir, tmp, i, nil, true); err != nil {
-				t.Fatal(err)
-			}
-			if b.cpuHz != cpuProfileHz || b.rateErr != nil {
-				t.Fatalf("cpuHz %d (%v), want %d", b.cpuHz, b.rateErr, cpuProfileHz)
-			}
-			for _, form := range []struct {
-				name string
-				args func(string) []string
-			}{
-				{"-test.cpuprofile=file", func(p string) []string { return []string{"-test.cpuprofile=" + p} }},
-				{"-test.cpuprofile file", func(p string) []string { return []string{"-test.cpuprofile", p} }},
-				{"--test.cpuprofile=file", func(p string) []string { return []string{"--test.cpuprofile=" + p} }},
-			} {
-				if period, _ := cpuPeriod(t, b, form.args); period != want {
-					t.Errorf("%s: period %d ns, want %d", form.name, period, want)
+	n := 0
+	for _, into := range []string{"testing", "external tests"} {
+		for _, b := range bins {
+			t.Run(into+"/"+filepath.Base(b.ImportPath), func(t *testing.T) {
+				goroot := paths.goroot
+				if into != "testing" {
+					goroot = "" // as where it is in the module cache
 				}
-			}
-			prof := filepath.Join(t.TempDir(), "cpu.pb.gz")
-			r := runBinary(ctx, b, ".", "100x", 1, time.Minute, "-test.cpuprofile="+prof)
-			if r.err != nil || len(r.results) == 0 {
-				t.Fatalf("traced run: %v, %d results\n%s", r.err, len(r.results), r.output)
-			}
-			if bytes.Contains(r.output, []byte("cpu profile rate")) {
-				t.Errorf("traced run's output has the complaint:\n%s", r.output)
-			}
-		})
-	}
-	xonly := bins[slices.IndexFunc(bins, func(b *testBinary) bool { return strings.HasSuffix(b.ImportPath, "/xonly") })]
-	for _, args := range [][]string{nil, {"-test.cpuprofile="}} {
-		cmd := exec.Command(xonly.Path, append([]string{"-test.run=^TestOwnProfile$", "-test.v"}, args...)...)
-		out, err := cmd.CombinedOutput()
-		if err != nil || !bytes.Contains(out, []byte("--- PASS: TestOwnProfile")) || bytes.Contains(out, []byte("cpu profile rate")) {
-			t.Errorf("args %q: TestOwnProfile did not start its profile quietly (%v):\n%s", args, err, out)
+				target, ok := rateTargetFor(goroot, paths.modcache, b.Dir, b.name)
+				if !ok {
+					t.Fatal("no place for the rate file")
+				}
+				n++
+				if err := b.build(ctx, dir, tmp, n, nil, &target); err != nil {
+					t.Fatal(err)
+				}
+				if b.cpuHz != cpuProfileHz || b.rateErr != nil {
+					t.Fatalf("cpuHz %d (%v), want %d", b.cpuHz, b.rateErr, cpuProfileHz)
+				}
+				for _, form := range []struct {
+					name string
+					args func(string) []string
+				}{
+					{"-test.cpuprofile=file", func(p string) []string { return []string{"-test.cpuprofile=" + p} }},
+					{"-test.cpuprofile file", func(p string) []string { return []string{"-test.cpuprofile", p} }},
+					{"--test.cpuprofile=file", func(p string) []string { return []string{"--test.cpuprofile=" + p} }},
+				} {
+					if period, _ := cpuPeriod(t, b, form.args); period != want {
+						t.Errorf("%s: period %d ns, want %d", form.name, period, want)
+					}
+				}
+				prof := filepath.Join(t.TempDir(), "cpu.pb.gz")
+				r := runBinary(ctx, b, ".", "100x", 1, time.Minute, "-test.cpuprofile="+prof)
+				if r.err != nil || len(r.results) == 0 {
+					t.Fatalf("traced run: %v, %d results\n%s", r.err, len(r.results), r.output)
+				}
+				if bytes.Contains(r.output, []byte("cpu profile rate")) {
+					t.Errorf("traced run's output has the complaint:\n%s", r.output)
+				}
+				if !strings.HasSuffix(b.ImportPath, "/xonly") {
+					return
+				}
+				for _, args := range [][]string{nil, {"-test.cpuprofile="}} {
+					cmd := exec.Command(b.Path, append([]string{"-test.run=^TestOwnProfile$", "-test.v"}, args...)...)
+					out, err := cmd.CombinedOutput()
+					if err != nil || !bytes.Contains(out, []byte("--- PASS: TestOwnProfile")) || bytes.Contains(out, []byte("cpu profile rate")) {
+						t.Errorf("args %q: TestOwnProfile did not start its profile quietly (%v):\n%s", args, err, out)
+					}
+				}
+			})
 		}
+	}
+}
+
+// TestRateFileModuleCache: a package in the module cache, where the go
+// command adds no file, gets the rate file in package testing.
+func TestRateFileModuleCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds test binaries")
+	}
+	ctx := context.Background()
+	paths, err := goEnvPaths(ctx, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins, _, err := listPackages(ctx, ".", []string{"github.com/google/pprof/profile"}, nil)
+	if err != nil || len(bins) != 1 {
+		t.Fatalf("%d packages, %v", len(bins), err)
+	}
+	b := bins[0]
+	if !within(paths.modcache, b.Dir) {
+		t.Skipf("%s is not in the module cache (%s)", b.Dir, paths.modcache)
+	}
+	target, err := b.rateTarget(paths, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.build(ctx, ".", t.TempDir(), 0, nil, target); err != nil {
+		t.Fatal(err)
+	}
+	if b.cpuHz != cpuProfileHz {
+		t.Errorf("cpuHz %d (%v), want %d", b.cpuHz, b.rateErr, cpuProfileHz)
 	}
 }
 
@@ -267,8 +341,8 @@ func TestRateFileFallback(t *testing.T) {
 		t.Fatalf("%d packages, %v", len(bins), err)
 	}
 	b := bins[0]
-	b.name = "1x"
-	if err := b.build(ctx, dir, t.TempDir(), 0, nil, true); err != nil {
+	target := rateTarget{dir: b.Dir, file: "zz_perflab_cpurate_test.go", pkg: "1x"}
+	if err := b.build(ctx, dir, t.TempDir(), 0, nil, &target); err != nil {
 		t.Fatal(err)
 	}
 	if b.cpuHz != 100 || b.rateErr == nil {
@@ -283,8 +357,8 @@ func TestRateFileFallback(t *testing.T) {
 	}
 }
 
-// TestRateFileReadOnly: a package in a read-only directory (the module
-// cache's are) builds with the rate file, and its directory is left as
+// TestRateFileReadOnly: a package in a read-only directory builds with
+// the rate file among its external tests, and its directory is left as
 // it was.
 func TestRateFileReadOnly(t *testing.T) {
 	if testing.Short() {
@@ -313,7 +387,11 @@ func TestRateFileReadOnly(t *testing.T) {
 		t.Fatalf("%d packages, %v", len(bins), err)
 	}
 	b := bins[0]
-	if err := b.build(ctx, mod, t.TempDir(), 0, nil, true); err != nil {
+	target, ok := rateTargetFor("", "", b.Dir, b.name)
+	if !ok {
+		t.Fatal("no place for the rate file")
+	}
+	if err := b.build(ctx, mod, t.TempDir(), 0, nil, &target); err != nil {
 		t.Fatal(err)
 	}
 	if b.cpuHz != cpuProfileHz {

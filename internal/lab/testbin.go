@@ -37,7 +37,7 @@ type testBinary struct {
 	name       string // its package's name (go list's Name)
 	// cpuHz is the CPU profile's rate in a run with -test.cpuprofile:
 	// cpuProfileHz where the rate file built (see cpurate.go), else the
-	// testing package's 100, and rateErr says why not.
+	// testing package's 100; rateErr says why not, where it was wanted.
 	cpuHz   int
 	rateErr error
 	// ignoredTests are its _test.go files that build constraints
@@ -103,31 +103,30 @@ func listPackages(ctx context.Context, dir string, patterns, flags []string) (wi
 }
 
 // build compiles b's test binary into tmp with go test -c and the build
-// flags (-tags, -race, -gcflags), for a traced run at cpuProfileHz if
-// rate (see cpurate.go: one file added). Where that does not build, the
-// binary is built as the user's package is, and its traced run samples
-// at 100 Hz: a package that does not build then says so with the go
-// command's words about its own code.
-func (b *testBinary) build(ctx context.Context, dir, tmp string, n int, flags []string, rate bool) error {
+// flags (-tags, -race, -gcflags), with the rate file at target if not nil
+// (see cpurate.go), for a traced run at cpuProfileHz. Where that does not
+// build, rateErr says why, and the binary is built as the user's package
+// is, its traced run at 100 Hz: a package that does not build then says
+// so with the go command's words about its own code.
+func (b *testBinary) build(ctx context.Context, dir, tmp string, n int, flags []string, target *rateTarget) error {
 	b.Path = filepath.Join(tmp, fmt.Sprintf("pkg%d.test", n))
 	args := append([]string{"test", "-c", "-o", b.Path}, flags...)
-	b.cpuHz, b.rateErr = 100, nil
-	built := false
-	if rate {
-		overlay, err := writeRateOverlay(tmp, n, b.Dir, b.name, cpuProfileHz)
+	b.cpuHz = 100
+	if target != nil {
+		overlay, err := writeRateOverlay(tmp, n, *target, cpuProfileHz)
 		if err == nil {
 			_, err = goCmd(ctx, dir, append(args, "-overlay="+overlay, b.ImportPath)...)
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if built = err == nil; built {
+		if err == nil {
 			b.cpuHz = cpuProfileHz
 		} else {
 			b.rateErr = err
 		}
 	}
-	if !built {
+	if b.cpuHz != cpuProfileHz {
 		if _, err := goCmd(ctx, dir, append(args, b.ImportPath)...); err != nil {
 			return planErrorf("%s does not build:\n%v", b.ImportPath, err)
 		}
