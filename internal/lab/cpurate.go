@@ -63,20 +63,21 @@ func within(dir, path string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// goPaths is go env's GOROOT and GOMODCACHE, as the go command in dir
-// sees them (a go.mod's toolchain line may switch to another GOROOT).
-type goPaths struct{ goroot, modcache string }
+// goPaths is go env's GOROOT, GOMODCACHE and GOFLAGS, as the go command
+// in dir sees them (a go.mod's toolchain line may switch to another
+// GOROOT).
+type goPaths struct{ goroot, modcache, goflags string }
 
 func goEnvPaths(ctx context.Context, dir string) (goPaths, error) {
-	out, err := goCmd(ctx, dir, "env", "GOROOT", "GOMODCACHE")
+	out, err := goCmd(ctx, dir, "env", "GOROOT", "GOMODCACHE", "GOFLAGS")
 	if err != nil {
 		return goPaths{}, err
 	}
-	f := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(f) != 2 {
-		return goPaths{}, fmt.Errorf("go env GOROOT GOMODCACHE said %q", out)
+	f := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(f) != 3 {
+		return goPaths{}, fmt.Errorf("go env GOROOT GOMODCACHE GOFLAGS said %q", out)
 	}
-	return goPaths{goroot: f[0], modcache: f[1]}, nil
+	return goPaths{goroot: f[0], modcache: f[1], goflags: f[2]}, nil
 }
 
 // rateComplaint is what the runtime prints to standard error when
@@ -181,6 +182,11 @@ const cpuProfileHz = runner.CPUProfileHz
 func (b *testBinary) rateTarget(paths goPaths, err error) (*rateTarget, error) {
 	if err != nil {
 		return nil, err
+	}
+	if strings.Contains(paths.goflags, "-overlay") {
+		// The command line's -overlay would replace the user's, and the
+		// binary be built from other files.
+		return nil, fmt.Errorf("GOFLAGS has an -overlay, which perflab's would replace")
 	}
 	t, ok := rateTargetFor(paths.goroot, paths.modcache, b.Dir, b.name)
 	if !ok {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -402,5 +403,28 @@ func TestRateFileReadOnly(t *testing.T) {
 	}
 	if period, _ := cpuPeriod(t, b, func(p string) []string { return []string{"-test.cpuprofile=" + p} }); period != int64(1e9/cpuProfileHz) {
 		t.Errorf("period %d ns, want %d", period, int64(1e9/cpuProfileHz))
+	}
+}
+
+// TestRateTargetRefuses: no rate file where go env failed, or where
+// GOFLAGS has an -overlay that the command line's would replace.
+func TestRateTargetRefuses(t *testing.T) {
+	b := &testBinary{ImportPath: "x", Dir: "/src/x", name: "x"}
+	paths := goPaths{goroot: "/usr/local/go", modcache: "/home/u/go/pkg/mod"}
+	if target, err := b.rateTarget(paths, nil); err != nil || target == nil {
+		t.Fatalf("%v, %v; want a place", target, err)
+	}
+	for _, tt := range []struct {
+		name  string
+		paths goPaths
+		err   error
+		want  string
+	}{
+		{"go env failed", paths, errors.New("go: no go"), "go: no go"},
+		{"GOFLAGS overlay", goPaths{goroot: paths.goroot, modcache: paths.modcache, goflags: "-mod=mod -overlay=o.json"}, nil, "GOFLAGS has an -overlay"},
+	} {
+		if target, err := b.rateTarget(tt.paths, tt.err); target != nil || err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, %v; want no place, %q", tt.name, target, err, tt.want)
+		}
 	}
 }
