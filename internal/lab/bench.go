@@ -182,10 +182,19 @@ func PlanBench(ctx context.Context, o BenchOptions) (_ *BenchPlan, err error) {
 			p.Close()
 		}
 	}()
+	var paths goPaths
+	var pathsErr error
+	if o.Profile {
+		paths, pathsErr = goEnvPaths(ctx, o.Dir)
+	}
 	var unmatched []string
 	for i, b := range withTests {
 		o.Log(fmt.Sprintf("building %s", b.ImportPath))
-		if err := b.build(ctx, o.Dir, p.tmp, i, o.buildFlags()); err != nil {
+		var target *rateTarget
+		if o.Profile {
+			target, b.rateErr = b.rateTarget(paths, pathsErr)
+		}
+		if err := b.build(ctx, o.Dir, p.tmp, i, o.buildFlags(), target); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -196,6 +205,9 @@ func PlanBench(ctx context.Context, o BenchOptions) (_ *BenchPlan, err error) {
 			// failure: the others are measured.
 			p.Unbuilt = append(p.Unbuilt, BuildFailure{ImportPath: b.ImportPath, Err: err})
 			continue
+		}
+		if b.rateErr != nil {
+			p.Notes = append(p.Notes, b.rateNote())
 		}
 		names, err := b.topLevel(ctx)
 		if err != nil {

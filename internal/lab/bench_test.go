@@ -58,8 +58,9 @@ func TestPlanErrors(t *testing.T) {
 	}
 }
 
-// TestBuildFlags: -tags and -race reach go list and go test -c; the
-// fixture has a benchmark only in each of those builds.
+// TestBuildFlags: -tags and -race reach go list and go test -c, with the
+// rate file (cpurate.go) as without; the fixture has a benchmark only in
+// each of those builds.
 func TestBuildFlags(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds test binaries")
@@ -77,7 +78,7 @@ func TestBuildFlags(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := tt.o
-			o.Dir, o.CPU = "testdata/tagged", []int{1}
+			o.Dir, o.CPU, o.Profile = "testdata/tagged", []int{1}, true
 			p, err := PlanBench(context.Background(), o)
 			if err != nil {
 				if !strings.Contains(err.Error(), tt.want) {
@@ -92,6 +93,10 @@ func TestBuildFlags(t *testing.T) {
 			}
 			if !slices.Equal(got, []string{tt.want}) {
 				t.Errorf("benchmarks %v, want %s", got, tt.want)
+			}
+			// The rate file builds in each of those builds too.
+			if b := p.pkgs[0].bin; b.cpuHz != cpuProfileHz {
+				t.Errorf("traced run at %d Hz (%v), want %d", b.cpuHz, b.rateErr, cpuProfileHz)
 			}
 		})
 	}

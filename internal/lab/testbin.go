@@ -34,6 +34,12 @@ type testBinary struct {
 	ImportPath string
 	Dir        string // the package's directory: binaries run there, as go test runs them
 	Path       string // the binary
+	name       string // its package's name (go list's Name)
+	// cpuHz is the CPU profile's rate in a run with -test.cpuprofile:
+	// cpuProfileHz where the rate file built (see cpurate.go), else the
+	// testing package's 100; rateErr says why not, where it was wanted.
+	cpuHz   int
+	rateErr error
 	// ignoredTests are its _test.go files that build constraints
 	// leave out of this build (go list's IgnoredGoFiles).
 	ignoredTests []string
@@ -70,7 +76,7 @@ func goCmd(ctx context.Context, dir string, args ...string) ([]byte, error) {
 // packages that have test files, and says which have none.
 func listPackages(ctx context.Context, dir string, patterns, flags []string) (withTests, without []*testBinary, err error) {
 	args := append([]string{"list"}, flags...)
-	args = append(args, "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}\t{{join .IgnoredGoFiles \"\\x00\"}}", "--")
+	args = append(args, "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}\t{{.Name}}\t{{join .IgnoredGoFiles \"\\x00\"}}", "--")
 	args = append(args, patterns...)
 	out, err := goCmd(ctx, dir, args...)
 	if err != nil {
@@ -78,11 +84,11 @@ func listPackages(ctx context.Context, dir string, patterns, flags []string) (wi
 	}
 	for line := range strings.Lines(string(out)) {
 		f := strings.Split(strings.TrimRight(line, "\n"), "\t")
-		if len(f) != 5 {
+		if len(f) != 6 {
 			continue
 		}
-		b := &testBinary{ImportPath: f[0], Dir: f[1]}
-		for name := range strings.SplitSeq(f[4], "\x00") {
+		b := &testBinary{ImportPath: f[0], Dir: f[1], name: f[4]}
+		for name := range strings.SplitSeq(f[5], "\x00") {
 			if strings.HasSuffix(name, "_test.go") {
 				b.ignoredTests = append(b.ignoredTests, name)
 			}
@@ -97,12 +103,33 @@ func listPackages(ctx context.Context, dir string, patterns, flags []string) (wi
 }
 
 // build compiles b's test binary into tmp with go test -c and the build
-// flags (-tags, -race, -gcflags).
-func (b *testBinary) build(ctx context.Context, dir, tmp string, n int, flags []string) error {
+// flags (-tags, -race, -gcflags), with the rate file at target if not nil
+// (see cpurate.go), for a traced run at cpuProfileHz. Where that does not
+// build, rateErr says why, and the binary is built as the user's package
+// is, its traced run at 100 Hz: a package that does not build then says
+// so with the go command's words about its own code.
+func (b *testBinary) build(ctx context.Context, dir, tmp string, n int, flags []string, target *rateTarget) error {
 	b.Path = filepath.Join(tmp, fmt.Sprintf("pkg%d.test", n))
 	args := append([]string{"test", "-c", "-o", b.Path}, flags...)
-	if _, err := goCmd(ctx, dir, append(args, b.ImportPath)...); err != nil {
-		return planErrorf("%s does not build:\n%v", b.ImportPath, err)
+	b.cpuHz = 100
+	if target != nil {
+		overlay, err := writeRateOverlay(tmp, n, *target, cpuProfileHz)
+		if err == nil {
+			_, err = goCmd(ctx, dir, append(args, "-overlay="+overlay, b.ImportPath)...)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err == nil {
+			b.cpuHz = cpuProfileHz
+		} else {
+			b.rateErr = err
+		}
+	}
+	if b.cpuHz != cpuProfileHz {
+		if _, err := goCmd(ctx, dir, append(args, b.ImportPath)...); err != nil {
+			return planErrorf("%s does not build:\n%v", b.ImportPath, err)
+		}
 	}
 	if _, err := os.Stat(b.Path); err != nil {
 		// go test -c writes nothing for a package without tests.
@@ -299,7 +326,11 @@ func runBinaryWith(ctx context.Context, b *testBinary, pattern, benchtime string
 		}
 		err = cmd.Wait()
 	}
-	r := &binaryRun{err: err, output: out.Bytes(), failed: map[string]string{}, stopped: map[string]bool{}, wall: time.Since(start)}
+	output := out.Bytes()
+	if b.cpuHz == cpuProfileHz && profiledArgs(extra) {
+		output = dropRateComplaint(output)
+	}
+	r := &binaryRun{err: err, output: output, failed: map[string]string{}, stopped: map[string]bool{}, wall: time.Since(start)}
 	if cmd.ProcessState != nil {
 		r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}

@@ -6,7 +6,8 @@ import (
 	"runtime/pprof"
 )
 
-// cpuProfileHz is the CPU profiler's rate while a case is traced. Its
+// CPUProfileHz is the CPU profiler's rate while a case is traced, in
+// perflab run's slices and in perflab bench's traced run. Its
 // samples, tagged by goroutine in the trace, split the workers' running
 // time between categories, and the split's ± narrows as the square root
 // of their number. runtime/pprof fixes 100 Hz: one goroutine got about
@@ -16,7 +17,7 @@ import (
 // and later) fire at the kernel's clock tick at most, 250 Hz on common
 // kernels (CONFIG_HZ=250, this project's 2-core VM among them): a higher
 // rate would give no more samples there.
-const cpuProfileHz = 250
+const CPUProfileHz = 250
 
 // startCPUProfile starts the CPU profiler at hz, writing to w, as
 // pprof.StartCPUProfile does at its fixed 100 Hz. runtime/pprof has no

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestStartCPUProfileRate: the CPU profile runs at cpuProfileHz, as its
+// TestStartCPUProfileRate: the CPU profile runs at CPUProfileHz, as its
 // header (the period) says, and the runtime's complaint about setting
 // the rate twice does not reach standard error.
 func TestStartCPUProfileRate(t *testing.T) {
@@ -29,7 +29,7 @@ func TestStartCPUProfileRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	err = startCPUProfile(&buf, cpuProfileHz)
+	err = startCPUProfile(&buf, CPUProfileHz)
 	if err == nil {
 		pprof.StopCPUProfile()
 	}
@@ -48,17 +48,17 @@ func TestStartCPUProfileRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := int64(1e9 / cpuProfileHz); p.Period != want {
-		t.Errorf("period %d ns, want %d (%d Hz)", p.Period, want, cpuProfileHz)
+	if want := int64(1e9 / CPUProfileHz); p.Period != want {
+		t.Errorf("period %d ns, want %d (%d Hz)", p.Period, want, CPUProfileHz)
 	}
 
 	// Twice in a row: each profile stops and the next sets its rate.
 	buf.Reset()
-	if err := startCPUProfile(&buf, cpuProfileHz); err != nil {
+	if err := startCPUProfile(&buf, CPUProfileHz); err != nil {
 		t.Fatal(err)
 	}
 	pprof.StopCPUProfile()
-	if p, err = profile.Parse(&buf); err != nil || p.Period != int64(1e9/cpuProfileHz) {
+	if p, err = profile.Parse(&buf); err != nil || p.Period != int64(1e9/CPUProfileHz) {
 		t.Errorf("second profile: period %v, err %v", p.Period, err)
 	}
 }

@@ -590,7 +590,7 @@ func (r *Runner) traced(c *liveCase, traced bool, warn func(string), run func() 
 	// The CPU profiler runs with the tracer even when no cpu profile is
 	// kept: its samples, tagged by goroutine in the trace, split the
 	// workers' running time between categories.
-	if err := startCPUProfile(&tw.cpu, cpuProfileHz); err != nil {
+	if err := startCPUProfile(&tw.cpu, CPUProfileHz); err != nil {
 		warn("cpu profile: " + err.Error())
 	} else {
 		tw.cpuOn = true

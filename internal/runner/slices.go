@@ -118,7 +118,7 @@ func (r *Runner) slicesAt(i, round int) (before, after bool) {
 // every round left gets an extra one. At one goroutine a slice as long as
 // a 200 ms repetition held about 20 CPU samples at runtime/pprof's
 // 100 Hz, and the spread's six split cipher-cache's running time to
-// ±3 to ±12 points (issue 22), hence cpuProfileHz; the ± narrows only as the square root of
+// ±3 to ±12 points (issue 22), hence CPUProfileHz; the ± narrows only as the square root of
 // the samples, so a case far above the mark would take many seconds more
 // to clear it, and is marked instead. At most one extra slice a round,
 // none before a first slice has said how wide the split is, none where
