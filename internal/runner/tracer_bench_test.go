@@ -283,7 +283,7 @@ func BenchmarkTracerHandoff(b *testing.B) {
 // and with each helper hashing 8 KiB with SHA-256 (a fan-out of hashing,
 // as the truth suite's fanout-wg). Four sides in turn, five blocks each:
 // nothing on, the runtime's tracer alone, all a traced slice runs (the
-// tracer, the CPU profiler at cpuProfileHz, the kernel's switch records),
+// tracer, the CPU profiler at CPUProfileHz, the kernel's switch records),
 // and that writing the trace to a file, as the runner does. It has no
 // target: the budget leaves the tracer's own functions out, but a helper
 // that starts later is time its worker waited, and that is marked where
@@ -316,7 +316,7 @@ func BenchmarkTracerFanout(b *testing.B) {
 		return time.Since(start)
 	}
 	// The sides: nothing on; the runtime's tracer alone; everything a
-	// traced slice runs (the tracer, the CPU profiler at cpuProfileHz and
+	// traced slice runs (the tracer, the CPU profiler at CPUProfileHz and
 	// the kernel's context-switch records); and that with the trace
 	// written to a file.
 	side := func(k int, f func() time.Duration) float64 {
@@ -340,7 +340,7 @@ func BenchmarkTracerFanout(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer trace.Stop()
-			if err := startCPUProfile(io.Discard, cpuProfileHz); err != nil {
+			if err := startCPUProfile(io.Discard, CPUProfileHz); err != nil {
 				b.Fatal(err)
 			}
 			defer pprof.StopCPUProfile()
