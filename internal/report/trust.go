@@ -79,7 +79,16 @@ func tracerOwn(w *model.Window) (float64, bool) {
 }
 
 // factor writes a ratio as the table does: "1.35×".
-func factor(x float64) string { return fmt.Sprintf("%.2f×", x) }
+func factor(x float64) string {
+	// Three decimals where two would round into the threshold's band
+	// (1/1.053 to 1.053), so that a factor just beyond it does not read
+	// "1.05×" as if it were within.
+	s := fmt.Sprintf("%.2f", x)
+	if s == "1.05" || s == "0.95" {
+		s = fmt.Sprintf("%.3f", x)
+	}
+	return s + "×"
+}
 
 // SchedBy says what the goroutines were doing when they lost their CPU,
 // in points of the budget: "sched 23 pts, of which work 20, other 3"; ""

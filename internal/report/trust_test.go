@@ -15,6 +15,8 @@ func TestTrustReason(t *testing.T) {
 		{"unknown (an old run)", nil, ""},
 		{"trusted", &model.Trust{}, ""},
 		{"traced off", &model.Trust{Reasons: []model.TrustReason{{Kind: model.TracedOff, Value: 0.8}}}, "traced time/op 0.80× the timed"},
+		{"just beyond the threshold", &model.Trust{Reasons: []model.TrustReason{{Kind: model.TracerEffect, Value: 1.0541}}}, "traced 1.054× untraced, round by round"},
+		{"just beyond it, faster", &model.Trust{Reasons: []model.TrustReason{{Kind: model.TracedOff, Value: 0.9462}}}, "traced time/op 0.946× the timed"},
 		{"two reasons", &model.Trust{Reasons: []model.TrustReason{{Kind: model.TracerEffect, Value: 1.214}, {Kind: model.RecordsLost, Value: 0.12}}},
 			"traced 1.21× untraced, round by round; context-switch records lost (CPU wait 12%)"},
 		{"shared pool", &model.Trust{Reasons: []model.TrustReason{{Kind: model.SharedHelpers, Value: 0.42}}}, "42% charged to a pool the workers share"},
