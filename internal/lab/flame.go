@@ -289,21 +289,21 @@ func openProfile(stdin io.Reader, resolve func(string) (*store.Ref, error), stor
 		resolve = store.Open(store.Dir("")).Resolve
 	}
 	ref, err := resolve(arg)
+	if storeDir == "" {
+		storeDir = store.Dir("")
+	}
 	if err != nil {
 		if errors.Is(err, store.ErrNoRun) || errors.Is(err, store.ErrNoRuns) || errors.Is(err, store.ErrInvalidID) {
-			if storeDir == "" {
-				storeDir = store.Dir("")
-			}
 			return nil, planErr(fmt.Errorf("%s: no such profile file, case directory or run case in the store %s (another store: --store DIR)", arg, storeDir))
 		}
 		if errors.Is(err, model.ErrNoCase) {
-			return nil, planErr(fmt.Errorf("%w (see `%s`)", err, CommandLine(cmd, "show")))
+			return nil, planErr(fmt.Errorf("%w (see `%s`)", err, CommandLine(cmd, "show"+StoreArg(storeDir))))
 		}
 		return nil, err
 	}
 	run, c := ref.Run, ref.Case
 	if c == nil {
-		return nil, planErr(fmt.Errorf("%s is a whole run: name a case, e.g. %s/<case> (see `%s`)", arg, arg, CommandLine(cmd, "show "+run.ID)))
+		return nil, planErr(fmt.Errorf("%s is a whole run: name a case, e.g. %s/<case> (see `%s`)", arg, arg, CommandLine(cmd, "show "+run.ID+StoreArg(storeDir))))
 	}
 	rel, ok := c.Profiles[kind]
 	if !ok {

@@ -98,6 +98,11 @@ func TestPlanFlame(t *testing.T) {
 			wantErr: "has no profiles: the run stopped before its profiles were taken (interrupted by SIGTERM in round 128)"},
 		{name: "a whole run", req: FlameRequest{Inputs: []string{run.ID}, Kind: "wall"}, st: st, wantErr: "is a whole run", planError: true},
 		{name: "no such case", req: FlameRequest{Inputs: []string{run.ID + "/nope"}, Kind: "wall"}, st: st, wantErr: "see `perflab show`", planError: true},
+		// Named from --store, the store is in the hint's command.
+		{name: "no such case in another store", req: FlameRequest{Inputs: []string{run.ID + "/nope"}, Kind: "wall", StoreDir: "elsewhere"}, st: st,
+			wantErr: "see `perflab show -o elsewhere`", planError: true},
+		{name: "a whole run in another store", req: FlameRequest{Inputs: []string{run.ID}, Kind: "wall", StoreDir: "elsewhere"}, st: st,
+			wantErr: "(see `perflab show " + run.ID + " -o elsewhere`)", planError: true},
 		{name: "no such file", req: FlameRequest{Inputs: []string{"nope.pb.gz"}}, st: st, wantErr: "no such profile file", planError: true},
 		{name: "bad layout", req: FlameRequest{Inputs: []string{realCPU}, Layout: "old"}, wantErr: `--layout: unknown layout "old"`, planError: true},
 		{name: "stdin twice", req: FlameRequest{Inputs: []string{"-", "-"}, Diff: true}, wantErr: "only one of the profiles", planError: true},
