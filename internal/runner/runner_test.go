@@ -148,17 +148,29 @@ func TestExecuteMeasuresAndIsolatesFailures(t *testing.T) {
 func TestAllocationsCountedExactly(t *testing.T) {
 	// Few allocations per repetition: runtime/metrics would miss those
 	// still in a P's span cache.
+	//
+	// The counters are the process's: a goroutine another test left
+	// running can allocate inside a repetition too (CI once read 2
+	// allocs/op and 176 B/op at n=1, 112 B more than the worker's). That
+	// only ever adds, so a repetition that reads exactly the worker's
+	// shows the counting exact; five tries at each n are allowed.
 	for _, n := range []int{1, 10, 50} {
-		c := &liveCase{lc: live.Of(nil, nil, &countingWorker{}), n: n}
-		res, err := c.rep(newSampler())
-		if err != nil {
-			t.Fatal(err)
+		var got []string
+		for range 5 {
+			c := &liveCase{lc: live.Of(nil, nil, &countingWorker{}), n: n}
+			res, err := c.rep(newSampler())
+			if err != nil {
+				t.Fatal(err)
+			}
+			allocs, bytes := res.metrics["allocs/op"], res.metrics["B/op"]
+			if allocs == 1 && bytes == 64 {
+				got = nil
+				break
+			}
+			got = append(got, fmt.Sprintf("%v allocs/op, %v B/op", allocs, bytes))
 		}
-		if got := res.metrics["allocs/op"]; got != 1 {
-			t.Errorf("n=%d: allocs/op = %v, want exactly 1", n, got)
-		}
-		if got := res.metrics["B/op"]; got != 64 {
-			t.Errorf("n=%d: B/op = %v, want exactly 64", n, got)
+		if got != nil {
+			t.Errorf("n=%d: %s; want exactly 1 allocs/op and 64 B/op", n, strings.Join(got, "; "))
 		}
 	}
 }
