@@ -14,6 +14,7 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strings"
 	"time"
 
@@ -930,14 +931,7 @@ func withoutTracer(p *profile.Profile) (*profile.Profile, float64) {
 
 // tracerStack reports whether any frame of s is the tracer's own.
 func tracerStack(s *profile.Sample) bool {
-	for _, loc := range s.Location {
-		for _, ln := range loc.Line {
-			if ln.Function != nil && profiles.TracerFrame(ln.Function.Name) {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(profiles.SampleStack(s), profiles.TracerFrame)
 }
 
 // Budget splits nsPerOp into categories in the proportions of the

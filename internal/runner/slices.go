@@ -117,9 +117,9 @@ func (r *Runner) slicesAt(i, round int) (before, after bool) {
 // will be, is above maxShareErr at the spread's count and within it if
 // every round left gets an extra one. At one goroutine a slice as long as
 // a 200 ms repetition held about 20 CPU samples at runtime/pprof's
-// 100 Hz, and the spread's six split cipher-cache's running time to
-// ±3 to ±12 points (issue 22), hence CPUProfileHz; the ± narrows only as the square root of
-// the samples, so a case far above the mark would take many seconds more
+// 100 Hz, and the spread's six split cipher-cache's running time to ±3
+// to ±12 points (issue 22), hence CPUProfileHz; the ± narrows only as
+// the square root of the samples, so a case far above the mark would take many seconds more
 // to clear it, and is marked instead. At most one extra slice a round,
 // none before a first slice has said how wide the split is, none where
 // the budget has no wall-clock profile to split.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/perflab/perflab/internal/model"
+	"github.com/perflab/perflab/internal/wallclock"
 	"github.com/perflab/perflab/profiles"
 )
 
@@ -297,7 +298,7 @@ func SchedBy(wall *profile.Profile, rules *profiles.Rules, nsPerOp float64) map[
 				// running code, a write(2) read as other: an outside
 				// pipe scenario's wall view of the call was wait quiet
 				// and partly other beside a spinning process.
-				doing = rules.OffCPU(stackNames(s.Location[1:]), "syscall")
+				doing = rules.OffCPU(profiles.SampleStack(&profile.Sample{Location: s.Location[1:]}), "syscall")
 			}
 		}
 		by[doing] = profiles.AddSaturating(by[doing], v)
@@ -333,24 +334,9 @@ func eachWallSample(wall *profile.Profile, rules *profiles.Rules, fn func(s *pro
 }
 
 // inSyscall reports whether state frame loc is a goroutine's wait for a
-// CPU inside a system call (internal/wallclock's "runnable in a system
-// call" states).
+// CPU inside a system call (wallclock.SyscallWaitState).
 func inSyscall(loc *profile.Location) bool {
-	return len(loc.Line) > 0 && loc.Line[0].Function != nil && strings.Contains(loc.Line[0].Function.Name, "in a system call")
-}
-
-// stackNames are the function names of locs, leaf first, as
-// profiles.Rules.OffCPU takes them.
-func stackNames(locs []*profile.Location) []string {
-	var out []string
-	for _, l := range locs {
-		for _, ln := range l.Line {
-			if ln.Function != nil {
-				out = append(out, ln.Function.Name)
-			}
-		}
-	}
-	return out
+	return len(loc.Line) > 0 && loc.Line[0].Function != nil && strings.Contains(loc.Line[0].Function.Name, wallclock.SyscallWaitState)
 }
 
 // stateFrame reports whether loc is a state frame (profiles.StateFrame:

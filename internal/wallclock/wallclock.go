@@ -1322,13 +1322,18 @@ func (a *accountant) estimateOSWait() time.Duration {
 // of the time its thread waited for one inside a system call.
 const (
 	osWaitState        = "runnable (its thread waited for a CPU: the OS ran something else)"
-	osSyscallState     = "runnable in a system call (its thread waited for a CPU)"
+	osSyscallState     = SyscallWaitState + " (its thread waited for a CPU)"
 	osOwnState         = "runnable (its thread waited for a CPU: another thread of this process had it)"
 	osWaitUnknownState = "runnable (its thread waited for a CPU)"
 	osWakeState        = "runnable (its thread was preempted as it woke another goroutine)"
 	osStartState       = "runnable (its thread was preempted as it began to run)"
-	osSelfSyscallState = "runnable in a system call (a thread of this process, just woken, took its CPU)"
+	osSelfSyscallState = SyscallWaitState + " (a thread of this process, just woken, took its CPU)"
 )
+
+// SyscallWaitState begins the state frame text of every wait for a CPU
+// inside a system call (osSyscallState, osSelfSyscallState), for readers
+// of the profile that classify such a wait as the call's own time.
+const SyscallWaitState = "runnable in a system call"
 
 // osOtherState is the frame of the OS wait no thread of the process had
 // the CPU for: another program's, where the kernel's records say who had
